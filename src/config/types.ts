@@ -1,0 +1,178 @@
+// The configuration file's shape (CONTRACT §11). `schema.ts` is the JSON Schema that validates it;
+// these types describe the validated, env-resolved result with relative paths made absolute.
+import type { JsonObject } from '../types.js';
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  bodyLimit: number;
+  /** Graceful shutdown: how long in-flight calls may take before the process closes anyway. */
+  shutdownGraceMs: number;
+  /** Overload protection: requests beyond this many in flight answer 503 + Retry-After. */
+  maxInFlight: number;
+  trustProxy: boolean;
+}
+
+export interface JwtConfig {
+  secret?: string;
+  publicKey?: string;
+  jwksUrl?: string;
+  algorithms?: string[];
+  issuer?: string | string[];
+  audience?: string | string[];
+  tenantClaim: string;
+  rolesClaim: string;
+  clockToleranceSec: number;
+}
+
+export interface ApiKeyConfig {
+  id: string;
+  sha256: string;
+  tenant: string;
+  user: string;
+  roles: string[];
+  claims?: JsonObject;
+}
+
+export interface AuthConfig {
+  jwt?: JwtConfig;
+  apiKeys: ApiKeyConfig[];
+  /** Verified-token cache: entries and maximum age (never past `exp`). */
+  cache: { max: number; ttlMs: number };
+}
+
+export type StoreConfig = { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
+
+export type AuditConfig = { sink: 'stdout' } | { sink: 'file'; path: string } | { sink: 'off' };
+
+export interface EgressConfig {
+  /** Hostnames, IPs or CIDRs that user-supplied URLs may reach even when private. */
+  allow: string[];
+}
+
+export interface BuiltinsConfig {
+  workspaceRoot: string;
+  perUser: boolean;
+  readOnlyRoots: string[];
+  sandbox: 'none' | 'bwrap';
+  limits: {
+    maxReadChars: number;
+    commandTimeoutMs: number;
+    maxOutputBytes: number;
+    maxProcesses: number;
+    maxFileBytes: number;
+  };
+}
+
+export interface HttpToolConfig {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface ModuleFunctionEntry {
+  module: string;
+}
+
+export interface HttpFunctionEntry extends ToolOverride {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+  http: HttpToolConfig;
+}
+
+export type FunctionEntry = ModuleFunctionEntry | HttpFunctionEntry;
+
+export interface RagEntry {
+  name: string;
+  description: string;
+  dataset?: string;
+  backend:
+    | { kind: 'embedded'; documents: string }
+    | { kind: 'http'; url: string; headers: Record<string, string>; timeoutMs: number };
+  topK: { default: number; max: number };
+  filter: Record<string, unknown>;
+  maxResultChars?: number;
+}
+
+export interface McpStdioEntry {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+export interface McpRemoteEntry {
+  transport: 'streamable-http' | 'sse';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type McpLocalEntry = { service: string; lazy?: boolean; required?: boolean } & (
+  | { module: string }
+  | McpStdioEntry
+);
+
+export type McpGlobalEntry = {
+  id: string;
+  required: boolean;
+  lazy?: boolean;
+  defer: boolean;
+  pin: boolean;
+  prefix?: boolean | string;
+  forwardIdentity: Record<string, string>;
+  timeoutMs?: number;
+} & (McpStdioEntry | McpRemoteEntry);
+
+export interface ToolOverride {
+  readOnly?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  concurrencySafe?: boolean;
+  aliases?: string[];
+  deferLoading?: boolean;
+  searchHint?: string;
+  maxResultChars?: number;
+  timeoutMs?: number;
+  feature?: string;
+  description?: string;
+}
+
+export interface TenantConfig {
+  tools: { allow: string[]; deny: string[] };
+  mcpServices: string[];
+  /** Function tool allowlist (names or globs); default every function tool. */
+  functions: string[];
+  builtins: string[] | 'all';
+  mode: 'default' | 'readonly';
+  roles: Record<string, { allow?: string[]; deny?: string[] }>;
+  bindings: Record<string, JsonObject>;
+  policies: Record<string, unknown>;
+  limits: { maxInFlight: number };
+  /** Deferred loading kicks in automatically once the pool holds more tools than this. */
+  deferThreshold?: number;
+  userMcp: { enabled: boolean; maxServers: number };
+}
+
+export interface GatewayConfig {
+  /** Folder of the config file: relative paths resolve against it. */
+  baseDir: string;
+  /** Path of the loaded file, or undefined for the embedded demo. */
+  source: string | undefined;
+  server: ServerConfig;
+  auth: AuthConfig;
+  store: StoreConfig;
+  audit: AuditConfig;
+  features: Record<string, boolean>;
+  egress: EgressConfig;
+  builtins: BuiltinsConfig;
+  functions: FunctionEntry[];
+  rag: RagEntry[];
+  mcp: { local: McpLocalEntry[]; global: McpGlobalEntry[] };
+  tools: Record<string, ToolOverride>;
+  tenants: Record<string, TenantConfig>;
+  logging: { level: string; redact: string[] };
+  reload: { watch: boolean };
+}

@@ -1,0 +1,20 @@
+// Every request-level error code, in one table (the Fastify model: key equals code).
+// Tool-level failures are not here: they are ToolResults with an errorType (src/types.ts).
+import createError from '@fastify/error';
+
+export const errors = {
+  TG_UNAUTHENTICATED: createError('TG_UNAUTHENTICATED', '%s', 401),
+  TG_UNKNOWN_TENANT: createError('TG_UNKNOWN_TENANT', 'tenant is not configured', 403),
+  TG_FORBIDDEN: createError('TG_FORBIDDEN', '%s', 403),
+  TG_BAD_REQUEST: createError('TG_BAD_REQUEST', '%s', 400),
+  TG_NOT_FOUND: createError('TG_NOT_FOUND', '%s', 404),
+  TG_CONFLICT: createError('TG_CONFLICT', '%s', 409),
+  TG_EGRESS_DENIED: createError('TG_EGRESS_DENIED', '%s', 400),
+  TG_PAYLOAD_TOO_LARGE: createError('TG_PAYLOAD_TOO_LARGE', 'request body is too large', 413),
+  TG_OVERLOADED: createError('TG_OVERLOADED', '%s', 503),
+  TG_NOT_READY: createError('TG_NOT_READY', '%s', 503),
+  TG_CONFIG_INVALID: createError('TG_CONFIG_INVALID', '%s', 400),
+  TG_INTERNAL: createError('TG_INTERNAL', 'internal server error', 500),
+} as const;
+
+export type ErrorCode = keyof typeof errors;

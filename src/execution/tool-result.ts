@@ -1,0 +1,85 @@
+import type { ErrorType, Tool, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
+
+/** The model-readable failure string: `TOOL_ERROR: ` + JSON with keys in this exact order, no stack. */
+export function toolErrorString(errorType: ErrorType, error: string, tool: string, callId: string): string {
+  return `TOOL_ERROR: ${JSON.stringify({ errorType, error, tool, callId })}`;
+}
+
+export function isToolOutput(value: unknown): value is ToolOutput {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.includes('output') && keys.every((key) => key === 'output' || key === 'trace');
+}
+
+/** Output is always a string: strings pass through, everything else is JSON-serialised. */
+export function stringifyOutput(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  const json = JSON.stringify(value);
+  return json === undefined ? String(value) : json;
+}
+
+/** Cuts output past `maxChars`, marking how much was dropped. */
+export function truncateOutput(output: string, maxChars: number): { output: string; truncated: boolean } {
+  if (output.length <= maxChars) return { output, truncated: false };
+  const dropped = output.length - maxChars;
+  return { output: `${output.slice(0, maxChars)}…[truncated ${dropped} chars]`, truncated: true };
+}
+
+/** Turns whatever a handler returned into a successful ToolResult. */
+export function successResult(call: ToolCall, returned: unknown): ToolResult {
+  const { output, trace } = isToolOutput(returned) ? returned : { output: returned, trace: null };
+  const cut = truncateOutput(stringifyOutput(output), call.tool.maxResultChars);
+  return {
+    callId: call.callId,
+    name: call.name,
+    ok: true,
+    output: cut.output,
+    source: call.tool.source,
+    durationMs: 0,
+    truncated: cut.truncated,
+    trace: trace ?? null,
+    ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}),
+  };
+}
+
+export interface FailureDetails {
+  callId: string;
+  name: string;
+  source?: ToolSourceKind | null;
+  trace?: unknown;
+  retryAfterMs?: number;
+  resolvedFrom?: string;
+}
+
+/** A failed ToolResult; usable before a tool is resolved (unknown tool, bad arguments). */
+export function failureResult(errorType: ErrorType, message: string, details: FailureDetails): ToolResult {
+  return {
+    callId: details.callId,
+    name: details.name,
+    ok: false,
+    output: toolErrorString(errorType, message, details.name, details.callId),
+    source: details.source ?? null,
+    durationMs: 0,
+    truncated: false,
+    trace: details.trace ?? null,
+    error: { errorType, error: message },
+    ...(details.retryAfterMs !== undefined ? { retryAfterMs: details.retryAfterMs } : {}),
+    ...(details.resolvedFrom ? { resolvedFrom: details.resolvedFrom } : {}),
+  };
+}
+
+/** Shorthand for policies: a failure for a call already resolved to a tool. */
+export function callFailure(call: ToolCall, errorType: ErrorType, message: string, extra: { trace?: unknown; retryAfterMs?: number } = {}): ToolResult {
+  return failureResult(errorType, message, {
+    callId: call.callId,
+    name: call.name,
+    source: call.tool.source,
+    resolvedFrom: call.resolvedFrom,
+    ...extra,
+  });
+}
+
+export function sourceOf(tool: Tool | undefined): ToolSourceKind | null {
+  return tool?.source ?? null;
+}

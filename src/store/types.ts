@@ -1,0 +1,28 @@
+/**
+ * Shared state behind one interface: rate-limit counters, approvals, circuit state, user-level MCP
+ * registrations. Values are strings (JSON) so the memory and Redis implementations behave alike; every
+ * operation that must be atomic across replicas is one method here, never a read-then-write in a caller.
+ */
+export interface StateStore {
+  readonly kind: 'memory' | 'redis';
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
+  /** Writes only when the key does not exist; true when written. */
+  setIfAbsent(key: string, value: string, options?: { ttlMs?: number }): Promise<boolean>;
+  /** Replaces the value only when it still equals `expected`; true when replaced (e.g. "run this approval once"). */
+  compareAndSet(key: string, expected: string, value: string, options?: { ttlMs?: number }): Promise<boolean>;
+  delete(key: string): Promise<boolean>;
+  /** Every live key starting with `prefix`, with its value. */
+  scan(prefix: string): Promise<Array<{ key: string; value: string }>>;
+  /** Atomic sliding-window hit: counts one hit unless the window already holds `limit`. */
+  hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit>;
+  close(): Promise<void>;
+}
+
+export interface WindowHit {
+  allowed: boolean;
+  /** Hits in the window after this one (or at the limit when refused). */
+  count: number;
+  /** When refused: how long until a hit would be allowed. 0 when allowed. */
+  retryAfterMs: number;
+}

@@ -1,0 +1,143 @@
+// Core types shared by every layer: exposure (registry), structure (sanitizer),
+// governance (policies) and execution (executors). Kept dependency-free on purpose.
+import type { FastifyBaseLogger } from 'fastify';
+
+export type JsonObject = Record<string, unknown>;
+
+/** The stable set of tool-level failure kinds (CONTRACT §5). */
+export const ERROR_TYPES = [
+  'UNKNOWN_TOOL',
+  'VALIDATION_ERROR',
+  'PERMISSION_DENIED',
+  'APPROVAL_DENIED',
+  'APPROVAL_EXPIRED',
+  'RATE_LIMITED',
+  'TIMEOUT',
+  'CIRCUIT_OPEN',
+  'DEPTH_EXCEEDED',
+  'UPSTREAM_ERROR',
+  'TOOL_EXCEPTION',
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+/** Where a tool comes from, in routing precedence order (CONTRACT §3). */
+export const SOURCE_PRECEDENCE = ['builtin', 'user-mcp', 'local-mcp', 'function', 'global-mcp'] as const;
+export type ToolSourceKind = (typeof SOURCE_PRECEDENCE)[number];
+
+/** A verified caller. Built only from a verified token, never from headers or body fields. */
+export interface Principal {
+  readonly tenant: string;
+  /** The raw `sub` claim (or the API key's configured user). */
+  readonly user: string;
+  readonly roles: readonly string[];
+  /** Every verified claim, for server-side bindings (`${claims.NAME}`). */
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+export type Logger = FastifyBaseLogger;
+
+/** What a tool handler receives besides its arguments. */
+export interface ToolContext {
+  readonly principal: Principal;
+  readonly callId: string;
+  readonly requestId: string;
+  /** Aborted on timeout, client cancellation or shutdown; executors must honour it. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** Depth of the incoming request (`X-Toolgate-Depth`, 0 when absent); upstream calls forward depth + 1. */
+  readonly depth: number;
+}
+
+/**
+ * A handler may return a string, any JSON value, or `{ output, trace }`.
+ * Typed failures are thrown as `ToolError`; anything else thrown becomes TOOL_EXCEPTION.
+ */
+export type ToolHandler = (args: JsonObject, ctx: ToolContext) => unknown;
+
+export interface ToolOutput {
+  output: unknown;
+  trace?: unknown;
+}
+
+/** What a tool author writes (module export, config entry, MCP adapter, built-in). */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  inputSchema?: JsonObject;
+  handler: ToolHandler;
+  source?: ToolSourceKind;
+  /** Upstream service id (MCP service, webhook) — the circuit-breaker key. */
+  service?: string;
+  readOnly?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  isConcurrencySafe?: (args: JsonObject) => boolean;
+  permission?: ToolPermission;
+  maxResultChars?: number;
+  timeoutMs?: number;
+  aliases?: readonly string[];
+  deferLoading?: boolean;
+  searchHint?: string;
+  feature?: string;
+  /** Tool-specific structural checks beyond JSON Schema (REFERENCE: sanitizer); returns a message or undefined. */
+  checkStructure?: (args: JsonObject) => string | undefined;
+}
+
+export type ToolPermission = 'defer' | 'allow' | 'deny';
+
+/** A tool as the registry holds it: every field filled by `defineTool`, frozen. */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<JsonObject>;
+  readonly handler: ToolHandler;
+  readonly source: ToolSourceKind;
+  readonly service: string | undefined;
+  readonly readOnly: boolean;
+  readonly destructive: boolean;
+  readonly idempotent: boolean;
+  readonly isConcurrencySafe: (args: JsonObject) => boolean;
+  readonly permission: ToolPermission;
+  readonly maxResultChars: number;
+  readonly timeoutMs: number | undefined;
+  readonly aliases: readonly string[];
+  readonly deferLoading: boolean;
+  readonly searchHint: string | undefined;
+  readonly feature: string | undefined;
+  readonly checkStructure: ((args: JsonObject) => string | undefined) | undefined;
+}
+
+export interface ToolFailure {
+  errorType: ErrorType;
+  error: string;
+}
+
+/** The body of every finished `/v1/execute` answer (CONTRACT §5). */
+export interface ToolResult {
+  callId: string;
+  name: string;
+  ok: boolean;
+  output: string;
+  source: ToolSourceKind | null;
+  durationMs: number;
+  truncated: boolean;
+  trace: unknown;
+  error?: ToolFailure;
+  /** Set when the call waits for a human (HTTP 202). */
+  status?: 'pending_approval';
+  approvalId?: string;
+  /** Set with RATE_LIMITED (HTTP 429 + Retry-After). */
+  retryAfterMs?: number;
+  /** The name the caller used when it resolved through an alias. */
+  resolvedFrom?: string;
+}
+
+/** One call as it travels through the policy chain. Arguments are already parsed and schema-valid. */
+export interface ToolCall {
+  readonly callId: string;
+  readonly tool: Tool;
+  /** Canonical tool name (differs from the requested one when resolved through an alias). */
+  readonly name: string;
+  readonly arguments: JsonObject;
+  readonly resolvedFrom?: string;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Integration tests spawn MCP servers and listen on ports; two workers match this 2-core machine.
+    maxWorkers: 2,
+  },
+});

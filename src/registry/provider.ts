@@ -1,0 +1,37 @@
+import type { Logger, Principal, Tool, ToolSourceKind } from '../types.js';
+
+/** State of one upstream (MCP service, retrieval backend) for /readyz and /v1/admin/upstreams. */
+export interface UpstreamStatus {
+  service: string;
+  kind: string;
+  state: 'connecting' | 'ready' | 'down' | 'closed';
+  required: boolean;
+  toolCount: number;
+  lastError?: string;
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * A source of tools. The catalog (`allTools()`) is the union of every provider's `tools()`; providers
+ * never narrow per principal — that is the registry's job.
+ */
+export interface ToolProvider {
+  readonly kind: ToolSourceKind;
+  /** The provider's current tools, already made with `defineTool`. Must be cheap: called on every catalog rebuild. */
+  tools(): readonly Tool[];
+  /** Connect upstreams, load modules. Called once before the server accepts traffic. */
+  start?(): Promise<void>;
+  /** Release everything (children, sockets, timers). Called on shutdown and when a reload replaces the provider. */
+  close?(): Promise<void>;
+  /** Called by the provider's owner to learn when `tools()` changed (e.g. MCP list_changed, reconnect). */
+  onChange?(listener: () => void): void;
+  status?(): UpstreamStatus[];
+}
+
+/** Tools that exist only for one principal (user-level MCP servers). Added last in the narrowing chain. */
+export interface UserToolProvider {
+  readonly kind: 'user-mcp';
+  toolsFor(principal: Principal, log: Logger): Promise<readonly Tool[]>;
+  close?(): Promise<void>;
+  status?(): UpstreamStatus[];
+}

@@ -81,6 +81,11 @@ export interface ToolSpec {
   feature?: string;
   /** Tool-specific structural checks beyond JSON Schema (REFERENCE: sanitizer); returns a message or undefined. */
   checkStructure?: (args: JsonObject) => string | undefined;
+  /**
+   * Server-side argument templates (e.g. a RAG filter `{tenant: "${principal.tenant}"}`), merged over the
+   * model's arguments by the bind-arguments policy. Their top-level keys never appear in a model-visible schema.
+   */
+  bindings?: Readonly<JsonObject>;
 }
 
 export type ToolPermission = 'defer' | 'allow' | 'deny';
@@ -105,6 +110,7 @@ export interface Tool {
   readonly searchHint: string | undefined;
   readonly feature: string | undefined;
   readonly checkStructure: ((args: JsonObject) => string | undefined) | undefined;
+  readonly bindings: Readonly<JsonObject> | undefined;
 }
 
 export interface ToolFailure {

@@ -36,6 +36,7 @@ export function defineTool(spec: ToolSpec): Tool {
     searchHint: spec.searchHint,
     feature: spec.feature,
     checkStructure: spec.checkStructure,
+    bindings: spec.bindings ? Object.freeze({ ...spec.bindings }) : undefined,
   });
 }
 

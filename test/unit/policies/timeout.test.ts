@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { timeoutPolicy } from '../../../policies/timeout.js';
 import { successResult } from '../../../src/execution/tool-result.js';
+import type { DeadlineAware } from '../../../src/pipeline/deps.js';
 import type { PolicyContext } from '../../../src/pipeline/types.js';
 import type { ToolCall } from '../../../src/types.js';
 import { makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
@@ -33,7 +34,8 @@ describe('timeout policy', () => {
 
   it('is capped by the call deadline and answers at once when it already passed', async () => {
     const terminal = hanging();
-    const result = await timeoutPolicy(undefined, makeDeps())(makeCall(), { ...makeCtx(), deadline: Date.now() - 1 }, terminal);
+    const ctx: PolicyContext & DeadlineAware = { ...makeCtx(), deadline: Date.now() - 1 };
+    const result = await timeoutPolicy(undefined, makeDeps())(makeCall(), ctx, terminal);
     expect(result.error?.errorType).toBe('TIMEOUT');
     expect(terminal.seen.signal).toBeUndefined();
   });

@@ -3,7 +3,7 @@ import { errors } from '../errors.js';
 import type { JsonObject } from '../types.js';
 
 // One compiler for every policy schema; `useDefaults` fills documented defaults into a copy of the options.
-const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true });
+const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, strictRequired: false });
 const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
 
 function describe(policy: string, error: ErrorObject): string {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { JSONWebKeySet } from 'jose';
@@ -39,12 +39,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
 export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? loggerOptions(config) }),
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: { requestIdLogLabel: 'requestId' },
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

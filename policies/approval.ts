@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { Policy } from '../src/pipeline/types.js';
@@ -8,7 +9,7 @@ export const approvalOptionsSchema = {
   additionalProperties: false,
   properties: {
     tools: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
-    expiresMs: { type: 'integer', minimum: 1000, default: 900_000 },
+    expiresMs: { type: 'integer', minimum: 1, default: 900_000 },
   },
 };
 
@@ -24,9 +25,10 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
     const record = await deps.approvals.create({
       principal: ctx.principal,
-      call: { name: call.name, arguments: call.arguments, callId: call.callId, source: call.tool.source, ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}) },
+      call: { name: call.name, arguments: modelArgumentsOf(call), boundArguments: call.arguments, callId: call.callId, source: call.tool.source, ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}) },
       requestId: ctx.requestId,
       depth: ctx.depth,
+      mode: ctx.mode,
       expiresMs,
     });
     const expires = new Date(record.expiresAt).toISOString();

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { withBoundArguments } from '../src/bindings/model-arguments.js';
 import { applyBindings, resolveBindings } from '../src/bindings/resolve.js';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
@@ -30,6 +31,6 @@ export function bindArgumentsPolicy(options: unknown, _deps: PolicyDeps): Policy
     if (Object.keys(template).length === 0) return next(call, ctx);
     const bound = resolveBindings(template, ctx.principal);
     if (!bound.ok) return callFailure(call, 'PERMISSION_DENIED', `server-side binding failed: ${bound.reason}`);
-    return next({ ...call, arguments: applyBindings(call.arguments, bound.value) }, ctx);
+    return next(withBoundArguments(call, applyBindings(call.arguments, bound.value)), ctx);
   };
 }

@@ -8,14 +8,17 @@ import type { GatewayConfig } from './config/types.js';
 import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
+import { createGovernance } from './governance.js';
 import { loggerOptions } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { gatewayPlugin } from './plugins/gateway.js';
+import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
+import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
@@ -59,7 +62,9 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const env = options.env ?? process.env;
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
   const agent = createHttpAgent();
+  const governance = createGovernance(config, { registry: metrics.registry, log: app.log });
   const gateway = await Gateway.create(config, {
+    policyDeps: governance.policyDeps,
     log: app.log,
     metrics,
     agent,
@@ -115,6 +120,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(swagger, { openapi: openapiDocument, refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) } });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
 
+  await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
   await app.register(authPlugin, { authenticator, gateway });
   await app.register(healthRoutes);
@@ -123,6 +129,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
   await app.register(adminRoutes);
+  await app.register(approvalsRoutes);
   await gateway.start();
   return app;
 }

@@ -79,6 +79,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         call: input.call,
         requestId: input.requestId,
         depth: input.depth,
+        ...(input.mode ? { mode: input.mode } : {}),
         createdAt,
         expiresAt: createdAt + input.expiresMs,
       };

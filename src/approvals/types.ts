@@ -1,3 +1,4 @@
+import type { ToolMode } from '../pipeline/types.js';
 import type { JsonObject, Principal, ToolResult, ToolSourceKind } from '../types.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
@@ -9,9 +10,14 @@ export interface ApprovalRecord {
   status: ApprovalStatus;
   /** The requester's principal as verified when the call was made; an approved call runs as this principal. */
   requester: { user: string; roles: string[]; claims: JsonObject };
-  call: { name: string; arguments: JsonObject; callId: string; resolvedFrom?: string; source: ToolSourceKind | null };
+  /**
+   * `arguments` are the model's own (replayed through the whole execution path on approval, where
+   * bindings are applied again for the requester); `boundArguments` is what the approver is shown.
+   */
+  call: { name: string; arguments: JsonObject; boundArguments?: JsonObject; callId: string; resolvedFrom?: string; source: ToolSourceKind | null };
   requestId: string;
   depth: number;
+  mode?: ToolMode;
   createdAt: number;
   expiresAt: number;
   decidedBy?: string;
@@ -37,6 +43,7 @@ export interface CreateApprovalInput {
   call: ApprovalRecord['call'];
   requestId: string;
   depth: number;
+  mode?: ToolMode;
   expiresMs: number;
 }
 

@@ -61,7 +61,8 @@ describe('createPolicyChain', () => {
     const pending = await chain(makeCall(makeTool({ name: 'knowledge_search' }), { query: 'q', filter: { tenant: 'globex' } }), makeCtx(), recordingTerminal());
     expect(pending.status).toBe('pending_approval');
     const [record] = await deps.approvals.listPending('acme');
-    expect(record!.call.arguments).toEqual({ query: 'q', filter: { tenant: 'acme' } });
+    expect(record!.call.boundArguments).toEqual({ query: 'q', filter: { tenant: 'acme' } });
+    expect(record!.call.arguments).toEqual({ query: 'q', filter: { tenant: 'globex' } }); // replayed and re-bound on approval
   });
 
   it('switches a policy off with false but refuses to switch off audit or access', async () => {

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../src/audit/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../src/registry/canonical-json.js';
 import type { AuditEvent } from '../src/audit/types.js';
 import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';

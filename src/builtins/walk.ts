@@ -17,31 +17,31 @@ export interface WalkEntry {
  * pin the event loop. `exhausted` tells the caller the walk was cut short.
  */
 export async function* walkFiles(start: string, maxEntries = 200_000): AsyncGenerator<WalkEntry, { exhausted: boolean }> {
-  let visited = 0;
-  const stack: string[] = [''];
-  while (stack.length > 0) {
-    const relativeDir = stack.pop()!;
-    let entries;
-    try {
-      entries = await fsp.readdir(path.join(start, relativeDir), { withFileTypes: true });
-    } catch {
-      continue; // Unreadable or vanished directory: skip, like grep -r.
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const subdirs: string[] = [];
-    for (const entry of entries) {
-      visited += 1;
-      if (visited > maxEntries) return { exhausted: true };
-      const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) subdirs.push(relative);
-      } else if (entry.isSymbolicLink()) {
-        yield { absolute: path.join(start, relative), relative, kind: 'symlink' };
-      } else if (entry.isFile()) {
-        yield { absolute: path.join(start, relative), relative, kind: 'file' };
-      }
-    }
-    for (const dir of subdirs.reverse()) stack.push(dir);
+  const budget = { left: maxEntries };
+  const completed = yield* walkDir(start, '', budget);
+  return { exhausted: !completed };
+}
+
+// Entries in name order, descending into a folder where it sorts, so results come out in path order.
+async function* walkDir(start: string, relativeDir: string, budget: { left: number }): AsyncGenerator<WalkEntry, boolean> {
+  let entries;
+  try {
+    entries = await fsp.readdir(path.join(start, relativeDir), { withFileTypes: true });
+  } catch {
+    return true; // Unreadable or vanished folder: skip it, like grep -r.
   }
-  return { exhausted: false };
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    budget.left -= 1;
+    if (budget.left < 0) return false;
+    const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRS.has(entry.name) && !(yield* walkDir(start, relative, budget))) return false;
+    } else if (entry.isSymbolicLink()) {
+      yield { absolute: path.join(start, relative), relative, kind: 'symlink' };
+    } else if (entry.isFile()) {
+      yield { absolute: path.join(start, relative), relative, kind: 'file' };
+    }
+  }
+  return true;
 }

@@ -78,6 +78,8 @@ interface Managed {
   exitCode: number | null;
   signal: string | null;
   exited: Promise<void>;
+  /** Resolves when every holder of the output pipes is gone: the whole tree, not just the leader. */
+  closed: Promise<void>;
   lifetime: NodeJS.Timeout;
 }
 
@@ -104,6 +106,13 @@ function exitedPromise(child: ChildProcess): Promise<void> {
   });
 }
 
+function closedPromise(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => resolve());
+  });
+}
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
@@ -111,7 +120,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
   const stopGraceMs = options.stopGraceMs ?? 1000;
   const maxLifetimeMs = options.maxLifetimeMs ?? 3_600_000;
   const processes = new Map<string, Managed>();
-  const execChildren = new Set<ChildProcess>();
+  const execChildren = new Map<ChildProcess, Promise<void>>();
   let seq = 0;
   let closed = false;
 
@@ -165,7 +174,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     exec(target, { timeoutMs, maxOutputBytes, signal }) {
       if (signal?.aborted) return Promise.reject(new ToolError('TIMEOUT', 'the call was aborted before the command started'));
       const child = launch(target, 'ignore');
-      execChildren.add(child);
+      execChildren.set(child, closedPromise(child));
       const stdout = new HeadTailBuffer(maxOutputBytes);
       const stderr = new HeadTailBuffer(maxOutputBytes);
       child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -236,6 +245,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
         exitCode: null,
         signal: null,
         exited: exitedPromise(child),
+        closed: closedPromise(child),
         lifetime: setTimeout(() => killGroup(child, 'SIGKILL'), maxLifetimeMs),
       };
       p.lifetime.unref();
@@ -290,13 +300,16 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
 
     async closeAll() {
       closed = true;
-      for (const child of execChildren) killGroup(child, 'SIGKILL');
+      const execWaits = [...execChildren].map(([child, closed]) => {
+        killGroup(child, 'SIGKILL');
+        return Promise.race([closed, delay(5000)]);
+      });
       const waits = [...processes.values()].map(async (p) => {
         killGroup(p.child, 'SIGKILL');
-        await Promise.race([p.exited, delay(5000)]);
+        await Promise.race([p.closed, delay(5000)]);
         clearTimeout(p.lifetime);
       });
-      await Promise.all([...waits, ...[...execChildren].map((c) => Promise.race([exitedPromise(c), delay(5000)]))]);
+      await Promise.all([...waits, ...execWaits]);
       processes.clear();
     },
   };

@@ -62,12 +62,12 @@ export function defaultShell(): string {
   return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 }
 
-export function createLauncher(mode: SandboxMode, options: { bwrapPath?: string; shell?: string } = {}): CommandLauncher {
+export function createLauncher(mode: SandboxMode, options: { bwrapPath?: string; searchPath?: string; shell?: string } = {}): CommandLauncher {
   const shell = options.shell ?? defaultShell();
   if (mode === 'none') {
     return { mode, unavailable: undefined, launch: (command) => ({ file: shell, args: ['-c', command] }) };
   }
-  const bwrap = options.bwrapPath ?? findExecutable('bwrap');
+  const bwrap = options.bwrapPath ?? findExecutable('bwrap', options.searchPath);
   return {
     mode,
     unavailable: bwrap ? undefined : 'sandbox "bwrap" is configured but the bwrap binary was not found; bash is disabled',

@@ -32,8 +32,8 @@ export function createBashTool(deps: BuiltinToolDeps & { processes: ProcessManag
       'Run shell commands in the workspace. action exec (default) runs `command` and returns {stdout, stderr, exitCode, timedOut}; ' +
       'start runs it in the background and returns a processId; status, logs (offset/limit), write (stdin `input`), stop and list manage background processes.',
     inputSchema: strictObject({
-      // Not an enum on purpose: an unknown action must reach checkStructure's "unsupported bash action" message.
-      action: { type: 'string', description: `One of ${BASH_ACTIONS.join(', ')} (default exec)` },
+      // checkStructure runs before schema validation, so an unknown action still gets "unsupported bash action: <a>".
+      action: { type: 'string', enum: [...BASH_ACTIONS], default: 'exec' },
       command: { type: 'string', description: 'Shell command (exec, start)' },
       cwd: { type: 'string', description: 'Working directory relative to the workspace root (exec, start)' },
       timeoutMs: { type: 'integer', minimum: 1, description: 'exec timeout; default and ceiling from config (30000)' },

@@ -88,7 +88,11 @@ export function createWorkspaceFactory(config: BuiltinsConfig): (principal: Prin
     return { root: await fsp.realpath(root), readOnly };
   };
   return async (principal) => {
-    base ??= prepareBase();
+    // A failed preparation (e.g. a transient mkdir error) is retried on the next call, not cached.
+    base ??= prepareBase().catch((error: unknown) => {
+      base = undefined;
+      throw error;
+    });
     const { root: baseRoot, readOnly } = await base;
     const segments = [encodeSegment(principal.tenant)];
     if (config.perUser) segments.push(encodeSegment(principal.user));

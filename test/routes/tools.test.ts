@@ -122,7 +122,10 @@ describe('tool search', () => {
 describe('operations routes', () => {
   it('serves health, readiness, metrics and the OpenAPI document without auth', async () => {
     expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    expect((await app.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready', upstreams: [] });
+    const ready = await app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ status: 'ready' });
+    expect(ready.json().upstreams.every((u: { state: string }) => u.state === 'ready')).toBe(true);
     await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: 'get_weather', arguments: { city: 'x' } } });
     await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: 'hostile<script>name' } });
     const metrics = (await app.inject({ url: '/metrics' })).body;

@@ -71,11 +71,21 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent }),
   });
-  const authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
   const reloadConfig = async (): Promise<{ changed: boolean }> => {
-    const next = options.loadConfig ? await options.loadConfig() : gateway.config;
-    authenticator.cache.clear();
-    return gateway.reload(next);
+    let next: GatewayConfig;
+    let nextAuthenticator;
+    try {
+      next = options.loadConfig ? await options.loadConfig() : gateway.config;
+      nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
+    } catch (error) {
+      metrics.configReloads.inc({ result: 'error' });
+      throw error;
+    }
+    const result = await gateway.reload(next);
+    authenticator = nextAuthenticator;
+    return result;
   };
 
   app.addHook('onClose', async () => {
@@ -122,7 +132,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
 
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
-  await app.register(authPlugin, { authenticator, gateway });
+  await app.register(authPlugin, { authenticator: () => authenticator, gateway });
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);

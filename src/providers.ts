@@ -1,4 +1,5 @@
 import type { Agent } from 'undici';
+import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './executors/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
@@ -15,6 +16,12 @@ export interface ProviderDeps {
  */
 export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) => ProviderSpec[] {
   return (config) => [
+    {
+      // One provider for every tenant; the registry enables built-ins per tenant (`tenants.<t>.builtins`).
+      // Its close() reaps every background process, on shutdown and when a reload changes `builtins`.
+      key: `builtin:${JSON.stringify(config.builtins)}`,
+      create: () => createBuiltinProvider(config.builtins),
+    },
     {
       // Module mtimes are part of the key: an edited module is re-imported on reload.
       key: `function:${JSON.stringify(config.functions)}:${Date.now()}`,

@@ -32,6 +32,7 @@ export interface UserMcpProviderDeps {
 export interface UserMcpProvider extends UserToolProvider {
   /** Drops a user's cached client (call after PUT/DELETE of a registration). */
   forget(tenant: string, sub: string, serviceId?: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 interface Connected {

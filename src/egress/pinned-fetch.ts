@@ -4,8 +4,8 @@
 // nothing can swap a private IP in between. It never follows redirects itself: a 3xx comes back to
 // the caller (the MCP SDK follows same-origin ones), and a followed URL is checked like any other.
 //
-// Built on node:http rather than undici: the pinned package (undici 8) needs Node ≥ 22.19 and does
-// not load on Node 20, and Node's bundled fetch cannot be given a connector without it.
+// Built on node:http rather than an undici connector, so the pin does not depend on which undici
+// major is installed (undici 8 does not even load on Node 20).
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';

@@ -21,6 +21,11 @@ import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
+import { userRoutes } from '../routes/users.js';
+import type { Resolve } from './egress/check-egress.js';
+import type { StateStore } from './store/types.js';
+import { createUserMcpProvider } from './user-mcp/provider.js';
+import { createUserMcpRegistrations } from './user-mcp/registrations.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -33,6 +38,10 @@ export interface BuildOptions {
   loadConfig?: () => Promise<GatewayConfig>;
   /** Process metrics (event loop, GC…); off in tests that build many apps. */
   defaultMetrics?: boolean;
+  /** Shared state (user-level MCP registrations…); user-level MCP is off without one. */
+  store?: StateStore;
+  /** DNS resolution for the egress check (tests map hostnames without a resolver). */
+  resolve?: Resolve;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -59,12 +68,19 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const env = options.env ?? process.env;
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
   const agent = createHttpAgent();
+  // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
+  const egress = { allow: config.egress.allow, resolve: options.resolve };
+  const registrations = options.store
+    ? createUserMcpRegistrations({ store: options.store, egress, maxServers: (tenant) => config.tenants[tenant]?.userMcp.maxServers ?? 0 })
+    : undefined;
+  const userProvider = registrations ? createUserMcpProvider({ registrations, egress }) : undefined;
   const gateway = await Gateway.create(config, {
     log: app.log,
     metrics,
     agent,
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent }),
+    userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
   // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
@@ -133,6 +149,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
   await app.register(adminRoutes);
+  if (registrations && userProvider) await app.register(userRoutes, { registrations, provider: userProvider });
   await gateway.start();
   return app;
 }

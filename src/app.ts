@@ -24,6 +24,11 @@ import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
+import { userRoutes } from '../routes/users.js';
+import type { Resolve } from './egress/check-egress.js';
+import type { StateStore } from './store/types.js';
+import { createUserMcpProvider } from './user-mcp/provider.js';
+import { createUserMcpRegistrations } from './user-mcp/registrations.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -36,6 +41,10 @@ export interface BuildOptions {
   loadConfig?: () => Promise<GatewayConfig>;
   /** Process metrics (event loop, GC…); off in tests that build many apps. */
   defaultMetrics?: boolean;
+  /** Shared state to use instead of the one `store.kind` names (the caller then owns and closes it). */
+  store?: StateStore;
+  /** DNS resolution for the egress check (tests map hostnames without a resolver). */
+  resolve?: Resolve;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -62,7 +71,12 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const env = options.env ?? process.env;
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
   const agent = createHttpAgent();
-  const governance = createGovernance(config, { registry: metrics.registry, log: app.log });
+  // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
+  const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store });
+  // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
+  const egress = { allow: config.egress.allow, resolve: options.resolve };
+  const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => config.tenants[tenant]?.userMcp.maxServers ?? 0 });
+  const userProvider = createUserMcpProvider({ registrations, egress });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     log: app.log,
@@ -70,6 +84,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     agent,
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent }),
+    userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
   // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
@@ -140,6 +155,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(executeRoutes);
   await app.register(adminRoutes);
   await app.register(approvalsRoutes);
+  await app.register(userRoutes, { registrations, provider: userProvider });
   await gateway.start();
   return app;
 }

@@ -18,12 +18,13 @@ export interface Governance {
   approvals: ApprovalService;
   metrics: PolicyMetrics;
   policyDeps: PolicyDeps;
-  /** Flushes the audit log, then closes the store. */
+  /** Flushes the audit log, then closes the store (unless the caller passed it in). */
   close(): Promise<void>;
 }
 
-export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger }): Governance {
-  const store = createStore(config.store);
+export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger; store?: StateStore }): Governance {
+  const ownsStore = options.store === undefined;
+  const store = options.store ?? createStore(config.store);
   const audit = createAuditSink(config.audit, { onError: (err) => options.log.error({ err }, 'audit write failed') });
   const approvals = createApprovalService({ store });
   const metrics = createPolicyMetrics(options.registry);
@@ -36,7 +37,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     policyDeps: { store, audit, approvals, metrics, circuits },
     async close() {
       await audit.close();
-      await store.close();
+      if (ownsStore) await store.close();
     },
   };
 }

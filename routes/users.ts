@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { errors } from '../src/errors.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { UserMcpProvider } from '../src/user-mcp/provider.js';
+import { registrationView, type UserMcpRegistrations } from '../src/user-mcp/registrations.js';
+
+export interface UserRoutesOptions {
+  registrations: UserMcpRegistrations;
+  provider: UserMcpProvider;
+}
+
+const params = {
+  type: 'object',
+  properties: { userId: { type: 'string', minLength: 1, maxLength: 512 }, serviceId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,32}$' } },
+  required: ['userId'],
+} as const;
+
+const putBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048 },
+    transport: { type: 'string', enum: ['streamable-http', 'sse'] },
+    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
+  },
+} as const;
+
+/**
+ * A user's own MCP servers (CONTRACT §5). `:userId` is the raw `sub`, URL-encoded (Fastify decodes
+ * it). The tenant always comes from the principal, so no path can reach another tenant; only the
+ * user themself or an `admin` of the same tenant may manage the servers.
+ */
+export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { registrations, provider }) => {
+  function owner(request: FastifyRequest): { tenant: string; sub: string } {
+    const { userId } = request.params as { userId: string };
+    const principal = request.principal;
+    if (principal.user !== userId && !principal.roles.includes('admin')) {
+      throw new errors.TG_FORBIDDEN('only the user themself or a tenant admin may manage these MCP servers');
+    }
+    return { tenant: principal.tenant, sub: userId };
+  }
+  const common = { preHandler: [app.authenticate], schema: { tags: ['users'], security: bearerSecurity, params, response: { ...errorResponses } } };
+
+  app.get('/v1/users/:userId/mcp-servers', common, async (request) => {
+    const { tenant, sub } = owner(request);
+    return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
+  });
+
+  app.get('/v1/users/:userId/mcp-servers/:serviceId', common, async (request) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    const registration = await registrations.get(tenant, sub, serviceId);
+    if (!registration) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+    return registrationView(sub, registration);
+  });
+
+  app.put('/v1/users/:userId/mcp-servers/:serviceId', { ...common, schema: { ...common.schema, body: putBody } }, async (request, reply) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    const result = await registrations.put(tenant, sub, serviceId, request.body as { url: string });
+    if (!result.ok) throw new errors[result.code](result.message);
+    await provider.forget(tenant, sub, serviceId);
+    // Logged without URL or headers: both are the user's.
+    request.log.info({ serviceId, created: result.created }, 'user MCP server registered');
+    return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
+  });
+
+  app.delete('/v1/users/:userId/mcp-servers/:serviceId', common, async (request, reply) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+    await provider.forget(tenant, sub, serviceId);
+    return reply.code(204).send();
+  });
+};

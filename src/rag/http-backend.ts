@@ -6,12 +6,9 @@
 //
 // `id` (string or number) and `text` are required per hit; `score` defaults to 0, `source` to the id and
 // `metadata` to {}. The service is trusted to apply `filter`; retries belong to the policy stack.
-//
-// Transport: Node's built-in fetch (the undici bundled with Node). The `undici` package pinned in
-// package.json (8.x) needs Node >= 22.19 and fails at import on Node 20, so this module only imports
-// its types; a shared undici Dispatcher can still be injected and is handed to fetch.
 import type { Dispatcher } from 'undici';
 import { ToolError } from '../execution/tool-error.js';
+import { readBodyCapped } from '../executors/http-client.js';
 import type { RagBackend, RagFilter, RagHit, RagSearchResult } from './backend.js';
 import { citationsFor } from './citations.js';
 
@@ -21,8 +18,8 @@ export interface HttpBackendOptions {
   headers: Record<string, string>;
   timeoutMs: number;
   dataset?: string;
-  /** A shared connection pool owned by the caller; when absent, Node's global pool is used. */
-  dispatcher?: Dispatcher;
+  /** The gateway's shared undici pool (owned and closed by the gateway). */
+  dispatcher: Dispatcher;
   maxResponseBytes?: number;
 }
 
@@ -53,26 +50,6 @@ function toHits(value: unknown, field: string, topK: number): RagHit[] {
   return value.slice(0, topK).map((hit, index) => toHit(hit, `${field}[${index}]`));
 }
 
-async function readBounded(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  if (!body) return '';
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) throw upstream(`answered more than ${maxBytes} bytes`);
-      parts.push(value);
-    }
-  } finally {
-    // Stops the download when the answer is too big (a no-op once the stream is done).
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(parts).toString('utf8');
-}
-
 function configHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -92,20 +69,26 @@ export function createHttpBackend(options: HttpBackendOptions): RagBackend {
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const payload = { query, filter, topK, ...(options.dataset !== undefined ? { dataset: options.dataset } : {}) };
     try {
-      const init: RequestInit & { dispatcher?: Dispatcher } = {
+      const url = new URL(options.url);
+      const response = await options.dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
         method: 'POST',
         headers,
         body: JSON.stringify(payload),
-        redirect: 'error',
         signal: AbortSignal.any([signal, timeout]),
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-      };
-      const response = await fetch(options.url, init);
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => undefined);
-        throw upstream(`answered HTTP ${response.status}`);
+      });
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        await response.body.dump();
+        throw upstream(`answered HTTP ${response.statusCode}`);
       }
-      const raw = await readBounded(response.body, maxBytes);
+      let raw: string;
+      try {
+        raw = await readBodyCapped(response.body, maxBytes);
+      } catch (error) {
+        if (signal.aborted || timeout.aborted) throw error;
+        throw upstream(`answer could not be read (${(error as Error).message})`, error);
+      }
       try {
         return JSON.parse(raw) as unknown;
       } catch (error) {

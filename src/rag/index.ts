@@ -9,8 +9,8 @@ import { createHttpBackend } from './http-backend.js';
 import { createRagTool, type RagToolDeps } from './tool.js';
 
 export interface RagProviderDeps extends RagToolDeps {
-  /** A shared undici pool for http backends (owned and closed by the caller); default: Node's global pool. */
-  dispatcher?: Dispatcher;
+  /** The gateway's shared undici pool for http backends (owned and closed by the gateway). */
+  dispatcher: Dispatcher;
 }
 
 export interface RagProvider extends ToolProvider {
@@ -37,7 +37,7 @@ async function loadAll(slots: readonly Slot[]): Promise<void> {
   );
 }
 
-export function createRagProvider(entries: readonly RagEntry[], deps: RagProviderDeps = {}): RagProvider {
+export function createRagProvider(entries: readonly RagEntry[], deps: RagProviderDeps): RagProvider {
   const names = new Set<string>();
   for (const entry of entries) {
     if (names.has(entry.name)) throw new Error(`rag: duplicate tool name "${entry.name}"`);
@@ -54,7 +54,7 @@ export function createRagProvider(entries: readonly RagEntry[], deps: RagProvide
       headers: spec.headers,
       timeoutMs: spec.timeoutMs,
       ...(entry.dataset !== undefined ? { dataset: entry.dataset } : {}),
-      ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+      dispatcher: deps.dispatcher,
     });
     return { entry, backend, tool: createRagTool(entry, backend, deps) };
   });

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/execution/tool-error.js';
+import { createHttpAgent } from '../../../src/executors/http-client.js';
 import { createHttpBackend } from '../../../src/rag/http-backend.js';
 import { createRagTool, type RagTrace } from '../../../src/rag/tool.js';
 import { fakeContext, ragEntry } from '../../unit/rag/fixtures.js';
@@ -22,6 +23,7 @@ let reply: Reply = () => undefined;
 let server: Server;
 let url: string;
 const never = new AbortController().signal;
+const agent = createHttpAgent();
 
 function json(status: number, body: unknown): Reply {
   return (res) => {
@@ -44,6 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await agent.destroy();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
@@ -53,7 +56,7 @@ beforeEach(() => {
 });
 
 function backend(overrides: { timeoutMs?: number; headers?: Record<string, string>; maxResponseBytes?: number } = {}) {
-  return createHttpBackend({ url, headers: overrides.headers ?? { authorization: 'Bearer service-secret' }, timeoutMs: overrides.timeoutMs ?? 5000, dataset: 'handbook', ...(overrides.maxResponseBytes ? { maxResponseBytes: overrides.maxResponseBytes } : {}) });
+  return createHttpBackend({ url, headers: overrides.headers ?? { authorization: 'Bearer service-secret' }, timeoutMs: overrides.timeoutMs ?? 5000, dataset: 'handbook', dispatcher: agent, ...(overrides.maxResponseBytes ? { maxResponseBytes: overrides.maxResponseBytes } : {}) });
 }
 
 async function failure(promise: Promise<unknown>): Promise<ToolError> {
@@ -122,7 +125,7 @@ describe('http retrieval backend', () => {
   it('refuses an answer larger than the configured bound', async () => {
     reply = json(200, { hits: [{ id: 'x', text: 'y'.repeat(5000) }] });
     const error = await failure(backend({ maxResponseBytes: 1024 }).search('q', { tenant: 'acme' }, 2, never));
-    expect(error).toMatchObject({ errorType: 'UPSTREAM_ERROR', message: expect.stringContaining('more than 1024 bytes') });
+    expect(error).toMatchObject({ errorType: 'UPSTREAM_ERROR', message: expect.stringContaining('exceeds 1024 bytes') });
   });
 
   it('answers TIMEOUT when the service does not answer within its timeout', async () => {
@@ -142,7 +145,7 @@ describe('http retrieval backend', () => {
   });
 
   it('answers UPSTREAM_ERROR when nothing listens', async () => {
-    const closed = createHttpBackend({ url: 'http://127.0.0.1:9/search', headers: {}, timeoutMs: 2000 });
+    const closed = createHttpBackend({ url: 'http://127.0.0.1:9/search', headers: {}, timeoutMs: 2000, dispatcher: agent });
     expect((await failure(closed.search('q', { tenant: 'acme' }, 2, never))).errorType).toBe('UPSTREAM_ERROR');
     expect(closed.stats()).toMatchObject({ kind: 'http', failures: 1, lastError: expect.stringContaining('unreachable') });
   });

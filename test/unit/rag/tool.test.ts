@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RagBackend, RagFilter } from '../../../src/rag/backend.js';
 import { createEmbeddedBackend } from '../../../src/rag/embedded-backend.js';
+import { createHttpAgent } from '../../../src/executors/http-client.js';
 import { createRagProvider } from '../../../src/rag/index.js';
 import { createRagTool, type RagTrace } from '../../../src/rag/tool.js';
 import type { JsonObject, ToolOutput } from '../../../src/types.js';
@@ -153,10 +154,14 @@ describe('createRagTool', () => {
 });
 
 describe('createRagProvider', () => {
+  const agent = createHttpAgent();
+  afterAll(async () => {
+    await agent.close();
+  });
   const demoKb = fileURLToPath(new URL('../../../examples/kb.jsonl', import.meta.url));
 
   it('offers one function tool per entry and loads embedded indexes on start', async () => {
-    const provider = createRagProvider([ragEntry({ backend: { kind: 'embedded', documents: demoKb } })]);
+    const provider = createRagProvider([ragEntry({ backend: { kind: 'embedded', documents: demoKb } })], { dispatcher: agent });
     expect(provider.kind).toBe('function');
     expect(provider.tools().map((tool) => tool.name)).toEqual(['knowledge_search']);
     expect(provider.status!()[0]).toMatchObject({ service: 'rag:knowledge_search', kind: 'rag-embedded', state: 'connecting', required: true, toolCount: 1 });
@@ -174,18 +179,18 @@ describe('createRagProvider', () => {
   });
 
   it('fails start naming the entry when its documents cannot be loaded', async () => {
-    const provider = createRagProvider([ragEntry({ name: 'broken_kb', backend: { kind: 'embedded', documents: '/nonexistent/kb.jsonl' } })]);
+    const provider = createRagProvider([ragEntry({ name: 'broken_kb', backend: { kind: 'embedded', documents: '/nonexistent/kb.jsonl' } })], { dispatcher: agent });
     await expect(provider.start!()).rejects.toThrow(/rag "broken_kb"/);
     expect(provider.status!()[0]).toMatchObject({ state: 'down', lastError: expect.stringContaining('ENOENT') });
     await provider.close!();
   });
 
   it('refuses two entries with the same name', () => {
-    expect(() => createRagProvider([ragEntry(), ragEntry()])).toThrow(/duplicate tool name "knowledge_search"/);
+    expect(() => createRagProvider([ragEntry(), ragEntry()], { dispatcher: agent })).toThrow(/duplicate tool name "knowledge_search"/);
   });
 
   it('makes http entries that report as optional upstreams', async () => {
-    const provider = createRagProvider([ragEntry({ name: 'remote_kb', backend: { kind: 'http', url: 'http://127.0.0.1:9/search', headers: {}, timeoutMs: 1000 } })]);
+    const provider = createRagProvider([ragEntry({ name: 'remote_kb', backend: { kind: 'http', url: 'http://127.0.0.1:9/search', headers: {}, timeoutMs: 1000 } })], { dispatcher: agent });
     await provider.start!();
     expect(provider.status!()[0]).toMatchObject({ service: 'rag:remote_kb', kind: 'rag-http', state: 'ready', required: false });
     await provider.close!();

@@ -3,6 +3,7 @@ import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './executors/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
+import { createRagProvider } from './rag/index.js';
 import type { Logger } from './types.js';
 
 export interface ProviderDeps {
@@ -26,6 +27,11 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       // Module mtimes are part of the key: an edited module is re-imported on reload.
       key: `function:${JSON.stringify(config.functions)}:${Date.now()}`,
       create: () => createFunctionProvider(config.functions, deps.agent),
+    },
+    {
+      // A reload always rebuilds the embedded indexes, so edited knowledge-base files are picked up.
+      key: `rag:${JSON.stringify(config.rag)}:${Date.now()}`,
+      create: () => createRagProvider(config.rag, { dispatcher: deps.agent }),
     },
   ];
 }

@@ -6,7 +6,7 @@ import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build
 
 // Flip to true once the bind-arguments policy (policies branch) is in the tenant chain on main: the
 // isolation suite below needs it to merge the bound filter; until then the fail-closed suite runs.
-const BIND_ARGUMENTS_WIRED = false;
+const BIND_ARGUMENTS_WIRED = true;
 
 let app: FastifyInstance;
 const tokens: Record<string, string> = {};

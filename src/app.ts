@@ -108,9 +108,12 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   // Overload protection: beyond maxInFlight requests a replica sheds load instead of queueing without bound.
+  // Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator.
+  const unbounded = new Set(['/healthz', '/readyz', '/metrics']);
   let inFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (unbounded.has(request.routeOptions.url ?? '')) return;
     if (inFlight >= config.server.maxInFlight) {
       reply.header('retry-after', '1');
       throw new errors.TG_OVERLOADED('server is overloaded, retry later');

@@ -113,3 +113,15 @@ describe('createPolicyChain', () => {
     expect(text).not.toContain('policy="timeout"');
   });
 });
+
+describe('the example pii-guard policy', () => {
+  it('loads from config and refuses a call carrying a card number before it reaches the executor', async () => {
+    const examples = fileURLToPath(new URL('../../../examples/', import.meta.url));
+    const chain = await createPolicyChain({ tenantPolicies: { custom: [{ module: './policies/pii-guard.mjs', name: 'pii-guard', before: 'approval' }] }, deps: makeDeps(), baseDir: examples });
+    const terminal = recordingTerminal();
+    const refused = await chain(makeCall(makeTool(), { note: 'card 4111 1111 1111 1111' }), makeCtx(), terminal);
+    expect(refused.error?.errorType).toBe('PERMISSION_DENIED');
+    expect((await chain(makeCall(makeTool(), { note: 'hello' }), makeCtx(), terminal)).ok).toBe(true);
+    expect(terminal.calls).toHaveLength(1);
+  });
+});

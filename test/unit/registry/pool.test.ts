@@ -156,3 +156,19 @@ describe('config overrides', () => {
     expect(add).toMatchObject({ readOnly: true, maxResultChars: 20, aliases: ['plus'] });
   });
 });
+
+describe('bound keys', () => {
+  const schema = { type: 'object', properties: { query: { type: 'string' }, filter: { type: 'object' }, scope: { type: 'string' } }, required: ['query', 'filter'] };
+  const catalog = catalogOf([tool('kb_search', 'function', { inputSchema: schema, bindings: { filter: { tenant: '${principal.tenant}' } } }), tool('kb_other', 'function', { inputSchema: schema })]);
+
+  it('removes tool bindings and tenant bindings (by name or glob) from the model-visible schema', () => {
+    const pool = poolOf(catalog, tenantConfig({ bindings: { 'kb_*': { scope: 'acme' } } }));
+    expect(pool.schemaOf(pool.byName.get('kb_search')!)).toEqual({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+    expect(pool.schemaOf(pool.byName.get('kb_other')!)).toEqual({ type: 'object', properties: { query: { type: 'string' }, filter: { type: 'object' } }, required: ['query', 'filter'] });
+  });
+
+  it('also removes keys bound through the bind-arguments policy options', () => {
+    const pool = poolOf(catalog, tenantConfig({ policies: { 'bind-arguments': { bindings: { kb_other: { filter: { tenant: 'acme' } } } } } }));
+    expect(Object.keys(pool.schemaOf(pool.byName.get('kb_other')!).properties as object)).toEqual(['query', 'scope']);
+  });
+});

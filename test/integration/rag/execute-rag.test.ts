@@ -4,16 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
 
-// Flip to true once the bind-arguments policy (policies branch) is in the tenant chain on main: the
-// isolation suite below needs it to merge the bound filter; until then the fail-closed suite runs.
-const BIND_ARGUMENTS_WIRED = true;
-
 let app: FastifyInstance;
 const tokens: Record<string, string> = {};
 
-beforeAll(async () => {
-  const config = testConfig({
-    rag: [
+const RAG_ENTRIES = [
       {
         name: 'knowledge_search',
         description: 'Search the handbook',
@@ -28,9 +22,10 @@ beforeAll(async () => {
         backend: { kind: 'embedded', documents: './test/fixtures/rag/two-tenants.jsonl' },
         filter: { tenant: '${principal.tenant}', department: '${claims.department}' },
       },
-    ],
-  });
-  app = await buildTestApp(config);
+];
+
+beforeAll(async () => {
+  app = await buildTestApp(testConfig({ rag: RAG_ENTRIES }));
   tokens.acme = await signToken({ tenant: 'acme', department: 'hr' });
   tokens.globex = await signToken({ tenant: 'globex', sub: 'bob', department: 'engineering' });
   tokens.acmeNoDepartment = await signToken({ tenant: 'acme', sub: 'carol' });
@@ -82,17 +77,24 @@ describe('RAG tool through /v1/execute', () => {
     }
   });
 
-  describe.skipIf(BIND_ARGUMENTS_WIRED)('while no policy binds the filter', () => {
+  describe('when a tenant switches the bind-arguments policy off', () => {
+    let unbound: FastifyInstance;
+    beforeAll(async () => {
+      const policiesOff = { policies: { 'bind-arguments': false } };
+      unbound = await buildTestApp(testConfig({ rag: RAG_ENTRIES, tenants: { acme: policiesOff, globex: policiesOff } }));
+    });
+    afterAll(async () => unbound.close());
+
     it('refuses every search with PERMISSION_DENIED instead of searching without a filter', async () => {
       for (const [token, name] of [[tokens.acme!, 'knowledge_search'], [tokens.globex!, 'department_search']] as const) {
-        const res = await execute(token, name, { query: 'vacation policy' });
+        const res = await unbound.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name, arguments: { query: 'vacation policy' } } });
         expect(res.json()).toMatchObject({ ok: false, error: { errorType: 'PERMISSION_DENIED' }, trace: null });
         expect(res.json().output).not.toMatch(/vacation days/);
       }
     });
   });
 
-  describe.skipIf(!BIND_ARGUMENTS_WIRED)('with the filter bound from the token', () => {
+  describe('with the filter bound from the token', () => {
     it('gives each tenant only its own documents for every query', async () => {
       for (const tenant of ['acme', 'globex'] as const) {
         for (const query of ['vacation policy', 'expense approval', 'on-call', 'office kitchen calendar', 'secret', 'globex', 'acme']) {

@@ -37,6 +37,17 @@ async function main(): Promise<void> {
   app.server.headersTimeout = 30_000;
   app.server.requestTimeout = 300_000;
   app.server.keepAliveTimeout = 72_000;
+  // Calls still in flight at shutdown answer with `Connection: close`: close() only ends the sockets
+  // idle at that moment, so a keep-alive socket turning idle later would hold the process open until
+  // the grace delay kills it (exit 1).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
 
   const host = process.env.HOST ?? config.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;

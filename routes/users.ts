@@ -26,6 +26,19 @@ const putBody = {
   },
 } as const;
 
+const registration = {
+  type: 'object',
+  description: 'A registration as listed back: header names only, never their values',
+  properties: {
+    serviceId: { type: 'string' },
+    serviceKey: { type: 'string' },
+    url: { type: 'string' },
+    transport: { type: 'string', enum: ['streamable-http', 'sse'] },
+    headerNames: { type: 'array', items: { type: 'string' } },
+    createdAt: { type: 'string' },
+  },
+} as const;
+
 /**
  * A user's own MCP servers (CONTRACT §5). `:userId` is the raw `sub`, URL-encoded (Fastify decodes
  * it). The tenant always comes from the principal, so no path can reach another tenant; only the
@@ -40,14 +53,17 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     }
     return { tenant: principal.tenant, sub: userId };
   }
-  const common = { preHandler: [app.authenticate], schema: { tags: ['users'], security: bearerSecurity, params, response: { ...errorResponses } } };
+  const route = (summary: string, response: Record<number, unknown>, body?: object) => ({
+    preHandler: [app.authenticate],
+    schema: { tags: ['users'], summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
+  });
 
-  app.get('/v1/users/:userId/mcp-servers', common, async (request) => {
+  app.get('/v1/users/:userId/mcp-servers', route("List a user's own MCP servers", { 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }), async (request) => {
     const { tenant, sub } = owner(request);
     return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
   });
 
-  app.get('/v1/users/:userId/mcp-servers/:serviceId', common, async (request) => {
+  app.get('/v1/users/:userId/mcp-servers/:serviceId', route("One of a user's MCP servers", { 200: registration }), async (request) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     const registration = await registrations.get(tenant, sub, serviceId);
@@ -55,7 +71,7 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return registrationView(sub, registration);
   });
 
-  app.put('/v1/users/:userId/mcp-servers/:serviceId', { ...common, schema: { ...common.schema, body: putBody } }, async (request, reply) => {
+  app.put('/v1/users/:userId/mcp-servers/:serviceId', route('Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)', { 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }, putBody), async (request, reply) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     const result = await registrations.put(tenant, sub, serviceId, request.body as { url: string });
@@ -66,7 +82,7 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
   });
 
-  app.delete('/v1/users/:userId/mcp-servers/:serviceId', common, async (request, reply) => {
+  app.delete('/v1/users/:userId/mcp-servers/:serviceId', route('Remove a user MCP server', { 204: { type: 'null', description: 'Removed' } }), async (request, reply) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);

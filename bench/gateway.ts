@@ -171,7 +171,7 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
     '',
     `${connections} connections, ${rounds} round(s) × ${durationSec} s per target, alternating; ${warmupSec} s warm-up each.`,
     hasTaskset ? 'Servers pinned to core 1, autocannon to core 0 (taskset).' : 'taskset not found: processes are not pinned, numbers are noisier.',
-    'toolgate logs JSON at info level through an asynchronous pino destination (/dev/null); metrics and validation on.',
+    'toolgate logs JSON at info level through an asynchronous pino destination (/dev/null); validation, metrics and the full policy chain on (audit events to a JSONL file, an active per-user rate limit).',
     '',
     '| target | req/s | p50 ms | p99 ms | req/s vs bare | p99 vs bare | non-2xx + errors |',
     '|---|---:|---:|---:|---:|---:|---:|',

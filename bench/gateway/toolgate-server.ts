@@ -1,6 +1,9 @@
-// toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, metrics, and JSON logs
-// at info through an asynchronous pino destination to /dev/null (real logging cost, no terminal).
+// toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, the full policy chain
+// (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
+// logs at info through an asynchronous pino destination to /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino, { type LoggerOptions } from 'pino';
 import { buildServer } from '../../src/app.js';
 import { packageRoot } from '../../src/config/demo.js';
@@ -13,9 +16,9 @@ const config = validateConfigObject(
   {
     server: { maxInFlight: 4096 },
     auth: { jwt: { secret: BENCH_JWT_SECRET, issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE }, cache: { max: cacheMax } },
-    audit: { sink: 'off' },
+    audit: { sink: 'file', path: join(tmpdir(), `toolgate-bench-audit-${process.pid}.jsonl`) },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
-    tenants: { bench: { tools: { allow: ['*'] } } },
+    tenants: { bench: { tools: { allow: ['*'] }, policies: { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
     logging: { level: 'info' },
   },
   packageRoot(),

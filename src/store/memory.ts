@@ -22,7 +22,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
   // Sliding windows live apart from string values: like Redis sorted sets, `get` never sees them.
-  const windows = new Map<string, { hits: number[]; windowMs: number }>();
+  // Hits are appended in time order, so expired ones are always at the front: a head index drops them in
+  // amortised O(1) per call instead of re-filtering the whole window (which grows with the limit).
+  const windows = new Map<string, { hits: number[]; head: number; windowMs: number }>();
   let writes = 0;
 
   // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
@@ -82,13 +84,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async hitWindow(key, limit, windowMs): Promise<WindowHit> {
       sweep();
       const at = now();
-      const hits = (windows.get(key)?.hits ?? []).filter((t) => t > at - windowMs);
-      windows.set(key, { hits, windowMs });
-      if (hits.length >= limit) {
-        return { allowed: false, count: hits.length, retryAfterMs: Math.max(1, hits[0]! + windowMs - at) };
+      let window = windows.get(key);
+      if (!window) windows.set(key, (window = { hits: [], head: 0, windowMs }));
+      window.windowMs = windowMs;
+      const { hits } = window;
+      while (window.head < hits.length && hits[window.head]! <= at - windowMs) window.head += 1;
+      if (window.head > 1024 && window.head * 2 > hits.length) {
+        hits.splice(0, window.head);
+        window.head = 0;
+      }
+      const count = hits.length - window.head;
+      if (count >= limit) {
+        return { allowed: false, count, retryAfterMs: Math.max(1, hits[window.head]! + windowMs - at) };
       }
       hits.push(at);
-      return { allowed: true, count: hits.length, retryAfterMs: 0 };
+      return { allowed: true, count: count + 1, retryAfterMs: 0 };
     },
     async close() {
       entries.clear();

@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   process.on('SIGHUP', reload('SIGHUP'));
   const stopWatching = configPath && config.reload.watch ? watchConfigFile(configPath, reload('file-watch')) : undefined;
 
-  closeWithGrace({ delay: config.server.shutdownGraceMs }, async ({ signal, err }) => {
+  // SIGHUP means reload here, not shutdown (close-with-grace would otherwise close on it).
+  closeWithGrace({ delay: config.server.shutdownGraceMs, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();

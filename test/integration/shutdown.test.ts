@@ -161,4 +161,34 @@ describe('graceful shutdown of the real server', () => {
     expect(server.stderr()).toContain('/tenants/acme/mode');
     expect(server.logs.some((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening'))).toBe(false);
   });
+
+  it('reloads on SIGHUP and on a file change (reload.watch), and refuses a broken file while the old config keeps serving', { timeout: 30_000 }, async () => {
+    const port = await freePort();
+    const watched = goodConfig.replace('logging: { level: info }', 'logging: { level: info }\nreload: { watch: true }');
+    const server = await startServer(watched, { PORT: String(port) });
+    const file = join(dir, `config-${children.length - 1}.yaml`);
+    const base = `http://127.0.0.1:${port}`;
+    await server.logLine((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening'));
+    const call = async () =>
+      (await (await request(`${base}/v1/execute`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'get_weather', arguments: { city: 'x' } }),
+      })).body.json()) as { ok: boolean; error?: { errorType: string } };
+    expect((await call()).ok).toBe(true);
+
+    // A broken file (seen by the watcher) is refused; the old config keeps serving.
+    await writeFile(file, watched.replace('tenants:', 'tenantz:'));
+    await server.logLine((line) => line.trigger === 'file-watch' && line.msg === 'configuration reload refused; the previous configuration keeps serving');
+    expect((await call()).ok).toBe(true);
+
+    // A valid change applied through SIGHUP (the watcher may also see it; either way it applies once valid).
+    await writeFile(file, watched.replace('  acme: {}', '  acme: { tools: { deny: [get_weather] } }'));
+    server.child.kill('SIGHUP');
+    await server.logLine((line) => line.trigger === 'SIGHUP' && line.msg === 'configuration reloaded');
+    expect((await call()).error?.errorType).toBe('PERMISSION_DENIED');
+
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toEqual({ code: 0, signal: null });
+  });
 });

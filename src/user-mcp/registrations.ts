@@ -1,7 +1,8 @@
 // A user's own MCP servers, kept in the StateStore so every replica sees the same ones (CONTRACT §9).
-// Keys hold the tenant and the raw `sub`, both URL-encoded: never the user key alone (two subs may
-// share a hashed key), and an encoded part cannot contain the `/` separator, so a prefix scan for
-// one user can never match another's entries.
+// One record per user holds all of their registrations: listing them (done on every call and listing
+// of that user) is one GET, never a keyspace scan, and every change is a compare-and-set on that record,
+// so the per-user limit holds across replicas. The key holds the tenant and the raw `sub`, both
+// URL-encoded: never the user key alone (two subs may share a hashed key).
 import type { StateStore } from '../store/types.js';
 import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../egress/check-egress.js';
 import { userServiceKey } from './naming.js';
@@ -108,35 +109,56 @@ function checkHeaders(headers: unknown): Checked<Record<string, string>> {
   return { ok: true, value };
 }
 
-function parseStored(value: string): UserMcpRegistration | undefined {
+type StoredRegistrations = Record<string, UserMcpRegistration>;
+
+function parseStored(value: string | null): StoredRegistrations {
+  if (value === null) return {};
   try {
-    const parsed = JSON.parse(value) as UserMcpRegistration;
-    return typeof parsed?.serviceId === 'string' && typeof parsed.url === 'string' ? parsed : undefined;
+    const parsed = JSON.parse(value) as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    const valid: StoredRegistrations = {};
+    for (const [serviceId, registration] of Object.entries(parsed as Record<string, UserMcpRegistration>)) {
+      if (SERVICE_ID.test(serviceId) && typeof registration?.url === 'string' && registration.serviceId === serviceId) valid[serviceId] = registration;
+    }
+    return valid;
   } catch {
-    return undefined;
+    return {};
   }
 }
+
+/** Concurrent writers of one user's record retry their compare-and-set this many times. */
+const MAX_WRITE_ATTEMPTS = 16;
 
 export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions): UserMcpRegistrations {
   const { store } = options;
   const now = options.now ?? (() => new Date());
-  const keyOf = (tenant: string, sub: string, serviceId: string): string => `${registrationPrefix(tenant, sub)}${serviceId}`;
+  const keyOf = (tenant: string, sub: string): string => `user-mcp/${encodeURIComponent(tenant)}/${encodeURIComponent(sub)}`;
+
+  /** Applies `change` to the user's record atomically; `change` answers the new record, or a refusal. */
+  async function update<T>(tenant: string, sub: string, change: (current: StoredRegistrations) => { next: StoredRegistrations; result: T } | { refuse: T }): Promise<T> {
+    const key = keyOf(tenant, sub);
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt += 1) {
+      const raw = await store.get(key);
+      const decided = change(parseStored(raw));
+      if ('refuse' in decided) return decided.refuse;
+      const nextValue = JSON.stringify(decided.next);
+      // An emptied record stays as `{}` rather than being deleted: a delete could race a concurrent writer.
+      const written = raw === null ? await store.setIfAbsent(key, nextValue) : await store.compareAndSet(key, raw, nextValue);
+      if (written) return decided.result;
+    }
+    throw new Error('user MCP registrations: too many concurrent updates');
+  }
 
   async function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
-    const entries = await store.scan(registrationPrefix(tenant, sub));
-    const registrations: UserMcpRegistration[] = [];
-    for (const entry of entries) {
-      const registration = parseStored(entry.value);
-      if (registration && SERVICE_ID.test(registration.serviceId)) registrations.push(registration);
-    }
+    const registrations = Object.values(parseStored(await store.get(keyOf(tenant, sub))));
     // Oldest first: when two of a user's servers offer the same tool name, the older registration wins.
     return registrations.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.serviceId.localeCompare(b.serviceId));
   }
 
   async function get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined> {
     if (!SERVICE_ID.test(serviceId)) return undefined;
-    const value = await store.get(keyOf(tenant, sub, serviceId));
-    return value === null ? undefined : parseStored(value);
+    const registrations = parseStored(await store.get(keyOf(tenant, sub)));
+    return Object.hasOwn(registrations, serviceId) ? registrations[serviceId] : undefined;
   }
 
   async function put(tenant: string, sub: string, serviceId: string, input: UserMcpRegistrationInput): Promise<PutRegistrationResult> {
@@ -153,26 +175,32 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
     const egress = await checkEgress(input.url, options.egress);
     if (!egress.ok) return egress;
 
-    const existing = await list(tenant, sub);
-    const previous = existing.find((registration) => registration.serviceId === serviceId);
     const limit = options.maxServers(tenant);
-    if (!previous && existing.length >= limit) {
-      return { ok: false, code: 'TG_CONFLICT', message: `at most ${limit} MCP servers per user` };
-    }
-    const registration: UserMcpRegistration = {
-      serviceId,
-      url: egress.url.href,
-      transport: transport as UserMcpTransport,
-      headers: { ...headers.value },
-      createdAt: previous?.createdAt ?? now().toISOString(),
-    };
-    await store.set(keyOf(tenant, sub, serviceId), JSON.stringify(registration));
-    return { ok: true, created: !previous, registration };
+    const createdAt = now().toISOString();
+    return update<PutRegistrationResult>(tenant, sub, (current) => {
+      const previous = Object.hasOwn(current, serviceId) ? current[serviceId] : undefined;
+      if (!previous && Object.keys(current).length >= limit) {
+        return { refuse: { ok: false, code: 'TG_CONFLICT', message: `at most ${limit} MCP servers per user` } };
+      }
+      const registration: UserMcpRegistration = {
+        serviceId,
+        url: egress.url.href,
+        transport: transport as UserMcpTransport,
+        headers: { ...headers.value },
+        createdAt: previous?.createdAt ?? createdAt,
+      };
+      return { next: { ...current, [serviceId]: registration }, result: { ok: true, created: !previous, registration } };
+    });
   }
 
   async function remove(tenant: string, sub: string, serviceId: string): Promise<boolean> {
     if (!SERVICE_ID.test(serviceId)) return false;
-    return store.delete(keyOf(tenant, sub, serviceId));
+    return update<boolean>(tenant, sub, (current) => {
+      if (!Object.hasOwn(current, serviceId)) return { refuse: false };
+      const next = { ...current };
+      delete next[serviceId];
+      return { next, result: true };
+    });
   }
 
   return { list, get, put, delete: remove };

@@ -24,15 +24,26 @@ describe('user-level MCP registrations', () => {
     await registrations.put('acme', 'alice/x', 'notes', { url: URL_OK });
     await registrations.put('other', 'alice', 'cal', { url: URL_OK });
     expect([...store.data.keys()].sort()).toEqual([
-      'user-mcp/acme/a%2Fb/notes',
-      'user-mcp/acme/alice%2Fx/notes',
-      'user-mcp/acme/alice/notes',
-      'user-mcp/other/alice/cal',
+      'user-mcp/acme/a%2Fb',
+      'user-mcp/acme/alice',
+      'user-mcp/acme/alice%2Fx',
+      'user-mcp/other/alice',
     ]);
     expect((await registrations.list('acme', 'alice')).map((r) => r.serviceId)).toEqual(['notes']);
     expect((await registrations.list('other', 'alice')).map((r) => r.serviceId)).toEqual(['cal']);
     expect(await registrations.list('acme', 'a')).toEqual([]);
     expect(await registrations.get('acme', 'alice', 'cal')).toBeUndefined();
+  });
+
+  it('keeps the per-user limit under concurrent registrations (one compare-and-set record per user)', async () => {
+    const { registrations } = setup();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => registrations.put('acme', 'racer', `svc-${i}`, { url: URL_OK })),
+    );
+    const accepted = results.filter((result) => result.ok).length;
+    expect(accepted).toBe(3);
+    expect((await registrations.list('acme', 'racer'))).toHaveLength(3);
+    expect(results.filter((result) => !result.ok && result.code === 'TG_CONFLICT')).toHaveLength(5);
   });
 
   it('keeps two subs that share a hashed key apart (keyed by raw sub, not userKey)', async () => {

@@ -1,0 +1,53 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { createUpstreamFetch, withCallHeaders } from '../../../src/mcp/upstream-fetch.js';
+
+function recordingFetch(seen: Headers[], body = 'ok'): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (_url, init) => {
+    seen.push(new Headers(init?.headers));
+    return new Response(body, { status: 200 });
+  };
+}
+
+describe('createUpstreamFetch', () => {
+  it('adds static headers and per-call headers, dropping authorization and cookies from the call', async () => {
+    const seen: Headers[] = [];
+    const upstream = createUpstreamFetch({ staticHeaders: { 'x-api-key': 'svc' }, base: recordingFetch(seen) });
+    await withCallHeaders({ 'X-Toolgate-User': 'u1', Authorization: 'Bearer caller', Cookie: 'a=b' }, () => upstream('http://127.0.0.1/mcp', {}));
+    expect(seen[0]?.get('x-api-key')).toBe('svc');
+    expect(seen[0]?.get('x-toolgate-user')).toBe('u1');
+    expect(seen[0]?.has('authorization')).toBe(false);
+    expect(seen[0]?.has('cookie')).toBe(false);
+  });
+
+  it('adds no call headers outside a call', async () => {
+    const seen: Headers[] = [];
+    await createUpstreamFetch({ base: recordingFetch(seen) })('http://127.0.0.1/mcp', { headers: { accept: 'application/json' } });
+    expect([...seen[0]!.keys()]).toEqual(['accept']);
+  });
+
+  it('keeps one abort listener on the long-lived transport signal however many requests are in flight', async () => {
+    const transportSignal = new AbortController().signal;
+    const upstream = createUpstreamFetch({ base: recordingFetch([]) });
+    const responses = await Promise.all(Array.from({ length: 50 }, () => upstream('http://127.0.0.1/mcp', { signal: transportSignal })));
+    expect(getEventListeners(transportSignal, 'abort')).toHaveLength(1);
+    await Promise.all(responses.map((response) => response.text()));
+    expect(getEventListeners(transportSignal, 'abort')).toHaveLength(1);
+  });
+
+  it('still aborts an open streaming body when the transport signal aborts', async () => {
+    const transport = new AbortController();
+    const base = async (_url: string | URL, init?: RequestInit): Promise<Response> => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          init?.signal?.addEventListener('abort', () => controller.error(new Error('aborted')), { once: true });
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    };
+    const response = await createUpstreamFetch({ base })('http://127.0.0.1/mcp', { signal: transport.signal });
+    const reading = response.text();
+    transport.abort();
+    await expect(reading).rejects.toThrow('aborted');
+  });
+});

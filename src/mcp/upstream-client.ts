@@ -6,6 +6,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
+import { linkAbort } from './abort-link.js';
 import { withCallHeaders } from './upstream-fetch.js';
 import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
@@ -274,12 +275,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       }
       const from = generation;
       const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
+      // The SDK never removes its abort listener from the signal it is given: hand it a child of ours.
+      const { signal, unlink } = linkAbort(callOptions.signal);
       try {
         return (await withCallHeaders(headers, () =>
-          current.callTool({ name, arguments: args }, undefined, { signal: callOptions.signal, timeout: requestTimeoutMs }),
+          current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs }),
         )) as CallToolResult;
       } catch (error) {
         throw mapCallError(error, name, callOptions.signal, from);
+      } finally {
+        unlink();
       }
     },
     onChange(listener) {

@@ -1,6 +1,7 @@
 // The `fetch` handed to the SDK's HTTP transports: adds headers per call and keeps no listeners behind.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { linkAbort } from './abort-link.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */
 const NEVER_FORWARDED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length']);
@@ -10,40 +11,6 @@ const callHeaders = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 /** Runs `fn` so every upstream HTTP request it causes carries `headers` (depth, forwarded identity). */
 export function withCallHeaders<T>(headers: Readonly<Record<string, string>>, fn: () => Promise<T>): Promise<T> {
   return callHeaders.run(headers, fn);
-}
-
-/**
- * The SDK passes one long-lived AbortSignal (its transport's) to every fetch; fetch registers a
- * listener on it that is only dropped when the request is garbage-collected, so a busy long-lived
- * client piles up listeners (MaxListenersExceededWarning). Here each request gets its own signal, and
- * the long-lived one carries exactly one listener that fans an abort out to the requests in flight.
- */
-const inFlight = new WeakMap<AbortSignal, Set<AbortController>>();
-
-function linkSignal(outer: AbortSignal | null | undefined): { signal: AbortSignal | undefined; unlink: () => void } {
-  if (!outer) return { signal: undefined, unlink: () => {} };
-  const inner = new AbortController();
-  if (outer.aborted) {
-    inner.abort(outer.reason);
-    return { signal: inner.signal, unlink: () => {} };
-  }
-  let requests = inFlight.get(outer);
-  if (!requests) {
-    const created = new Set<AbortController>();
-    inFlight.set(outer, created);
-    outer.addEventListener(
-      'abort',
-      () => {
-        for (const request of created) request.abort(outer.reason);
-        created.clear();
-      },
-      { once: true },
-    );
-    requests = created;
-  }
-  const registered = requests;
-  registered.add(inner);
-  return { signal: inner.signal, unlink: () => void registered.delete(inner) };
 }
 
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
@@ -90,7 +57,9 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): FetchLi
     for (const [name, value] of Object.entries(callHeaders.getStore() ?? {})) {
       if (!NEVER_FORWARDED.has(name.toLowerCase())) headers.set(name, value);
     }
-    const { signal, unlink } = linkSignal(init?.signal);
+    // The transport's long-lived signal gets one listener in total, not one per request (abort-link.ts);
+    // the child is released when the response body ends, so close() still aborts open streams.
+    const { signal, unlink } = linkAbort(init?.signal);
     try {
       const response = await base(url, { ...init, headers, ...(signal ? { signal } : {}) });
       return watchBody(response, unlink);

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolError } from '../../../src/execution/tool-error.js';
@@ -151,21 +152,24 @@ describe('upstream client over streamable HTTP', () => {
     expect(client.status().lastError).toBeTruthy();
   });
 
-  it('serves many concurrent calls on one long-lived client without a MaxListenersExceededWarning', async () => {
+  it('serves many concurrent calls sharing one caller signal without a MaxListenersExceededWarning', async () => {
     const server = await startHttpTestServer(createTestState([echoTool]));
     servers.push(server);
     const client = track(createUpstreamClient({ service: 'http', kind: 'global-mcp', config: { transport: 'streamable-http', url: server.url, headers: {} }, log }));
     await client.start();
+    // One long-lived signal for every call (a batch or shutdown signal): the SDK alone would leave a listener per call on it.
+    const shared = new AbortController().signal;
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.name, warning.message, warning.stack ?? '');
     process.on('warning', onWarning);
     try {
       for (let round = 0; round < 10; round += 1) {
-        await Promise.all(Array.from({ length: 30 }, (_, index) => client.callTool('echo', { message: String(index) })));
+        await Promise.all(Array.from({ length: 30 }, (_, index) => client.callTool('echo', { message: String(index) }, { signal: shared })));
       }
     } finally {
       process.off('warning', onWarning);
     }
     expect(warnings).not.toContain('MaxListenersExceededWarning');
+    expect(getEventListeners(shared, 'abort').length).toBeLessThanOrEqual(1);
   });
 });

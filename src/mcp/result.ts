@@ -45,12 +45,8 @@ export function toToolOutput(result: CallToolResult): { output: string; trace: u
     const text = content.filter((block) => block.type === 'text').map((block) => (block as { text: string }).text).join('\n');
     throw new ToolError('UPSTREAM_ERROR', text || 'upstream tool reported an error', { trace: result });
   }
-  if (result.structuredContent !== undefined && parts.length === 0) {
-    // No text fallback: the structured value is the only answer, so show it.
-    parts.push(JSON.stringify(result.structuredContent));
-  } else if (result.structuredContent !== undefined) {
-    parts.push('[structuredContent]');
-  }
+  // The spec asks servers to mirror structured content in a text block; when one does not, show the value.
+  if (result.structuredContent !== undefined && parts.length === 0) parts.push(JSON.stringify(result.structuredContent));
   const normalised = { ...result, content };
   return { output: parts.join('\n'), trace: isRichResult(normalised) ? normalised : null };
 }

@@ -36,7 +36,8 @@ describe('toToolOutput', () => {
       output: '{"sum":3}',
       trace: { content: [], structuredContent: { sum: 3 } },
     });
-    expect(toToolOutput({ content: [{ type: 'text', text: '3' }], structuredContent: { sum: 3 } }).output).toBe('3\n[structuredContent]');
+    const mirrored = { content: [{ type: 'text' as const, text: '{"sum":3}' }], structuredContent: { sum: 3 } };
+    expect(toToolOutput(mirrored)).toEqual({ output: '{"sum":3}', trace: mirrored });
   });
 
   it('throws UPSTREAM_ERROR with the upstream text when isError is set', () => {

@@ -1,0 +1,91 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { errors } from '../src/errors.js';
+import { callOptionsFor, defaultCallId, requestSignal } from '../src/http/call-options.js';
+import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders } from '../src/schemas/common.js';
+import type { ToolResult } from '../src/types.js';
+
+interface ExecuteBody {
+  name: string;
+  arguments?: unknown;
+  callId?: string;
+  step?: number;
+}
+
+/** HTTP status of a finished call (CONTRACT §5): 202 waiting for a human, 429 rate-limited, else 200. */
+export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
+  if (result.status === 'pending_approval') reply.code(202);
+  else if (result.error?.errorType === 'RATE_LIMITED') {
+    reply.code(429).header('retry-after', String(Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000))));
+  }
+  return result;
+}
+
+/** Per-tenant in-flight bound, so one tenant cannot take every worker of a replica. */
+export function createTenantGate() {
+  const inFlight = new Map<string, number>();
+  return {
+    enter(tenant: string, limit: number): void {
+      const current = inFlight.get(tenant) ?? 0;
+      if (current >= limit) throw new errors.TG_OVERLOADED(`tenant has ${limit} calls in flight`);
+      inFlight.set(tenant, current + 1);
+    },
+    leave(tenant: string): void {
+      const current = (inFlight.get(tenant) ?? 1) - 1;
+      if (current <= 0) inFlight.delete(tenant);
+      else inFlight.set(tenant, current);
+    },
+  };
+}
+
+export const executeRoutes: FastifyPluginAsync = async (app) => {
+  const gate = createTenantGate();
+  app.decorate('tenantGate', gate);
+
+  app.post<{ Body: ExecuteBody }>(
+    '/v1/execute',
+    {
+      preHandler: app.authenticate,
+      schema: {
+        tags: ['execute'],
+        summary: 'Run one tool call and return a ToolResult',
+        security: bearerSecurity,
+        headers: toolHeaders,
+        body: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', maxLength: 256 },
+            arguments: callArguments,
+            callId,
+            step: { type: 'integer', minimum: 0, maximum: 1000000 },
+          },
+        },
+        response: {
+          200: { $ref: 'ToolResult#' },
+          202: { $ref: 'ToolResult#' },
+          429: { $ref: 'ToolResult#' },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const tenant = app.gateway.tenant(request.principal.tenant)!;
+      gate.enter(request.principal.tenant, tenant.config.limits.maxInFlight);
+      try {
+        const body = request.body;
+        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestSignal(reply));
+        const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
+        return sendToolResult(reply, result);
+      } finally {
+        gate.leave(request.principal.tenant);
+      }
+    },
+  );
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tenantGate: ReturnType<typeof createTenantGate>;
+  }
+}

@@ -1,0 +1,30 @@
+import type { FastifyPluginAsync } from 'fastify';
+
+/** Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up. */
+export const healthRoutes: FastifyPluginAsync = async (app) => {
+  app.get('/healthz', { schema: { tags: ['operations'], summary: 'Liveness', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness, with the state of every upstream',
+        response: {
+          200: { $ref: 'Readiness#' },
+          503: { $ref: 'Readiness#' },
+        },
+      },
+    },
+    async (_request, reply) => {
+      const upstreams = app.gateway.status();
+      const ready = upstreams.every((upstream) => !upstream.required || upstream.state === 'ready');
+      reply.code(ready ? 200 : 503);
+      if (!ready) reply.header('retry-after', '5');
+      return {
+        status: ready ? 'ready' : 'not_ready',
+        upstreams: upstreams.map(({ service, kind, state, required, toolCount, lastError }) => ({ service, kind, state, required, toolCount, lastError })),
+      };
+    },
+  );
+};

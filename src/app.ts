@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { JSONWebKeySet } from 'jose';
+import { createAuthenticator } from './auth/authenticator.js';
+import type { GatewayConfig } from './config/types.js';
+import { errors } from './errors.js';
+import { createHttpAgent } from './executors/http-client.js';
+import { Gateway } from './gateway.js';
+import { loggerOptions } from './observability/logger.js';
+import { createMetrics } from './observability/metrics.js';
+import { openapiDocument } from './openapi.js';
+import { authPlugin } from './plugins/auth.js';
+import { gatewayPlugin } from './plugins/gateway.js';
+import { providerSpecsFor } from './providers.js';
+import { sharedSchemas } from './schemas/common.js';
+import { adminRoutes } from '../routes/admin.js';
+import { docsRoutes } from '../routes/docs.js';
+import { executeRoutes } from '../routes/execute.js';
+import { healthRoutes } from '../routes/health.js';
+import { metricsRoutes } from '../routes/metrics.js';
+import { toolsRoutes } from '../routes/tools.js';
+
+export interface BuildOptions {
+  /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
+  logger?: FastifyServerOptions['logger'];
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
+  env?: NodeJS.ProcessEnv;
+  /** A JWKS served in-process (tests, benchmarks) instead of fetching auth.jwt.jwksUrl. */
+  jwks?: JSONWebKeySet;
+  /** Re-reads the config for reloads; without it reload answers with the current config. */
+  loadConfig?: () => Promise<GatewayConfig>;
+  /** Process metrics (event loop, GC…); off in tests that build many apps. */
+  defaultMetrics?: boolean;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
+export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? loggerOptions(config) }),
+    bodyLimit: config.server.bodyLimit,
+    trustProxy: config.server.trustProxy,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
+  });
+
+  const env = options.env ?? process.env;
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
+  const agent = createHttpAgent();
+  const gateway = await Gateway.create(config, {
+    log: app.log,
+    metrics,
+    agent,
+    env,
+    providerSpecs: providerSpecsFor({ log: app.log, agent }),
+  });
+  const authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  const reloadConfig = async (): Promise<{ changed: boolean }> => {
+    const next = options.loadConfig ? await options.loadConfig() : gateway.config;
+    authenticator.cache.clear();
+    return gateway.reload(next);
+  };
+
+  app.addHook('onClose', async () => {
+    await agent.close();
+  });
+
+  // Overload protection: beyond maxInFlight requests a replica sheds load instead of queueing without bound.
+  let inFlight = 0;
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (inFlight >= config.server.maxInFlight) {
+      reply.header('retry-after', '1');
+      throw new errors.TG_OVERLOADED('server is overloaded, retry later');
+    }
+    inFlight += 1;
+    metrics.httpInFlight.inc();
+    (request as unknown as { counted: boolean }).counted = true;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if ((request as unknown as { counted?: boolean }).counted) {
+      inFlight -= 1;
+      metrics.httpInFlight.dec();
+    }
+    metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500 && !error.code?.startsWith('TG_')) {
+      request.log.error({ err: error }, 'request failed');
+      return reply.code(500).send({ statusCode: 500, code: 'TG_INTERNAL', error: 'Internal Server Error', message: 'internal server error' });
+    }
+    const code = error.code?.startsWith('TG_') ? error.code : mapFastifyCode(error, status);
+    if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    return reply.code(status).send({ statusCode: status, code, error: reasonPhrase(status), message: error.message });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  await app.register(swagger, { openapi: openapiDocument, refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
+
+  await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
+  await app.register(authPlugin, { authenticator, gateway });
+  await app.register(healthRoutes);
+  await app.register(metricsRoutes);
+  await app.register(docsRoutes);
+  await app.register(toolsRoutes);
+  await app.register(executeRoutes);
+  await app.register(adminRoutes);
+  await gateway.start();
+  return app;
+}
+
+function mapFastifyCode(error: FastifyError, status: number): string {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return 'TG_PAYLOAD_TOO_LARGE';
+  if (status === 404) return 'TG_NOT_FOUND';
+  if (status === 415) return 'TG_UNSUPPORTED_MEDIA_TYPE';
+  return 'TG_BAD_REQUEST';
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
+};
+function reasonPhrase(status: number): string {
+  return REASONS[status] ?? 'Error';
+}

@@ -1,0 +1,99 @@
+import { performance } from 'node:perf_hooks';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
+import type { Catalog } from '../registry/catalog.js';
+import type { Pool } from '../registry/pool.js';
+import { resolveToolName } from '../registry/resolve.js';
+import type { TenantView } from '../registry/tenant-view.js';
+import { isUserToolName, userToolPrefix } from '../registry/user-names.js';
+import type { Logger, Principal, Tool, ToolResult } from '../types.js';
+import { parseArguments } from './arguments.js';
+import type { SchemaCheck } from './schema-validator.js';
+import { failureResult } from './tool-result.js';
+
+/** One call as the HTTP and MCP layers hand it over (not yet trusted). */
+export interface CallRequest {
+  name: unknown;
+  arguments?: unknown;
+  callId?: string;
+}
+
+export interface CallOptions {
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+  signal: AbortSignal;
+  depth: number;
+  mode: ToolMode;
+  /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */
+  defaultCallId: string;
+  approval?: PolicyContext['approval'];
+}
+
+/** What the execution path needs from the current config snapshot. */
+export interface ExecutionScope {
+  catalog: Catalog;
+  tenant: TenantView;
+  pool: Pool;
+  chain: Next;
+  validatorFor: (schema: Readonly<Record<string, unknown>>) => ((args: Record<string, unknown>) => SchemaCheck) | undefined;
+  metrics: GatewayMetrics;
+}
+
+const DEFERRED_HINT = ' — this tool was listed without its schema: call tool_search first to load it';
+
+/**
+ * The one execution path shared by /v1/execute, the batch endpoint, approvals and the MCP endpoint:
+ * structure (name, arguments, schema) → resolve → policy chain → executor. Never throws for a
+ * tool-level problem: every outcome is a ToolResult.
+ */
+export async function executeCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
+  const started = performance.now();
+  const callId = typeof request.callId === 'string' && request.callId.length > 0 ? request.callId : options.defaultCallId;
+  const name = typeof request.name === 'string' ? request.name : '';
+  let tool: Tool | undefined;
+  const finish = (result: ToolResult): ToolResult => {
+    result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    scope.metrics.recordCall(tool, result);
+    return result;
+  };
+
+  if (name.trim().length === 0) return finish(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }));
+  const parsed = parseArguments(name, request.arguments);
+  if (!parsed.ok) return finish(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }));
+
+  const { principal } = options;
+  const resolution = resolveToolName(name, scope.pool, scope.catalog, {
+    ownPrefix: userToolPrefix(principal.user),
+    isUserToolName,
+  });
+  if (!resolution.ok) return finish(failureResult(resolution.errorType, resolution.message, { callId, name }));
+  tool = resolution.tool;
+  const failure = (message: string): ToolResult =>
+    finish(failureResult('VALIDATION_ERROR', message, { callId, name: tool!.name, source: tool!.source, resolvedFrom: resolution.resolvedFrom }));
+
+  const structural = tool.checkStructure?.(parsed.args);
+  if (structural) return failure(structural);
+  const validate = scope.validatorFor(scope.pool.schemaOf(tool));
+  if (validate === undefined) options.log.warn({ tool: tool.name }, 'tool input schema does not compile; schema validation skipped');
+  const check = validate?.(parsed.args);
+  if (check && !check.ok) {
+    return failure(`${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`);
+  }
+
+  const tenant = scope.tenant;
+  const ctx: PolicyContext = {
+    principal,
+    callId,
+    requestId: options.requestId,
+    signal: options.signal,
+    log: options.log,
+    depth: options.depth,
+    mode: options.mode,
+    checkAccess: (candidate) => tenant.admits(candidate, principal, options.mode),
+    policyOptions: (policy) => (Object.hasOwn(tenant.config.policies, policy) ? tenant.config.policies[policy] : undefined),
+    approval: options.approval,
+  };
+  const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
+  return finish(await scope.chain(call, ctx));
+}

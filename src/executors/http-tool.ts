@@ -1,0 +1,93 @@
+import type { Agent } from 'undici';
+import type { HttpFunctionEntry } from '../config/types.js';
+import { ToolError } from '../execution/tool-error.js';
+import { defineTool } from '../registry/define-tool.js';
+import type { JsonObject, Tool, ToolContext } from '../types.js';
+import { readBodyCapped } from './http-client.js';
+
+const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const ERROR_SNIPPET_CHARS = 500;
+
+function buildUrl(entry: HttpFunctionEntry, args: JsonObject): URL {
+  const url = new URL(entry.http.url);
+  if (entry.http.method === 'GET' || entry.http.method === 'DELETE') {
+    for (const [key, value] of Object.entries(args)) {
+      url.searchParams.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+  }
+  return url;
+}
+
+/**
+ * An HTTP (webhook) tool declared in config. Only configured headers are sent: the caller's
+ * Authorization never reaches the webhook. Loop protection forwards depth + 1.
+ */
+export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
+  const hasBody = entry.http.method !== 'GET' && entry.http.method !== 'DELETE';
+  const service = `http:${new URL(entry.http.url).host}`;
+
+  async function handler(args: JsonObject, ctx: ToolContext): Promise<unknown> {
+    const timeout = AbortSignal.timeout(entry.http.timeoutMs);
+    const signal = AbortSignal.any([ctx.signal, timeout]);
+    const url = buildUrl(entry, args);
+    let response;
+    try {
+      response = await agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: entry.http.method as 'POST',
+        headers: {
+          ...entry.http.headers,
+          'content-type': 'application/json',
+          accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
+          'x-toolgate-depth': String(ctx.depth + 1),
+          'x-request-id': ctx.requestId,
+        },
+        body: hasBody ? JSON.stringify(args) : undefined,
+        signal,
+      });
+    } catch (error) {
+      if (timeout.aborted) throw new ToolError('TIMEOUT', `webhook did not answer within ${entry.http.timeoutMs} ms`);
+      if (ctx.signal.aborted) throw new ToolError('TIMEOUT', 'call was cancelled');
+      throw new ToolError('UPSTREAM_ERROR', `webhook request failed: ${(error as Error).message}`);
+    }
+    let text: string;
+    try {
+      text = await readBodyCapped(response.body, MAX_RESPONSE_BYTES);
+    } catch (error) {
+      if (timeout.aborted) throw new ToolError('TIMEOUT', `webhook did not answer within ${entry.http.timeoutMs} ms`);
+      throw new ToolError('UPSTREAM_ERROR', `webhook response failed: ${(error as Error).message}`);
+    }
+    if (response.statusCode >= 400) {
+      throw new ToolError('UPSTREAM_ERROR', `webhook answered HTTP ${response.statusCode}: ${text.slice(0, ERROR_SNIPPET_CHARS)}`);
+    }
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (contentType.includes('json') && text.length > 0) {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return text;
+      }
+    }
+    return text;
+  }
+
+  return defineTool({
+    name: entry.name,
+    description: entry.description,
+    inputSchema: entry.inputSchema,
+    handler,
+    source: 'function',
+    service,
+    readOnly: entry.readOnly,
+    destructive: entry.destructive,
+    idempotent: entry.idempotent,
+    isConcurrencySafe: entry.concurrencySafe ? () => true : undefined,
+    aliases: entry.aliases,
+    deferLoading: entry.deferLoading,
+    searchHint: entry.searchHint,
+    maxResultChars: entry.maxResultChars,
+    timeoutMs: entry.timeoutMs,
+    feature: entry.feature,
+  });
+}

@@ -1,0 +1,197 @@
+import type { Agent } from 'undici';
+import type { GatewayConfig } from './config/types.js';
+import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
+import { createSchemaValidator } from './execution/schema-validator.js';
+import type { GatewayMetrics } from './observability/metrics.js';
+import { buildTenantChain } from './pipeline/tenant-chain.js';
+import type { Next, ToolMode } from './pipeline/types.js';
+import { buildCatalog, type Catalog } from './registry/catalog.js';
+import { createFeatureGate } from './registry/features.js';
+import { createOverrideApplier } from './registry/overrides.js';
+import { assemblePool, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
+import type { ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
+import { createTenantView, type TenantView } from './registry/tenant-view.js';
+import { createToolSearchTool } from './registry/tool-search.js';
+import type { Logger, Principal, Tool, ToolResult } from './types.js';
+
+/** A provider and the config it was built from: a reload reuses providers whose config did not change. */
+export interface ProviderSpec {
+  key: string;
+  create: () => ToolProvider;
+}
+
+export interface GatewayDeps {
+  log: Logger;
+  metrics: GatewayMetrics;
+  agent: Agent;
+  env: NodeJS.ProcessEnv;
+  /** Builds the tool providers a config asks for (function, built-in, RAG, MCP…). */
+  providerSpecs: (config: GatewayConfig) => ProviderSpec[];
+  userProvider?: UserToolProvider;
+}
+
+/** Everything one config version decides. Immutable: a reload or catalog change makes a new one. */
+interface Snapshot {
+  readonly config: GatewayConfig;
+  readonly providers: ReadonlyMap<string, ToolProvider>;
+  readonly catalog: Catalog;
+  readonly tenants: ReadonlyMap<string, TenantView>;
+  readonly chains: ReadonlyMap<string, Next>;
+  readonly pools: Map<string, Pool>;
+}
+
+const MAX_CACHED_POOLS = 1000;
+
+export class UnknownTenantError extends Error {}
+
+export class Gateway {
+  private snapshot!: Snapshot;
+  private readonly validatorFor = createSchemaValidator();
+  private readonly onShadowed: ShadowReport;
+  private readonly toolSearch: Tool;
+  private reloading: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly deps: GatewayDeps) {
+    this.onShadowed = createShadowReporter(deps.log, (winner, loser) => deps.metrics.toolShadowed.inc({ winner: winner.source, loser: loser.source }));
+    this.toolSearch = createToolSearchTool((principal, mode) => this.poolFor(principal, mode));
+  }
+
+  static async create(config: GatewayConfig, deps: GatewayDeps): Promise<Gateway> {
+    const gateway = new Gateway(deps);
+    gateway.snapshot = await gateway.buildSnapshot(config, new Map());
+    return gateway;
+  }
+
+  get config(): GatewayConfig {
+    return this.snapshot.config;
+  }
+
+  tenant(id: string): TenantView | undefined {
+    return this.snapshot.tenants.get(id);
+  }
+
+  private async buildSnapshot(config: GatewayConfig, previous: ReadonlyMap<string, ToolProvider>): Promise<Snapshot> {
+    const providers = new Map<string, ToolProvider>();
+    const started: ToolProvider[] = [];
+    try {
+      for (const spec of this.deps.providerSpecs(config)) {
+        const reused = previous.get(spec.key);
+        if (reused) {
+          providers.set(spec.key, reused);
+          continue;
+        }
+        const provider = spec.create();
+        started.push(provider);
+        await provider.start?.();
+        provider.onChange?.(() => this.refreshCatalog(provider));
+        providers.set(spec.key, provider);
+      }
+      const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
+      const chains = new Map<string, Next>();
+      for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(id, tenant));
+      return { config, providers, catalog: this.catalogFor(config, providers), tenants, chains, pools: new Map() };
+    } catch (error) {
+      await Promise.allSettled(started.map((provider) => provider.close?.()));
+      throw error;
+    }
+  }
+
+  private catalogFor(config: GatewayConfig, providers: ReadonlyMap<string, ToolProvider>): Catalog {
+    return buildCatalog([...providers.values()], {
+      applyOverrides: createOverrideApplier(config.tools),
+      featureEnabled: createFeatureGate(config.features, this.deps.env),
+      registryTools: [this.toolSearch],
+      log: this.deps.log,
+    });
+  }
+
+  /** A provider's tools changed (MCP list_changed, reconnect): rebuild the catalog of the live snapshot. */
+  private refreshCatalog(provider: ToolProvider): void {
+    const current = this.snapshot;
+    if (![...current.providers.values()].includes(provider)) return;
+    this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: new Map() };
+  }
+
+  async start(): Promise<void> {
+    // Providers are started while the snapshot is built; nothing else to do yet.
+  }
+
+  /**
+   * Validated config in, atomic swap out. A failure leaves the old snapshot serving. In-flight calls
+   * keep the snapshot they started with; providers no longer used are closed after the swap.
+   */
+  async reload(next: GatewayConfig): Promise<{ changed: boolean }> {
+    const run = this.reloading.then(async () => {
+      const previous = this.snapshot;
+      let snapshot: Snapshot;
+      try {
+        snapshot = await this.buildSnapshot(next, previous.providers);
+      } catch (error) {
+        this.deps.metrics.configReloads.inc({ result: 'error' });
+        throw error;
+      }
+      this.snapshot = snapshot;
+      this.deps.metrics.configReloads.inc({ result: 'ok' });
+      const kept = new Set(snapshot.providers.values());
+      const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
+      await Promise.allSettled(retired.map((provider) => provider.close?.()));
+      return { changed: JSON.stringify(previous.config) !== JSON.stringify(next) };
+    });
+    this.reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The principal's pool on the live snapshot. */
+  async poolFor(principal: Principal, requestedMode: ToolMode): Promise<Pool> {
+    return this.poolIn(this.snapshot, principal, requestedMode);
+  }
+
+  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<Pool> {
+    const tenant = snapshot.tenants.get(principal.tenant);
+    if (!tenant) throw new UnknownTenantError(principal.tenant);
+    const mode = tenant.effectiveMode(requestedMode);
+    const userTools = this.deps.userProvider && tenant.config.userMcp.enabled ? await this.deps.userProvider.toolsFor(principal, this.deps.log) : [];
+    const build = (): Pool => assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });
+    if (userTools.length > 0) return build();
+    const key = `${principal.tenant}\u0000${mode}\u0000${[...principal.roles].sort().join(',')}`;
+    let pool = snapshot.pools.get(key);
+    if (!pool) {
+      pool = build();
+      if (snapshot.pools.size >= MAX_CACHED_POOLS) snapshot.pools.clear();
+      snapshot.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** The one execution path, on the snapshot live when the call starts. */
+  async execute(request: CallRequest, options: CallOptions): Promise<ToolResult> {
+    const snapshot = this.snapshot;
+    const scope = await this.scopeFor(snapshot, options.principal, options.mode);
+    return executeCall(request, options, scope);
+  }
+
+  /** Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. */
+  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<ExecutionScope> {
+    const tenant = snapshot.tenants.get(principal.tenant);
+    const chain = snapshot.chains.get(principal.tenant);
+    if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
+    const pool = await this.poolIn(snapshot, principal, requestedMode);
+    return { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics };
+  }
+
+  /** The live snapshot, for callers that must run several calls on one config version. */
+  current(): Snapshot {
+    return this.snapshot;
+  }
+
+  status(): UpstreamStatus[] {
+    return [...this.snapshot.providers.values()].flatMap((provider) => provider.status?.() ?? []).concat(this.deps.userProvider?.status?.() ?? []);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.snapshot.providers.values()].map((provider) => provider.close?.()));
+    await this.deps.userProvider?.close?.();
+  }
+}
+
+export type { Snapshot };

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Tool, ToolResult } from '../types.js';
+
+/** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
+export const UNKNOWN_TOOL_LABEL = '__unknown__';
+export const USER_TOOL_LABEL = '__user__';
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
+  readonly toolDuration: Histogram<'tool' | 'source'>;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpInFlight: Gauge;
+  readonly toolShadowed: Counter<'winner' | 'loser'>;
+  readonly configReloads: Counter<'result'>;
+  recordCall(tool: Tool | undefined, result: ToolResult): void;
+}
+
+export function toolLabel(tool: Tool | undefined): string {
+  if (!tool) return UNKNOWN_TOOL_LABEL;
+  return tool.source === 'user-mcp' ? USER_TOOL_LABEL : tool.name;
+}
+
+/** One registry per gateway instance, so tests can build many apps in one process. */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const toolCalls = new Counter({
+    name: 'toolgate_tool_calls_total',
+    help: 'Tool calls by tool, source and outcome (ok or errorType)',
+    labelNames: ['tool', 'source', 'outcome'] as const,
+    registers: [registry],
+  });
+  const toolDuration = new Histogram({
+    name: 'toolgate_tool_call_duration_seconds',
+    help: 'Tool call duration',
+    labelNames: ['tool', 'source'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const httpRequests = new Counter({
+    name: 'toolgate_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const httpInFlight = new Gauge({ name: 'toolgate_http_requests_in_flight', help: 'HTTP requests being served', registers: [registry] });
+  const toolShadowed = new Counter({
+    name: 'toolgate_tool_shadowed_total',
+    help: 'Tools dropped from a pool because a higher-precedence source offers the same name',
+    labelNames: ['winner', 'loser'] as const,
+    registers: [registry],
+  });
+  const configReloads = new Counter({
+    name: 'toolgate_config_reloads_total',
+    help: 'Configuration reloads by result',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    toolCalls,
+    toolDuration,
+    httpRequests,
+    httpInFlight,
+    toolShadowed,
+    configReloads,
+    recordCall(tool, result) {
+      const label = toolLabel(tool);
+      const source = result.source ?? 'none';
+      const outcome = result.status ?? (result.ok ? 'ok' : result.error?.errorType ?? 'error');
+      toolCalls.inc({ tool: label, source, outcome });
+      toolDuration.observe({ tool: label, source }, result.durationMs / 1000);
+    },
+  };
+}

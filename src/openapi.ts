@@ -1,0 +1,23 @@
+// The fixed part of the OpenAPI document; paths come from the route schemas.
+export const openapiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'toolgate',
+    version: '0.1.0',
+    description: 'Tool gateway for AI agents: which tools a model may see, and governed execution of its tool calls.',
+  },
+  servers: [{ url: 'http://localhost:8080' }],
+  tags: [
+    { name: 'tools', description: 'Exposure: the caller\'s tool pool' },
+    { name: 'execute', description: 'Execution through the policy stack' },
+    { name: 'approvals', description: 'Human approval of tool calls' },
+    { name: 'users', description: "A user's own MCP servers" },
+    { name: 'admin', description: 'Operator routes (role admin)' },
+    { name: 'operations', description: 'Health, readiness, metrics' },
+  ],
+  components: {
+    securitySchemes: {
+      bearerAuth: { type: 'http' as const, scheme: 'bearer', description: 'A JWT or a static API key' },
+    },
+  },
+};

@@ -1,0 +1,65 @@
+import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../types.js';
+import type { ToolProvider } from './provider.js';
+
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The full candidate set, before any principal-specific narrowing. */
+export interface Catalog {
+  readonly tools: readonly Tool[];
+  /** Every tool with a given exposed name, highest routing precedence first. */
+  readonly byName: ReadonlyMap<string, readonly Tool[]>;
+  /** Every tool declaring a given alias. */
+  readonly byAlias: ReadonlyMap<string, readonly Tool[]>;
+}
+
+export interface CatalogOptions {
+  applyOverrides: (tool: Tool) => Tool;
+  featureEnabled: (feature: string | undefined) => boolean;
+  /** Registry-owned tools (tool_search), always candidates. */
+  registryTools: readonly Tool[];
+  log: Logger;
+}
+
+const precedence = (tool: Tool): number => SOURCE_PRECEDENCE.indexOf(tool.source);
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/**
+ * `allTools()`: the only place the full candidate set is assembled. Config overrides and feature flags
+ * are applied here so every consumer (listing, execution, MCP endpoint, search) sees the same tools.
+ */
+export function buildCatalog(providers: readonly ToolProvider[], options: CatalogOptions): Catalog {
+  const tools: Tool[] = [];
+  const seen = new Set<string>();
+  const candidates = [...options.registryTools, ...providers.flatMap((provider) => provider.tools())];
+  for (const raw of candidates) {
+    const tool = options.applyOverrides(raw);
+    if (!TOOL_NAME_PATTERN.test(tool.name)) {
+      options.log.warn({ tool: tool.name, source: tool.source }, 'tool name does not match ^[A-Za-z0-9_-]{1,64}$; skipped');
+      continue;
+    }
+    if (!options.featureEnabled(tool.feature)) continue;
+    // Within one source a name must be unique; across sources precedence decides per pool.
+    const key = `${tool.source}\u0000${tool.name}`;
+    if (seen.has(key)) {
+      options.log.warn({ tool: tool.name, source: tool.source }, 'duplicate tool name within one source; the first one is kept');
+      continue;
+    }
+    seen.add(key);
+    tools.push(tool);
+  }
+  const byName = new Map<string, Tool[]>();
+  const byAlias = new Map<string, Tool[]>();
+  for (const tool of tools) {
+    pushTo(byName, tool.name, tool);
+    for (const alias of tool.aliases) pushTo(byAlias, alias, tool);
+  }
+  for (const list of byName.values()) list.sort((a, b) => precedence(a) - precedence(b));
+  return { tools, byName, byAlias };
+}
+
+export { precedence as sourcePrecedence };

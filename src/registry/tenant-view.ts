@@ -1,0 +1,82 @@
+import type { TenantConfig } from '../config/types.js';
+import type { AccessDecision, ToolMode } from '../pipeline/types.js';
+import type { Principal, Tool } from '../types.js';
+import { compileGlobs, type NameMatcher } from './globs.js';
+
+export const TOOL_SEARCH_NAME = 'tool_search';
+
+interface RoleRule {
+  allow: NameMatcher | undefined;
+  deny: NameMatcher;
+}
+
+/**
+ * One tenant's exposure rules, compiled once per config snapshot. `admits` is the narrowing chain of
+ * CONTRACT §4 for a single tool; the pool applies it to the catalog, the access policy re-applies it per call.
+ */
+export interface TenantView {
+  readonly id: string;
+  readonly config: TenantConfig;
+  admits(tool: Tool, principal: Principal, mode: ToolMode): AccessDecision;
+  effectiveMode(requested: ToolMode): ToolMode;
+  /** Binding keys the model must never see for this tool (tool templates + tenant bindings). */
+  boundKeys(tool: Tool): readonly string[];
+}
+
+const ALLOWED: AccessDecision = { ok: true };
+
+export function createTenantView(id: string, config: TenantConfig): TenantView {
+  const allow = compileGlobs(config.tools.allow);
+  const deny = compileGlobs(config.tools.deny);
+  const functions = compileGlobs(config.functions);
+  const builtins = config.builtins === 'all' ? () => true : compileGlobs(config.builtins);
+  const services = new Set(config.mcpServices);
+  const roleRules = new Map<string, RoleRule>(
+    Object.entries(config.roles).map(([role, rule]) => [role, { allow: rule.allow ? compileGlobs(rule.allow) : undefined, deny: compileGlobs(rule.deny) }]),
+  );
+
+  function sourceAllows(tool: Tool): boolean {
+    switch (tool.source) {
+      case 'builtin':
+        // tool_search is the one built-in that is not opt-in (it appears whenever a deferred tool does).
+        return tool.name === TOOL_SEARCH_NAME || builtins(tool.name);
+      case 'function':
+        return functions(tool.name);
+      case 'global-mcp':
+        return tool.service !== undefined && services.has(tool.service);
+      case 'user-mcp':
+        return config.userMcp.enabled;
+      case 'local-mcp':
+        return true;
+    }
+  }
+
+  return {
+    id,
+    config,
+    effectiveMode: (requested) => (config.mode === 'readonly' ? 'readonly' : requested),
+    admits(tool, principal, requestedMode) {
+      if (tool.permission === 'deny') return { ok: false, reason: 'tool is disabled' };
+      if (!allow(tool.name) || deny(tool.name)) return { ok: false, reason: 'tool is not allowed for this tenant' };
+      for (const role of principal.roles) {
+        const rule = roleRules.get(role);
+        if (!rule) continue;
+        if (rule.deny(tool.name) || (rule.allow && !rule.allow(tool.name))) {
+          return { ok: false, reason: `tool is not allowed for role ${role}` };
+        }
+      }
+      const mode = config.mode === 'readonly' ? 'readonly' : requestedMode;
+      if (mode === 'readonly' && !tool.readOnly && tool.name !== TOOL_SEARCH_NAME) {
+        return { ok: false, reason: 'tool is not read-only and the session is in readonly mode' };
+      }
+      if (!sourceAllows(tool)) return { ok: false, reason: 'tool source is not enabled for this tenant' };
+      return ALLOWED;
+    },
+    boundKeys(tool) {
+      const keys = new Set<string>(Object.keys(tool.bindings ?? {}));
+      const tenantBinding = Object.hasOwn(config.bindings, tool.name) ? config.bindings[tool.name] : undefined;
+      for (const key of Object.keys(tenantBinding ?? {})) keys.add(key);
+      return [...keys];
+    },
+  };
+}

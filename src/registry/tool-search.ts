@@ -1,0 +1,37 @@
+import type { PolicyContext } from '../pipeline/types.js';
+import type { Principal } from '../types.js';
+import { defineTool } from './define-tool.js';
+import { nativeEntry } from './formats.js';
+import type { Pool } from './pool.js';
+import { searchPool } from './search.js';
+import { TOOL_SEARCH_NAME } from './tenant-view.js';
+
+export const SEARCH_LIMIT_MAX = 50;
+
+/** The built-in `tool_search`: full schemas of the caller's matching tools, deferred ones included. */
+export function createToolSearchTool(poolFor: (principal: Principal, mode: PolicyContext['mode']) => Promise<Pool>) {
+  return defineTool({
+    name: TOOL_SEARCH_NAME,
+    description: 'Search the available tools by name or purpose and load the full schemas of deferred tools before calling them.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', minLength: 1, maxLength: 500, description: 'Words describing the tool you need' },
+        limit: { type: 'integer', minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 5 },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    source: 'builtin',
+    readOnly: true,
+    idempotent: true,
+    isConcurrencySafe: () => true,
+    async handler(args, ctx) {
+      const mode = (ctx as Partial<PolicyContext>).mode ?? 'default';
+      const pool = await poolFor(ctx.principal, mode);
+      const limit = typeof args.limit === 'number' ? args.limit : 5;
+      const matches = searchPool(pool, String(args.query), limit).filter((tool) => tool.name !== TOOL_SEARCH_NAME);
+      return { tools: matches.map((tool) => nativeEntry(pool, tool, true)) };
+    },
+  });
+}

@@ -1,0 +1,90 @@
+// Shared JSON Schemas: request validation, response serialization and the OpenAPI document.
+import { ERROR_TYPES, SOURCE_PRECEDENCE } from '../types.js';
+
+export const errorBody = {
+  $id: 'ErrorBody',
+  type: 'object',
+  description: "Fastify's standard error body with a stable TG_* code",
+  required: ['statusCode', 'code', 'error', 'message'],
+  properties: {
+    statusCode: { type: 'integer' },
+    code: { type: 'string', examples: ['TG_UNAUTHENTICATED'] },
+    error: { type: 'string' },
+    message: { type: 'string' },
+  },
+} as const;
+
+export const toolResult = {
+  $id: 'ToolResult',
+  type: 'object',
+  required: ['callId', 'name', 'ok', 'output', 'source', 'durationMs', 'truncated', 'trace'],
+  properties: {
+    callId: { type: 'string' },
+    name: { type: 'string' },
+    ok: { type: 'boolean' },
+    output: { type: 'string', description: 'What the model reads; TOOL_ERROR: {...} on failure' },
+    source: { anyOf: [{ type: 'string', enum: [...SOURCE_PRECEDENCE] }, { type: 'null' }] },
+    durationMs: { type: 'number' },
+    truncated: { type: 'boolean' },
+    trace: { description: 'Structured detail for observability; never shown to the model' },
+    error: {
+      type: 'object',
+      required: ['errorType', 'error'],
+      properties: { errorType: { type: 'string', enum: [...ERROR_TYPES] }, error: { type: 'string' } },
+    },
+    status: { type: 'string', enum: ['pending_approval'] },
+    approvalId: { type: 'string' },
+    retryAfterMs: { type: 'integer' },
+    resolvedFrom: { type: 'string' },
+  },
+} as const;
+
+export const callArguments = {
+  description: 'Tool arguments: a JSON object, or a JSON string holding one',
+  anyOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }, { type: 'null' }],
+} as const;
+
+export const callId = { type: 'string', minLength: 1, maxLength: 256 } as const;
+
+export const toolHeaders = {
+  type: 'object',
+  properties: {
+    'x-toolgate-mode': { type: 'string', enum: ['default', 'readonly'], description: 'readonly strips every non-read-only tool' },
+    'x-toolgate-depth': { type: 'string', pattern: '^[0-9]{1,3}$', description: 'Gateway chaining depth (loop protection)' },
+    'x-request-id': { type: 'string', description: 'Echoed back; generated when absent or malformed' },
+  },
+} as const;
+
+export const bearerSecurity = [{ bearerAuth: [] }];
+
+export const errorResponses = {
+  400: { $ref: 'ErrorBody#' },
+  401: { $ref: 'ErrorBody#' },
+  403: { $ref: 'ErrorBody#' },
+  503: { $ref: 'ErrorBody#' },
+} as const;
+
+export const readiness = {
+  $id: 'Readiness',
+  type: 'object',
+  required: ['status', 'upstreams'],
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    upstreams: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          service: { type: 'string' },
+          kind: { type: 'string' },
+          state: { type: 'string' },
+          required: { type: 'boolean' },
+          toolCount: { type: 'integer' },
+          lastError: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const sharedSchemas = [errorBody, toolResult, readiness];

@@ -1,0 +1,62 @@
+// The only file that listens. Loads config (or the embedded demo), serves, reloads on SIGHUP and
+// shuts down gracefully: stop accepting, let in-flight calls finish (bounded), close upstreams, flush.
+import closeWithGrace from 'close-with-grace';
+import { buildServer } from './app.js';
+import { demoConfig } from './config/demo.js';
+import { ConfigError, loadConfigFile } from './config/load.js';
+import type { GatewayConfig } from './config/types.js';
+
+async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
+  const path = process.env.TOOLGATE_CONFIG;
+  if (path) return { config: await loadConfigFile(path) };
+  const demo = demoConfig();
+  const banner = demo.generated
+    ? `toolgate demo: tenant "demo", API key (printed once, set TOOLGATE_DEV_API_KEY to choose one):\n  ${demo.apiKey}`
+    : 'toolgate demo: tenant "demo", API key from TOOLGATE_DEV_API_KEY';
+  return { config: demo.config, banner };
+}
+
+async function main(): Promise<void> {
+  let loaded;
+  try {
+    loaded = await initialConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`toolgate: ${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+  const { config, banner } = loaded;
+  const configPath = process.env.TOOLGATE_CONFIG;
+  const app = await buildServer(config, {
+    loadConfig: configPath ? () => loadConfigFile(configPath) : undefined,
+  });
+  // Explicit server timeouts: a slow client cannot hold a socket forever.
+  app.server.headersTimeout = 30_000;
+  app.server.requestTimeout = 300_000;
+  app.server.keepAliveTimeout = 72_000;
+
+  const host = process.env.HOST ?? config.server.host;
+  const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;
+  await app.listen({ host, port });
+  if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer <key>" http://localhost:${port}/v1/tools\n`);
+
+  process.on('SIGHUP', () => {
+    app.reloadConfig().then(
+      ({ changed }) => app.log.info({ changed }, 'configuration reloaded (SIGHUP)'),
+      (error: unknown) => app.log.error({ err: error }, 'configuration reload refused; the previous configuration keeps serving'),
+    );
+  });
+
+  closeWithGrace({ delay: config.server.shutdownGraceMs }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    await app.close();
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`toolgate: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

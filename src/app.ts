@@ -19,6 +19,7 @@ import { adminRoutes } from '../routes/admin.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
+import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
 
@@ -64,7 +65,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics }),
   });
   const authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
   const reloadConfig = async (): Promise<{ changed: boolean }> => {
@@ -123,6 +124,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
   await app.register(adminRoutes);
+  await app.register(mcpRoutes);
   await gateway.start();
   return app;
 }

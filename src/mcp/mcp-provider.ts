@@ -69,8 +69,6 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
     }),
   }));
 
-  const isHeld = (service: string, tool: string): boolean => pins.held(service).some((entry) => entry.tool === tool);
-
   function rebuild(): void {
     const next: Tool[] = [];
     const owner = new Map<string, string>();
@@ -99,7 +97,7 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
             source: kind,
             service: spec.service,
             client,
-            isHeld: () => spec.pin && isHeld(spec.service, tool.name),
+            isHeld: () => spec.pin && pins.isHeld(spec.service, tool.name),
             ...(spec.headersFor ? { headersFor: spec.headersFor } : {}),
             ...(spec.extra ? { extra: spec.extra(tool) } : {}),
           }),

@@ -56,6 +56,8 @@ export interface PinRegistry {
   /** Accepts the currently held definition of a tool; returns false when nothing was held. */
   accept(service: string, tool: string): boolean;
   held(service?: string): HeldTool[];
+  /** Per-call check, so it is a map lookup. */
+  isHeld(service: string, tool: string): boolean;
 }
 
 export interface PinRegistryDeps {
@@ -109,5 +111,6 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
       return true;
     },
     held: (service) => [...held.values()].filter((entry) => service === undefined || entry.service === service),
+    isHeld: (service, tool) => held.size > 0 && held.has(key(service, tool)),
   };
 }

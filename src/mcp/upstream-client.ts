@@ -7,7 +7,6 @@ import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
 import { linkAbort } from './abort-link.js';
-import { withCallHeaders } from './upstream-fetch.js';
 import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
 export interface BackoffOptions {
@@ -270,17 +269,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     tools: () => (state === 'ready' ? tools : []),
     async callTool(name, args, callOptions = {}) {
       const current = client;
+      const channel = opened?.channel;
       if (state !== 'ready' || !current) {
         throw new ToolError('UPSTREAM_ERROR', `upstream ${service} is ${state}${lastError ? `: ${lastError}` : ''}`);
       }
       const from = generation;
-      const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
       // The SDK never removes its abort listener from the signal it is given: hand it a child of ours.
       const { signal, unlink } = linkAbort(callOptions.signal);
       try {
-        return (await withCallHeaders(headers, () =>
-          current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs }),
-        )) as CallToolResult;
+        const send = () => current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs });
+        if (!channel) return (await send()) as CallToolResult;
+        const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
+        return (await channel.run(headers, send)) as CallToolResult;
       } catch (error) {
         throw mapCallError(error, name, callOptions.signal, from);
       } finally {

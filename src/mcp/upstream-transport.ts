@@ -8,7 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpRemoteEntry, McpStdioEntry } from '../config/types.js';
 import type { Logger } from '../types.js';
-import { createUpstreamFetch } from './upstream-fetch.js';
+import { createCallHeaderChannel, createUpstreamFetch, type CallHeaderChannel } from './upstream-fetch.js';
 
 /** Anything with the SDK server's connect/close (an `McpServer` or a low-level `Server`). */
 export interface ConnectableServer {
@@ -26,6 +26,8 @@ export type UpstreamTransportConfig = McpStdioEntry | McpRemoteEntry | InMemoryE
 
 export interface OpenedTransport {
   transport: Transport;
+  /** HTTP only: how per-call headers reach the request that carries the call. */
+  readonly channel?: CallHeaderChannel;
   /** The stdio child's pid, for status detail. */
   readonly pid?: number;
   /** Extra cleanup beyond `transport.close()` (the in-process server). */
@@ -61,11 +63,16 @@ export async function openTransport(config: UpstreamTransportConfig, log: Logger
     }
     case 'streamable-http':
     case 'sse': {
-      const fetch = createUpstreamFetch({ staticHeaders: config.headers });
+      const channel = createCallHeaderChannel();
+      const fetch = createUpstreamFetch({ staticHeaders: config.headers, channel });
       const url = new URL(config.url);
-      if (config.transport === 'sse' || mode === 'sse') return { transport: new SSEClientTransport(url, { fetch }) };
-      // Reconnection of the standalone GET stream is ours (the client's backoff), not the SDK's.
-      return { transport: new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } }) };
+      const transport =
+        config.transport === 'sse' || mode === 'sse'
+          ? new SSEClientTransport(url, { fetch })
+          : // Reconnection of the standalone GET stream is ours (the client's backoff), not the SDK's.
+            new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
+      channel.attach(transport);
+      return { transport, channel };
     }
   }
 }

@@ -139,3 +139,33 @@ describe('MCP upstreams wired into the app', () => {
     expect((await app.inject({ method: 'POST', url: '/v1/admin/tools/ev_echo/accept', headers: bearer(API_KEY) })).statusCode).toBe(404);
   });
 });
+
+describe('a required MCP upstream going down', () => {
+  it('turns /readyz 503 and answers UPSTREAM_ERROR fast, then recovers without a restart', async () => {
+    const state = createTestState([echoTool]);
+    let server = await startHttpTestServer(state);
+    const gated = await buildTestApp(
+      testConfig({
+        mcp: { global: [{ id: 'req', transport: 'streamable-http', url: server.url, required: true }] },
+        tenants: { acme: { mcpServices: ['req'] } },
+      }),
+    );
+    try {
+      expect((await gated.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await server.close();
+      const call = await gated.inject({ method: 'POST', url: '/v1/execute', headers: bearer(aliceToken), payload: { name: 'echo', arguments: { message: 'x' } } });
+      expect(call.json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR' } });
+      await vi.waitFor(async () => expect((await gated.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503));
+      const readiness = (await gated.inject({ method: 'GET', url: '/readyz' })).json();
+      expect(readiness.upstreams).toEqual(expect.arrayContaining([expect.objectContaining({ service: 'req', state: 'down', required: true })]));
+
+      server = await startHttpTestServer(state, server.port);
+      await vi.waitFor(async () => expect((await gated.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200), { timeout: 10_000 });
+      const back = await gated.inject({ method: 'POST', url: '/v1/execute', headers: bearer(aliceToken), payload: { name: 'echo', arguments: { message: 'back' } } });
+      expect(back.json()).toMatchObject({ ok: true, output: 'Echo: back' });
+    } finally {
+      await gated.close();
+      await server.close();
+    }
+  });
+});

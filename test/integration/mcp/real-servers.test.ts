@@ -29,7 +29,7 @@ async function started(provider: McpProvider): Promise<McpProvider> {
 
 function tool(provider: McpProvider, name: string): Tool {
   const found = provider.tools().find((candidate) => candidate.name === name);
-  if (!found) throw new Error(`no ${name}`);
+  if (!found) throw new Error(`no ${name}; status ${JSON.stringify(provider.status())}`);
   return found;
 }
 

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { load, type LoadResult } from './autocannon.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
 
-const SECONDS = 5;
+const SECONDS = 4;
 const WARMUP_SECONDS = 2;
 const targets = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
 const echo = JSON.stringify({ name: 'echo', arguments: { message: 'hello' } });
@@ -19,7 +19,7 @@ interface Target {
   close: () => Promise<void>;
 }
 
-async function start(name: 'floor' | 'toolgate'): Promise<Target> {
+async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Target> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', targets, name], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start within 20 s`)), 20_000);
@@ -55,23 +55,24 @@ const row = (load: string, target: string, result: LoadResult, ratio: string): s
 
 export async function bench(): Promise<string> {
   const rows: string[] = [];
-  const floor = await start('floor');
-  const gateway = await start('toolgate').catch(async (error: unknown) => {
-    await floor.close();
-    throw error;
-  });
+  const started: Target[] = [];
   try {
+    const [floor, client, gateway] = [await start('floor'), await start('floor-client'), await start('toolgate')];
+    started.push(floor, client, gateway);
     for (const connections of [1, 16]) {
       const label = connections === 1 ? 'sequential (1 conn)' : `concurrent (${connections} conns)`;
       const base = await measure(floor, echo, connections);
+      const ours = await measure(client, echo, connections);
       const gated = await measure(gateway, echo, connections);
       const core = await measure(gateway, weather, connections);
+      const ratio = (result: LoadResult): string => fmt(result.requests.average / base.requests.average, 2);
       rows.push(row(label, 'floor: Fastify + 1 SDK client → echo', base, '1.00'));
-      rows.push(row(label, 'toolgate /v1/execute → echo', gated, fmt(gated.requests.average / base.requests.average, 2)));
-      rows.push(row(label, 'toolgate /v1/execute → function tool (no MCP; core cost)', core, '—'));
+      rows.push(row(label, 'diagnostic: floor harness + toolgate upstream client → echo', ours, ratio(ours)));
+      rows.push(row(label, '**toolgate /v1/execute → echo**', gated, `**${ratio(gated)}**`));
+      rows.push(row(label, 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', core, ratio(core)));
     }
   } finally {
-    await Promise.all([gateway.close(), floor.close()]);
+    await Promise.all(started.map((target) => target.close()));
   }
   return [
     `### MCP: server-everything \`echo\` over stdio (${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, loopback)`,

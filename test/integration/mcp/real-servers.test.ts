@@ -86,6 +86,19 @@ describe.each([
   });
 });
 
+describe('server-everything over the legacy SSE transport', () => {
+  it.each([
+    ['declared as sse', 'sse' as const],
+    ['declared as streamable-http (falls back to SSE after the 4xx)', 'streamable-http' as const],
+  ])('connects and calls echo when %s', async (_label, transport) => {
+    const server = await startEverythingHttp(0, 'sse');
+    spawned.push(server);
+    const provider = await started(createGlobalMcpProvider([{ id: 'old', transport, url: server.url, headers: {}, required: false, defer: false, pin: true, forwardIdentity: {} }], { log }));
+    expect(provider.status()[0]).toMatchObject({ state: 'ready', detail: expect.objectContaining({ transport: 'sse' }) });
+    expect(await call(provider, 'echo', { message: 'old school' })).toEqual({ output: 'Echo: old school', trace: null });
+  });
+});
+
 describe('a killed upstream', () => {
   it('stdio: calls answer UPSTREAM_ERROR, status goes down, and the child is respawned by itself', async () => {
     const provider = await started(

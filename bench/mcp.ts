@@ -5,8 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { load, type LoadResult } from './autocannon.js';
+import autocannon from 'autocannon';
 import { BENCH_API_KEY } from './mcp-targets.js';
+
+type LoadResult = Awaited<ReturnType<typeof autocannon>>;
 
 const SECONDS = 4;
 const WARMUP_SECONDS = 2;
@@ -43,8 +45,8 @@ async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Targe
 
 async function measure(target: Target, body: string, connections: number): Promise<LoadResult> {
   const options = { url: target.url, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` }, body, connections };
-  await load({ ...options, duration: WARMUP_SECONDS }); // warm-up: JIT in both processes, connection pools
-  const result = await load({ ...options, duration: SECONDS });
+  await autocannon({ ...options, duration: WARMUP_SECONDS }); // warm-up: JIT in both processes, connection pools
+  const result = await autocannon({ ...options, duration: SECONDS });
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`${target.url}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
   return result;
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
 import { errors } from '../src/errors.js';
 import { callOptionsFor, defaultCallId, requestSignal } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders } from '../src/schemas/common.js';
@@ -79,6 +80,57 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
         return sendToolResult(reply, result);
       } finally {
         gate.leave(request.principal.tenant);
+      }
+    },
+  );
+
+  app.post<{ Body: BatchRequest }>(
+    '/v1/execute/batch',
+    {
+      preHandler: app.authenticate,
+      schema: {
+        tags: ['execute'],
+        summary: 'Run the tool calls of one model turn; results in input order (CONTRACT §6)',
+        security: bearerSecurity,
+        headers: toolHeaders,
+        body: {
+          type: 'object',
+          required: ['calls'],
+          additionalProperties: false,
+          properties: {
+            calls: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 128,
+              items: {
+                type: 'object',
+                required: ['name'],
+                additionalProperties: false,
+                properties: { name: { type: 'string', maxLength: 256 }, arguments: callArguments, callId },
+              },
+            },
+            step: { type: 'integer', minimum: 0, maximum: 1000000 },
+            parallel: { type: 'boolean', default: true },
+            maxParallel: { type: 'integer', minimum: 1, maximum: 32, default: 4 },
+            timeoutMs: { type: 'integer', minimum: 1, maximum: 3600000 },
+          },
+        },
+        response: {
+          200: { type: 'object', required: ['results'], properties: { results: { type: 'array', items: { $ref: 'ToolResult#' } } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { principal } = request;
+      const tenant = app.gateway.tenant(principal.tenant)!;
+      gate.enter(principal.tenant, tenant.config.limits.maxInFlight);
+      try {
+        const { defaultCallId: _unused, ...options } = callOptionsFor(request, '', requestSignal(reply));
+        const scope = await app.gateway.scopeFor(app.gateway.current(), principal, options.mode);
+        return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
+      } finally {
+        gate.leave(principal.tenant);
       }
     },
   );

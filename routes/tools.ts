@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { requestMode } from '../src/http/call-options.js';
 import { formatPool, LISTING_FORMATS, nativeEntry, type ListingFormat } from '../src/registry/formats.js';
+import type { Pool } from '../src/registry/pool.js';
 import { searchPool } from '../src/registry/search.js';
 import { SEARCH_LIMIT_MAX } from '../src/registry/tool-search.js';
 import { bearerSecurity, errorResponses, toolHeaders } from '../src/schemas/common.js';
@@ -17,6 +18,16 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 
 /** Exposure: the principal's pool, in the four client shapes, with ETag/304, and tool search. */
 export const toolsRoutes: FastifyPluginAsync = async (app) => {
+  // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
+  const bodies = new WeakMap<Pool, Map<ListingFormat, string>>();
+  const listingBody = (pool: Pool, format: ListingFormat): string => {
+    let byFormat = bodies.get(pool);
+    if (!byFormat) bodies.set(pool, (byFormat = new Map()));
+    let body = byFormat.get(format);
+    if (body === undefined) byFormat.set(format, (body = JSON.stringify(formatPool(pool, format))));
+    return body;
+  };
+
   app.get<{ Querystring: { format: ListingFormat } }>(
     '/v1/tools',
     {
@@ -43,7 +54,7 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
       const etag = etagOf(pool.fingerprint, request.query.format);
       reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Toolgate-Mode');
       if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return formatPool(pool, request.query.format);
+      return reply.type('application/json; charset=utf-8').send(listingBody(pool, request.query.format));
     },
   );
 

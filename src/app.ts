@@ -8,20 +8,28 @@ import type { GatewayConfig } from './config/types.js';
 import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
+import { createGovernance } from './governance.js';
 import { loggerOptions } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { gatewayPlugin } from './plugins/gateway.js';
+import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
+import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
+import { userRoutes } from '../routes/users.js';
+import type { Resolve } from './egress/check-egress.js';
+import type { StateStore } from './store/types.js';
+import { createUserMcpProvider } from './user-mcp/provider.js';
+import { createUserMcpRegistrations } from './user-mcp/registrations.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -34,6 +42,10 @@ export interface BuildOptions {
   loadConfig?: () => Promise<GatewayConfig>;
   /** Process metrics (event loop, GC…); off in tests that build many apps. */
   defaultMetrics?: boolean;
+  /** Shared state to use instead of the one `store.kind` names (the caller then owns and closes it). */
+  store?: StateStore;
+  /** DNS resolution for the egress check (tests map hostnames without a resolver). */
+  resolve?: Resolve;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,18 +72,36 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const env = options.env ?? process.env;
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
   const agent = createHttpAgent();
+  // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
+  const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store });
+  // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
+  const egress = { allow: config.egress.allow, resolve: options.resolve };
+  const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => config.tenants[tenant]?.userMcp.maxServers ?? 0 });
+  const userProvider = createUserMcpProvider({ registrations, egress });
   const gateway = await Gateway.create(config, {
+    policyDeps: governance.policyDeps,
     log: app.log,
     metrics,
     agent,
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics }),
+    userProvider,
   });
-  const authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
   const reloadConfig = async (): Promise<{ changed: boolean }> => {
-    const next = options.loadConfig ? await options.loadConfig() : gateway.config;
-    authenticator.cache.clear();
-    return gateway.reload(next);
+    let next: GatewayConfig;
+    let nextAuthenticator;
+    try {
+      next = options.loadConfig ? await options.loadConfig() : gateway.config;
+      nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
+    } catch (error) {
+      metrics.configReloads.inc({ result: 'error' });
+      throw error;
+    }
+    const result = await gateway.reload(next);
+    authenticator = nextAuthenticator;
+    return result;
   };
 
   app.addHook('onClose', async () => {
@@ -79,9 +109,12 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   // Overload protection: beyond maxInFlight requests a replica sheds load instead of queueing without bound.
+  // Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator.
+  const unbounded = new Set(['/healthz', '/readyz', '/metrics']);
   let inFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (unbounded.has(request.routeOptions.url ?? '')) return;
     if (inFlight >= config.server.maxInFlight) {
       reply.header('retry-after', '1');
       throw new errors.TG_OVERLOADED('server is overloaded, retry later');
@@ -116,14 +149,17 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(swagger, { openapi: openapiDocument, refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) } });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
 
+  await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
-  await app.register(authPlugin, { authenticator, gateway });
+  await app.register(authPlugin, { authenticator: () => authenticator, gateway });
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
   await app.register(adminRoutes);
+  await app.register(approvalsRoutes);
+  await app.register(userRoutes, { registrations, provider: userProvider });
   await app.register(mcpRoutes);
   await gateway.start();
   return app;

@@ -3,6 +3,7 @@ import type { GatewayConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import type { PolicyDeps } from './pipeline/deps.js';
 import { buildTenantChain } from './pipeline/tenant-chain.js';
 import type { Next, ToolMode } from './pipeline/types.js';
 import { buildCatalog, type Catalog } from './registry/catalog.js';
@@ -28,6 +29,8 @@ export interface GatewayDeps {
   /** Builds the tool providers a config asks for (function, built-in, RAG, MCP…). */
   providerSpecs: (config: GatewayConfig) => ProviderSpec[];
   userProvider?: UserToolProvider;
+  /** Store, approvals, audit sink and metrics shared by every tenant's policy chain. */
+  policyDeps: PolicyDeps;
 }
 
 /** Everything one config version decides. Immutable: a reload or catalog change makes a new one. */
@@ -88,7 +91,7 @@ export class Gateway {
       }
       const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
       const chains = new Map<string, Next>();
-      for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(id, tenant));
+      for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, this.deps.policyDeps, config.baseDir));
       return { config, providers, catalog: this.catalogFor(config, providers), tenants, chains, pools: new Map() };
     } catch (error) {
       await Promise.allSettled(started.map((provider) => provider.close?.()));

@@ -1,4 +1,5 @@
 import type { Agent } from 'undici';
+import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './executors/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
@@ -6,6 +7,7 @@ import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
 import { createPinRegistry } from './mcp/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import { createRagProvider } from './rag/index.js';
 import type { Logger } from './types.js';
 
 export interface ProviderDeps {
@@ -29,9 +31,20 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
   };
   return (config) => [
     {
+      // One provider for every tenant; the registry enables built-ins per tenant (`tenants.<t>.builtins`).
+      // Its close() reaps every background process, on shutdown and when a reload changes `builtins`.
+      key: `builtin:${JSON.stringify(config.builtins)}`,
+      create: () => createBuiltinProvider(config.builtins),
+    },
+    {
       // Module mtimes are part of the key: an edited module is re-imported on reload.
       key: `function:${JSON.stringify(config.functions)}:${Date.now()}`,
       create: () => createFunctionProvider(config.functions, deps.agent),
+    },
+    {
+      // A reload always rebuilds the embedded indexes, so edited knowledge-base files are picked up.
+      key: `rag:${JSON.stringify(config.rag)}:${Date.now()}`,
+      create: () => createRagProvider(config.rag, { dispatcher: deps.agent }),
     },
     { key: `local-mcp:${JSON.stringify(config.mcp.local)}`, create: () => createLocalMcpProvider(config.mcp.local, mcpDeps) },
     { key: `global-mcp:${JSON.stringify(config.mcp.global)}`, create: () => createGlobalMcpProvider(config.mcp.global, mcpDeps) },

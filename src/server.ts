@@ -5,6 +5,7 @@ import { buildServer } from './app.js';
 import { demoConfig } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
+import { watchConfigFile } from './config/watch.js';
 
 async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
   const path = process.env.TOOLGATE_CONFIG;
@@ -36,22 +37,36 @@ async function main(): Promise<void> {
   app.server.headersTimeout = 30_000;
   app.server.requestTimeout = 300_000;
   app.server.keepAliveTimeout = 72_000;
+  // Calls still in flight at shutdown answer with `Connection: close`: close() only ends the sockets
+  // idle at that moment, so a keep-alive socket turning idle later would hold the process open until
+  // the grace delay kills it (exit 1).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
 
   const host = process.env.HOST ?? config.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;
   await app.listen({ host, port });
   if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer <key>" http://localhost:${port}/v1/tools\n`);
 
-  process.on('SIGHUP', () => {
+  const reload = (trigger: string) => () => {
     app.reloadConfig().then(
-      ({ changed }) => app.log.info({ changed }, 'configuration reloaded (SIGHUP)'),
-      (error: unknown) => app.log.error({ err: error }, 'configuration reload refused; the previous configuration keeps serving'),
+      ({ changed }) => app.log.info({ changed, trigger }, 'configuration reloaded'),
+      (error: unknown) => app.log.error({ err: error, trigger }, 'configuration reload refused; the previous configuration keeps serving'),
     );
-  });
+  };
+  process.on('SIGHUP', reload('SIGHUP'));
+  const stopWatching = configPath && config.reload.watch ? watchConfigFile(configPath, reload('file-watch')) : undefined;
 
   closeWithGrace({ delay: config.server.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
+    stopWatching?.();
     await app.close();
   });
 }

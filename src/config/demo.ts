@@ -31,13 +31,29 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   const fromEnv = env.TOOLGATE_DEV_API_KEY;
   const apiKey = fromEnv && fromEnv.length > 0 ? fromEnv : `tg_demo_${randomBytes(24).toString('base64url')}`;
   const sha256 = createHash('sha256').update(apiKey).digest('hex');
+  // A second demo tenant only when its key is chosen, so the RAG isolation demo takes two curl commands.
+  const demo2Key = env.TOOLGATE_DEV_API_KEY_DEMO2;
+  const demo2 = demo2Key && demo2Key.length > 0
+    ? [{ id: 'demo2', sha256: createHash('sha256').update(demo2Key).digest('hex'), tenant: 'demo2', user: 'demo2-user', roles: [] }]
+    : [];
   const raw = {
     server: { host: env.HOST ?? '0.0.0.0', port: env.PORT ? Number(env.PORT) : 8080 },
-    auth: { apiKeys: [{ id: 'demo', sha256, tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] }] },
+    auth: { apiKeys: [{ id: 'demo', sha256, tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] }, ...demo2] },
     store: { kind: 'memory' },
     audit: { sink: 'off' },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
-    tenants: { demo: { tools: { allow: ['*'], deny: [] } } },
+    // Two tenants share examples/kb.jsonl; the filter is bound from the caller's token, never from the model.
+    rag: [
+      {
+        name: 'knowledge_search',
+        description: 'Search the company handbook. Returns numbered passages [S1], [S2]… with their sources.',
+        dataset: 'demo-handbook',
+        backend: { kind: 'embedded', documents: './examples/kb.jsonl' },
+        topK: { default: 5, max: 10 },
+        filter: { tenant: '${principal.tenant}' },
+      },
+    ],
+    tenants: { demo: { tools: { allow: ['*'], deny: [] } }, ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}) },
     logging: { level: env.LOG_LEVEL ?? 'info' },
   };
   const config = validateConfigObject(raw, packageRoot(), undefined);

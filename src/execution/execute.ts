@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { DeadlineAware } from '../pipeline/deps.js';
 import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
@@ -28,6 +29,8 @@ export interface CallOptions {
   /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */
   defaultCallId: string;
   approval?: PolicyContext['approval'];
+  /** Per-call deadline (epoch ms) from a batch `timeoutMs`; timeout and retry policies never run past it. */
+  deadline?: number;
 }
 
 /** What the execution path needs from the current config snapshot. */
@@ -82,7 +85,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   }
 
   const tenant = scope.tenant;
-  const ctx: PolicyContext = {
+  const ctx: PolicyContext & DeadlineAware = {
     principal,
     callId,
     requestId: options.requestId,
@@ -93,6 +96,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
     checkAccess: (candidate) => tenant.admits(candidate, principal, options.mode),
     policyOptions: (policy) => (Object.hasOwn(tenant.config.policies, policy) ? tenant.config.policies[policy] : undefined),
     approval: options.approval,
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
   };
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
   return finish(await scope.chain(call, ctx));

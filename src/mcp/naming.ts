@@ -1,5 +1,5 @@
 // Model-visible names for MCP tools (CONTRACT §3, REFERENCE "Local MCP tool names").
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../registry/canonical-json.js';
 
 export const MAX_TOOL_NAME = 64;
 const HASH_CHARS = 8;
@@ -11,10 +11,8 @@ const HASH_CHARS = 8;
 export function shortenName(name: string, max: number = MAX_TOOL_NAME): string {
   if (name.length <= max) return name;
   if (max < HASH_CHARS + 2) throw new RangeError(`shortenName: max ${max} leaves no room for a prefix`);
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_CHARS);
-  // Trailing `_` on the cut would give `__` before the hash; trimming keeps names tidy (never empty: see below).
-  const kept = name.slice(0, max - HASH_CHARS - 1).replace(/_+$/, '') || name.slice(0, 1);
-  return `${kept}_${hash}`;
+  // Same rule as src/user-mcp/naming.ts, so one shortening can serve both.
+  return `${name.slice(0, max - HASH_CHARS - 1)}_${sha256Hex(name).slice(0, HASH_CHARS)}`;
 }
 
 /**

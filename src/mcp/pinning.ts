@@ -1,6 +1,6 @@
 // Rug-pull defence: a tool whose definition changes after first sight is held out until an admin accepts it.
-import { createHash } from 'node:crypto';
 import type { Registry } from 'prom-client';
+import { canonicalJson, sha256Hex } from '../registry/canonical-json.js';
 import type { Logger } from '../types.js';
 import { counterIn } from './metrics.js';
 
@@ -25,22 +25,8 @@ export function createMemoryPinStore(): PinStore {
   };
 }
 
-/** JSON with object keys sorted at every level, so equal schemas hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.keys(value as Record<string, unknown>)
-    .sort()
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
-}
-
 export function definitionHash(tool: PinnableTool): string {
-  return createHash('sha256')
-    .update(canonicalJson({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null }))
-    .digest('hex');
+  return sha256Hex(canonicalJson({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null }));
 }
 
 export interface HeldTool {

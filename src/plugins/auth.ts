@@ -21,7 +21,7 @@ const BEARER = /^Bearer ([^\s]+)$/i;
  * Bearer authentication as a preHandler: the principal comes only from a verified token, never from
  * headers, query strings or bodies. Unknown tenants are checked against the live config on every request.
  */
-export const authPlugin = fp<{ authenticator: Authenticator; gateway: Gateway }>(
+export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gateway }>(
   async (app, { authenticator, gateway }) => {
     app.decorateRequest('principal', null as unknown as Principal);
 
@@ -33,7 +33,7 @@ export const authPlugin = fp<{ authenticator: Authenticator; gateway: Gateway }>
       }
       let principal: Principal;
       try {
-        principal = await authenticator.authenticate(match[1]!);
+        principal = await authenticator().authenticate(match[1]!);
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         reply.header('www-authenticate', `Bearer realm="toolgate", error="invalid_token", error_description="${error.message}"`);

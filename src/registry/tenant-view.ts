@@ -31,6 +31,13 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
   const functions = compileGlobs(config.functions);
   const builtins = config.builtins === 'all' ? () => true : compileGlobs(config.builtins);
   const services = new Set(config.mcpServices);
+  // Bindings keyed by tool name or glob, from `bindings` and from the bind-arguments policy options:
+  // the same rules the policy applies, so a bound key can never stay visible to the model.
+  const policyBindings = (config.policies['bind-arguments'] as { bindings?: Record<string, object> } | false | undefined) || undefined;
+  const bindingRules = Object.entries({ ...config.bindings, ...(policyBindings?.bindings ?? {}) }).map(([pattern, template]) => ({
+    matches: compileGlobs([pattern]),
+    keys: Object.keys(template ?? {}),
+  }));
   const roleRules = new Map<string, RoleRule>(
     Object.entries(config.roles).map(([role, rule]) => [role, { allow: rule.allow ? compileGlobs(rule.allow) : undefined, deny: compileGlobs(rule.deny) }]),
   );
@@ -74,8 +81,9 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     },
     boundKeys(tool) {
       const keys = new Set<string>(Object.keys(tool.bindings ?? {}));
-      const tenantBinding = Object.hasOwn(config.bindings, tool.name) ? config.bindings[tool.name] : undefined;
-      for (const key of Object.keys(tenantBinding ?? {})) keys.add(key);
+      for (const binding of bindingRules) {
+        if (binding.matches(tool.name)) for (const key of binding.keys) keys.add(key);
+      }
       return [...keys];
     },
   };

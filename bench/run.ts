@@ -1,0 +1,51 @@
+// `npm run bench`: runs every bench section present (each a module exporting `bench(): Promise<string>`
+// returning markdown), one after another so they never compete for the cores, prints them and writes
+// bench/results.md. Sections added by other work (mcp, rag, registry) are picked up when their file exists.
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packageRoot } from '../src/config/demo.js';
+
+const SECTIONS = ['gateway', 'mcp', 'rag', 'registry'] as const;
+const benchDir = join(packageRoot(), 'bench');
+
+interface BenchModule {
+  bench: () => Promise<string>;
+}
+
+const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+const parts: string[] = [
+  '# toolgate benchmarks',
+  '',
+  `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), loopback only.`,
+  '',
+];
+let failed = false;
+
+for (const name of SECTIONS) {
+  if (only && !only.includes(name)) continue;
+  const file = join(benchDir, `${name}.ts`);
+  if (!existsSync(file)) {
+    process.stderr.write(`bench: no bench/${name}.ts, skipping\n`);
+    continue;
+  }
+  process.stderr.write(`bench: running ${name}…\n`);
+  try {
+    const section = (await import(pathToFileURL(file).href)) as BenchModule;
+    const markdown = await section.bench();
+    process.stdout.write(`${markdown}\n`);
+    parts.push(markdown);
+  } catch (error) {
+    failed = true;
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`bench: section ${name} failed: ${message}\n`);
+    parts.push(`## ${name}\n\nfailed: ${message}\n`);
+  }
+}
+
+const out = join(benchDir, 'results.md');
+await writeFile(out, `${parts.join('\n').trimEnd()}\n`);
+process.stderr.write(`bench: wrote ${out}\n`);
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,56 @@
+import { createCircuitRegistry, type CircuitOptions } from '../src/pipeline/circuit-state.js';
+import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { Policy } from '../src/pipeline/types.js';
+import { callFailure } from '../src/execution/tool-result.js';
+import type { ToolResult } from '../src/types.js';
+
+export const circuitBreakerOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    failureThreshold: { type: 'integer', minimum: 1, default: 5 },
+    cooldownMs: { type: 'integer', minimum: 1, default: 30_000 },
+    failureRate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['threshold'],
+      properties: {
+        threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        minCalls: { type: 'integer', minimum: 1, default: 10 },
+        windowMs: { type: 'integer', minimum: 1, default: 60_000 },
+      },
+    },
+  },
+};
+
+// Only failures that say "the upstream is unwell" count; a bad argument or a denial says nothing about it.
+const countsAsFailure = (result: ToolResult): boolean => result.error?.errorType === 'UPSTREAM_ERROR' || result.error?.errorType === 'TIMEOUT';
+
+/**
+ * Per upstream service (`tool.service`; tools without one are not guarded): CIRCUIT_OPEN immediately while
+ * open, one probe after the cool-down, closed again when the probe succeeds. State is per replica — see
+ * src/pipeline/circuit-state.ts for why.
+ */
+export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy {
+  const circuitOptions = parsePolicyOptions<CircuitOptions>('circuit-breaker', circuitBreakerOptionsSchema, options);
+  const clock = deps.clock ?? systemClock;
+  const circuits = deps.circuits ?? createCircuitRegistry((service, state) => deps.metrics?.circuitState(service, state));
+  return async (call, ctx, next) => {
+    const service = call.tool.service;
+    if (!service) return next(call, ctx);
+    const circuit = circuits.get(service, circuitOptions);
+    const admission = circuit.admit(clock.now());
+    if (!admission.admit) {
+      return callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`);
+    }
+    let failed = true; // a throw from below counts as a failure
+    try {
+      const result = await next(call, ctx);
+      failed = countsAsFailure(result);
+      return result;
+    } finally {
+      circuit.record(failed, clock.now(), admission.probe);
+    }
+  };
+}

@@ -1,0 +1,50 @@
+import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { Policy } from '../src/pipeline/types.js';
+import type { ErrorType } from '../src/types.js';
+
+export const retryOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /** Total attempts including the first. */
+    attempts: { type: 'integer', minimum: 1, maximum: 10, default: 3 },
+    baseMs: { type: 'integer', minimum: 0, default: 100 },
+    maxMs: { type: 'integer', minimum: 0, default: 2_000 },
+    on: { type: 'array', items: { type: 'string', enum: ['UPSTREAM_ERROR', 'TIMEOUT', 'TOOL_EXCEPTION'] }, default: ['UPSTREAM_ERROR', 'TIMEOUT'] },
+  },
+};
+
+interface RetryOptions {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+  on: ErrorType[];
+}
+
+/**
+ * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures,
+ * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
+ * of attempts, and never past the call's deadline or abort.
+ */
+export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
+  const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
+  const clock = deps.clock ?? systemClock;
+  const retryable = new Set<ErrorType>(on);
+  return async (call, ctx, next) => {
+    let result = await next(call, ctx);
+    if (!(call.tool.readOnly || call.tool.idempotent)) return result;
+    for (let attempt = 1; attempt < attempts; attempt++) {
+      if (result.ok || !result.error || !retryable.has(result.error.errorType)) break;
+      const cap = Math.min(maxMs, baseMs * 2 ** (attempt - 1));
+      const delay = Math.round(cap / 2 + clock.random() * (cap / 2));
+      const deadline = deadlineOf(ctx);
+      if (ctx.signal.aborted || (deadline !== undefined && clock.now() + delay >= deadline)) break;
+      await clock.sleep(delay, ctx.signal);
+      if (ctx.signal.aborted) break;
+      deps.metrics?.decision('retry', 'retried');
+      result = await next(call, ctx);
+    }
+    return result;
+  };
+}

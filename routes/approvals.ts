@@ -1,0 +1,132 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { isApprover } from '../src/approvals/service.js';
+import { resumeApproved } from '../src/approvals/resume.js';
+import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
+import { errors } from '../src/errors.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+
+const approval = {
+  type: 'object',
+  required: ['id', 'status', 'tenant', 'requester', 'tool', 'callId', 'createdAt', 'expiresAt'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired'] },
+    tenant: { type: 'string' },
+    requester: { type: 'string' },
+    tool: { type: 'string' },
+    callId: { type: 'string' },
+    arguments: { type: 'object', additionalProperties: true, description: 'The call as it will run, server-side bindings applied' },
+    createdAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time' },
+    decidedBy: { type: 'string' },
+    decidedAt: { type: 'string', format: 'date-time' },
+    result: { $ref: 'ToolResult#' },
+  },
+} as const;
+
+const conflict = { 404: { $ref: 'ErrorBody#' }, 409: { $ref: 'ErrorBody#' } } as const;
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 128 } } } as const;
+
+/** The public view of a record: requester's claims and the model's raw arguments stay server-side. */
+function view(record: ApprovalRecord) {
+  return {
+    id: record.id,
+    status: record.status,
+    tenant: record.tenant,
+    requester: record.requester.user,
+    tool: record.call.name,
+    callId: record.call.callId,
+    arguments: record.call.boundArguments ?? record.call.arguments,
+    createdAt: new Date(record.createdAt).toISOString(),
+    expiresAt: new Date(record.expiresAt).toISOString(),
+    ...(record.decidedBy ? { decidedBy: record.decidedBy } : {}),
+    ...(record.decidedAt ? { decidedAt: new Date(record.decidedAt).toISOString() } : {}),
+    ...(record.result ? { result: record.result } : {}),
+  };
+}
+
+/** ApprovalError → the TG_* table; an expired record is a conflict with a clear message. */
+async function mapped<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof ApprovalError)) throw error;
+    if (error.code === 'NOT_FOUND') throw new errors.TG_NOT_FOUND(error.message);
+    if (error.code === 'FORBIDDEN') throw new errors.TG_FORBIDDEN(error.message);
+    throw new errors.TG_CONFLICT(error.message);
+  }
+}
+
+/** Human approval (CONTRACT §5): approvers are role approver/admin of the same tenant, never the requester. */
+export const approvalsRoutes: FastifyPluginAsync = async (app) => {
+  const { approvals } = app.governance;
+
+  app.get<{ Querystring: { status: 'pending' } }>(
+    '/v1/approvals',
+    {
+      preHandler: app.authenticate,
+      schema: {
+        tags: ['approvals'],
+        summary: 'Pending approvals: every one of the tenant for approvers, your own otherwise',
+        security: bearerSecurity,
+        querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', enum: ['pending'], default: 'pending' } } },
+        response: { 200: { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: approval } } }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { principal } = request;
+      const pending = await approvals.listPending(principal.tenant);
+      const visible = isApprover(principal, principal.tenant) ? pending : pending.filter((record) => record.requester.user === principal.user);
+      return { approvals: visible.map(view) };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/approvals/:id',
+    {
+      preHandler: app.authenticate,
+      schema: {
+        tags: ['approvals'],
+        summary: 'One approval and, once decided, its ToolResult (requester or approvers only)',
+        security: bearerSecurity,
+        params: idParams,
+        response: { 200: approval, ...errorResponses, ...conflict },
+      },
+    },
+    async (request) => view(await mapped(approvals.get(request.params.id, request.principal))),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/approvals/:id/approve',
+    {
+      preHandler: [app.authenticate, app.requireRole('approver', 'admin')],
+      schema: {
+        tags: ['approvals'],
+        summary: 'Approve: runs the call once, as its requester, and stores its ToolResult',
+        security: bearerSecurity,
+        params: idParams,
+        response: { 200: approval, ...errorResponses, ...conflict },
+      },
+    },
+    async (request) => {
+      const meta = { requestId: request.id, log: request.log };
+      return view(await mapped(approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta))));
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+    '/v1/approvals/:id/deny',
+    {
+      preHandler: [app.authenticate, app.requireRole('approver', 'admin')],
+      schema: {
+        tags: ['approvals'],
+        summary: 'Deny: the call never runs; its result is APPROVAL_DENIED',
+        security: bearerSecurity,
+        params: idParams,
+        body: { anyOf: [{ type: 'object', additionalProperties: false, properties: { reason: { type: 'string', maxLength: 500 } } }, { type: 'null' }] },
+        response: { 200: approval, ...errorResponses, ...conflict },
+      },
+    },
+    async (request) => view(await mapped(approvals.deny(request.params.id, request.principal, request.body?.reason))),
+  );
+};

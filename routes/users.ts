@@ -1,0 +1,92 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { errors } from '../src/errors.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { UserMcpProvider } from '../src/user-mcp/provider.js';
+import { registrationView, type UserMcpRegistrations } from '../src/user-mcp/registrations.js';
+
+export interface UserRoutesOptions {
+  registrations: UserMcpRegistrations;
+  provider: UserMcpProvider;
+}
+
+const params = {
+  type: 'object',
+  properties: { userId: { type: 'string', minLength: 1, maxLength: 512 }, serviceId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,32}$' } },
+  required: ['userId'],
+} as const;
+
+const putBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048 },
+    transport: { type: 'string', enum: ['streamable-http', 'sse'] },
+    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
+  },
+} as const;
+
+const registration = {
+  type: 'object',
+  description: 'A registration as listed back: header names only, never their values',
+  properties: {
+    serviceId: { type: 'string' },
+    serviceKey: { type: 'string' },
+    url: { type: 'string' },
+    transport: { type: 'string', enum: ['streamable-http', 'sse'] },
+    headerNames: { type: 'array', items: { type: 'string' } },
+    createdAt: { type: 'string' },
+  },
+} as const;
+
+/**
+ * A user's own MCP servers (CONTRACT §5). `:userId` is the raw `sub`, URL-encoded (Fastify decodes
+ * it). The tenant always comes from the principal, so no path can reach another tenant; only the
+ * user themself or an `admin` of the same tenant may manage the servers.
+ */
+export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { registrations, provider }) => {
+  function owner(request: FastifyRequest): { tenant: string; sub: string } {
+    const { userId } = request.params as { userId: string };
+    const principal = request.principal;
+    if (principal.user !== userId && !principal.roles.includes('admin')) {
+      throw new errors.TG_FORBIDDEN('only the user themself or a tenant admin may manage these MCP servers');
+    }
+    return { tenant: principal.tenant, sub: userId };
+  }
+  const route = (summary: string, response: Record<number, unknown>, body?: object) => ({
+    preHandler: [app.authenticate],
+    schema: { tags: ['users'], summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
+  });
+
+  app.get('/v1/users/:userId/mcp-servers', route("List a user's own MCP servers", { 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }), async (request) => {
+    const { tenant, sub } = owner(request);
+    return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
+  });
+
+  app.get('/v1/users/:userId/mcp-servers/:serviceId', route("One of a user's MCP servers", { 200: registration }), async (request) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    const registration = await registrations.get(tenant, sub, serviceId);
+    if (!registration) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+    return registrationView(sub, registration);
+  });
+
+  app.put('/v1/users/:userId/mcp-servers/:serviceId', route('Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)', { 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }, putBody), async (request, reply) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    const result = await registrations.put(tenant, sub, serviceId, request.body as { url: string });
+    if (!result.ok) throw new errors[result.code](result.message);
+    await provider.forget(tenant, sub, serviceId);
+    // Logged without URL or headers: both are the user's.
+    request.log.info({ serviceId, created: result.created }, 'user MCP server registered');
+    return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
+  });
+
+  app.delete('/v1/users/:userId/mcp-servers/:serviceId', route('Remove a user MCP server', { 204: { type: 'null', description: 'Removed' } }), async (request, reply) => {
+    const { tenant, sub } = owner(request);
+    const { serviceId } = request.params as { serviceId: string };
+    if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+    await provider.forget(tenant, sub, serviceId);
+    return reply.code(204).send();
+  });
+};

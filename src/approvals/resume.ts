@@ -1,0 +1,25 @@
+import type { Gateway } from '../gateway.js';
+import type { Logger, Principal, ToolResult } from '../types.js';
+import type { ApprovalRecord } from './types.js';
+
+/**
+ * Runs an approved call through the one execution path as its requester (the principal verified when the
+ * call was made), with `ctx.approval` set so the approval policy lets it through once. The model's own
+ * arguments are replayed: validation, the deny re-check and bindings all apply again on the live config.
+ */
+export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: { requestId: string; log: Logger }): Promise<ToolResult> {
+  const principal: Principal = { tenant: record.tenant, user: record.requester.user, roles: record.requester.roles, claims: record.requester.claims };
+  return gateway.execute(
+    { name: record.call.name, arguments: record.call.arguments, callId: record.call.callId },
+    {
+      principal,
+      requestId: meta.requestId,
+      log: meta.log,
+      signal: new AbortController().signal, // the approver's request must not cancel the requester's call
+      depth: record.depth,
+      mode: record.mode ?? 'default',
+      defaultCallId: record.call.callId,
+      approval: { id: record.id, approvedBy: record.decidedBy ?? '' },
+    },
+  );
+}

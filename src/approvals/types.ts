@@ -1,0 +1,63 @@
+import type { ToolMode } from '../pipeline/types.js';
+import type { JsonObject, Principal, ToolResult, ToolSourceKind } from '../types.js';
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
+
+/** A call waiting for (or decided by) a human. Stored as JSON in the StateStore. */
+export interface ApprovalRecord {
+  id: string;
+  tenant: string;
+  status: ApprovalStatus;
+  /** The requester's principal as verified when the call was made; an approved call runs as this principal. */
+  requester: { user: string; roles: string[]; claims: JsonObject };
+  /**
+   * `arguments` are the model's own (replayed through the whole execution path on approval, where
+   * bindings are applied again for the requester); `boundArguments` is what the approver is shown.
+   */
+  call: { name: string; arguments: JsonObject; boundArguments?: JsonObject; callId: string; resolvedFrom?: string; source: ToolSourceKind | null };
+  requestId: string;
+  depth: number;
+  mode?: ToolMode;
+  createdAt: number;
+  expiresAt: number;
+  decidedBy?: string;
+  decidedAt?: number;
+  /** Set once the call has run (approved) or been refused (denied/expired). */
+  result?: ToolResult;
+}
+
+export type ApprovalErrorCode = 'NOT_FOUND' | 'FORBIDDEN' | 'CONFLICT' | 'EXPIRED';
+
+/** A typed refusal of an approval operation; routes map `code` to TG_NOT_FOUND / TG_FORBIDDEN / TG_CONFLICT. */
+export class ApprovalError extends Error {
+  readonly code: ApprovalErrorCode;
+  constructor(code: ApprovalErrorCode, message: string) {
+    super(message);
+    this.name = 'ApprovalError';
+    this.code = code;
+  }
+}
+
+export interface CreateApprovalInput {
+  principal: Principal;
+  call: ApprovalRecord['call'];
+  requestId: string;
+  depth: number;
+  mode?: ToolMode;
+  expiresMs: number;
+}
+
+/** Runs an approved call through the rest of the chain as its requester and returns its result. */
+export type RunApproved = (record: ApprovalRecord) => Promise<ToolResult>;
+
+export interface ApprovalService {
+  create(input: CreateApprovalInput): Promise<ApprovalRecord>;
+  /** Only the requester and the tenant's approvers/admins may read a record. */
+  get(id: string, viewer: Principal): Promise<ApprovalRecord>;
+  /** Pending records of a tenant, oldest first (callers filter by viewer). */
+  listPending(tenant: string): Promise<ApprovalRecord[]>;
+  approve(id: string, approver: Principal, run: RunApproved): Promise<ApprovalRecord>;
+  deny(id: string, approver: Principal, reason?: string): Promise<ApprovalRecord>;
+  /** Marks a pending record expired (also done lazily on read once its time is up). */
+  expire(id: string, tenant: string): Promise<ApprovalRecord>;
+}

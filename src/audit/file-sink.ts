@@ -1,0 +1,57 @@
+import { appendFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { AuditEvent, AuditSink } from './types.js';
+
+/**
+ * JSONL file sink: `write` only queues; one writer drains the queue in order with a single append per
+ * batch. `flush`/`close` wait for the drain, and a write after close is appended synchronously, so
+ * no event is lost on shutdown.
+ */
+export function createFileAuditSink(path: string, options: { onError?: (error: unknown) => void } = {}): AuditSink {
+  let queue: string[] = [];
+  let handle: Promise<FileHandle> | undefined;
+  let draining: Promise<void> = Promise.resolve();
+  let scheduled = false;
+  let closed = false;
+
+  const drain = async (): Promise<void> => {
+    scheduled = false;
+    if (queue.length === 0) return;
+    const lines = queue.join('');
+    queue = [];
+    try {
+      handle ??= open(path, 'a');
+      await (await handle).appendFile(lines);
+    } catch (error) {
+      options.onError?.(error);
+    }
+  };
+  const schedule = (): Promise<void> => {
+    if (!scheduled) {
+      scheduled = true;
+      draining = draining.then(drain);
+    }
+    return draining;
+  };
+
+  return {
+    write(event: AuditEvent) {
+      const line = `${JSON.stringify(event)}\n`;
+      if (closed) {
+        appendFileSync(path, line);
+        return;
+      }
+      queue.push(line);
+      void schedule();
+    },
+    async flush() {
+      await schedule();
+    },
+    async close() {
+      if (closed) return;
+      await schedule();
+      closed = true;
+      if (handle) await (await handle).close();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+import type { Principal } from '../types.js';
+import type { Workspace } from './workspace.js';
+
+/** What every built-in tool factory receives: how to find the caller's workspace. */
+export interface BuiltinToolDeps {
+  workspaceFor(principal: Principal): Promise<Workspace>;
+}

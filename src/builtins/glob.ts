@@ -1,0 +1,54 @@
+import picomatch from 'picomatch';
+import { ToolError } from '../execution/tool-error.js';
+import { defineTool } from '../registry/define-tool.js';
+import type { Tool } from '../types.js';
+import { optionalInt, optionalString, requiredString, strictObject } from './args.js';
+import type { BuiltinToolDeps } from './context.js';
+import { walkFiles } from './walk.js';
+
+const DEFAULT_MAX_RESULTS = 1000;
+const MAX_PATTERN_LENGTH = 1000;
+
+export function createGlobTool(deps: BuiltinToolDeps): Tool {
+  return defineTool({
+    name: 'glob',
+    source: 'builtin',
+    description:
+      'Find files by glob pattern (e.g. "src/**/*.ts"), matched against paths relative to `path` (default the workspace root). ' +
+      'Skips .git and node_modules, never enters symlinked folders; results are sorted and relative to the workspace root.',
+    inputSchema: strictObject(
+      {
+        pattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH },
+        path: { type: 'string', minLength: 1, description: 'Folder to search in, relative to the workspace root' },
+        maxResults: { type: 'integer', minimum: 1, maximum: 10000, default: DEFAULT_MAX_RESULTS },
+      },
+      ['pattern'],
+    ),
+    readOnly: true,
+    idempotent: true,
+    isConcurrencySafe: () => true,
+    handler: async (args, ctx) => {
+      const ws = await deps.workspaceFor(ctx.principal);
+      const pattern = requiredString(args, 'pattern', 'glob');
+      if (pattern.length > MAX_PATTERN_LENGTH) throw new ToolError('VALIDATION_ERROR', `pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
+      const maxResults = optionalInt(args, 'maxResults', 1, 10000) ?? DEFAULT_MAX_RESULTS;
+      const base = await ws.resolveInside(optionalString(args, 'path') ?? '.');
+      const isMatch = picomatch(pattern, { dot: true });
+      const matches: string[] = [];
+      let truncated = false;
+      const walk = walkFiles(base);
+      let step = await walk.next();
+      for (; !step.done; step = await walk.next()) {
+        if (!isMatch(step.value.relative)) continue;
+        if (matches.length >= maxResults) {
+          truncated = true;
+          break;
+        }
+        matches.push(ws.display(step.value.absolute));
+      }
+      if (step.done && step.value.exhausted) truncated = true;
+      matches.sort();
+      return { matches, count: matches.length, truncated };
+    },
+  });
+}

@@ -1,0 +1,141 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import vm from 'node:vm';
+import picomatch from 'picomatch';
+import { ToolError } from '../execution/tool-error.js';
+import { defineTool } from '../registry/define-tool.js';
+import type { Tool } from '../types.js';
+import { optionalBoolean, optionalInt, optionalString, requiredString, strictObject } from './args.js';
+import type { BuiltinToolDeps } from './context.js';
+import { type WalkEntry, walkFiles } from './walk.js';
+import type { Workspace } from './workspace.js';
+
+const DEFAULT_MAX_RESULTS = 100;
+const MAX_PATTERN_LENGTH = 1000;
+const MAX_LINE_CHARS = 500;
+const BINARY_SNIFF_BYTES = 8000;
+// Nested quantifiers such as (a+)+ or (\w*)* are the classic exponential-backtracking shapes.
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,\d*\})/;
+
+export interface GrepOptions {
+  /** Wall-clock budget for one file's regex work; V8 interrupts a runaway match at this point. */
+  perFileTimeMs?: number;
+}
+
+// Runs inside a separate V8 context so `vm`'s timeout can interrupt a catastrophic regex mid-match.
+const SEARCH = new vm.Script(`(() => { const hits = []; for (let i = 0; i < lines.length; i++) if (re.test(lines[i])) hits.push(i); return hits; })()`);
+
+export function compileGrepPattern(pattern: string, caseInsensitive: boolean): RegExp {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw new ToolError('VALIDATION_ERROR', `pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
+  if (NESTED_QUANTIFIER.test(pattern)) throw new ToolError('VALIDATION_ERROR', 'pattern has nested quantifiers (catastrophic backtracking risk); simplify it');
+  try {
+    return new RegExp(pattern, caseInsensitive ? 'i' : '');
+  } catch (error) {
+    throw new ToolError('VALIDATION_ERROR', `invalid regular expression: ${(error as Error).message}`);
+  }
+}
+
+export function createGrepTool(deps: BuiltinToolDeps, options: GrepOptions = {}): Tool {
+  const perFileTimeMs = options.perFileTimeMs ?? 1000;
+  return defineTool({
+    name: 'grep',
+    source: 'builtin',
+    description:
+      'Search file contents with a regular expression, line by line, under `path` (default the workspace root). ' +
+      '`include` filters file names by glob (e.g. "*.ts"). Skips binary files, files over 10 MiB, .git and node_modules.',
+    inputSchema: strictObject(
+      {
+        pattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, description: 'JavaScript regular expression' },
+        path: { type: 'string', minLength: 1 },
+        include: { type: 'string', minLength: 1, description: 'File-name glob' },
+        caseInsensitive: { type: 'boolean', default: false },
+        maxResults: { type: 'integer', minimum: 1, maximum: 10000, default: DEFAULT_MAX_RESULTS },
+      },
+      ['pattern'],
+    ),
+    readOnly: true,
+    idempotent: true,
+    isConcurrencySafe: () => true,
+    handler: async (args, ctx) => {
+      const ws = await deps.workspaceFor(ctx.principal);
+      const re = compileGrepPattern(requiredString(args, 'pattern', 'grep'), optionalBoolean(args, 'caseInsensitive'));
+      const maxResults = optionalInt(args, 'maxResults', 1, 10000) ?? DEFAULT_MAX_RESULTS;
+      const include = optionalString(args, 'include');
+      const includeMatch = include ? picomatch(include, { dot: true, basename: !include.includes('/') }) : () => true;
+      const base = await ws.resolveInside(optionalString(args, 'path') ?? '.');
+      const context = vm.createContext({ re, lines: [] as string[] });
+
+      const matches: { file: string; line: number; content: string }[] = [];
+      let filesSearched = 0;
+      let filesMatched = 0;
+      let totalMatches = 0;
+      let truncated = false;
+
+      const searchFile = async (entry: WalkEntry) => {
+        if (entry.kind !== 'file' || !includeMatch(entry.relative)) return;
+        const text = await readSearchable(ws, entry.absolute);
+        if (text === undefined) return;
+        filesSearched += 1;
+        const lines = text.split('\n');
+        context.lines = lines;
+        let hits: number[];
+        try {
+          hits = SEARCH.runInContext(context, { timeout: perFileTimeMs }) as number[];
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+            throw new ToolError('VALIDATION_ERROR', `pattern took longer than ${perFileTimeMs} ms on ${ws.display(entry.absolute)}; simplify it`);
+          }
+          throw error;
+        }
+        if (hits.length === 0) return;
+        filesMatched += 1;
+        totalMatches += hits.length;
+        for (const index of hits) {
+          if (matches.length >= maxResults) {
+            truncated = true;
+            break;
+          }
+          const line = lines[index]!.replace(/\r$/, '');
+          matches.push({ file: ws.display(entry.absolute), line: index + 1, content: line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line });
+        }
+      };
+
+      const stat = await fsp.stat(base);
+      if (stat.isFile()) {
+        await searchFile({ absolute: base, relative: path.basename(base), kind: 'file' });
+      } else {
+        const walk = walkFiles(base);
+        let step = await walk.next();
+        for (; !step.done; step = await walk.next()) {
+          if (ctx.signal.aborted) throw new ToolError('TIMEOUT', 'grep was aborted');
+          await searchFile(step.value);
+        }
+        if (step.value.exhausted) truncated = true;
+      }
+      return { matches, filesSearched, filesMatched, totalMatches, truncated };
+    },
+  });
+}
+
+/**
+ * The file's text, or undefined when it is too large, binary, or no longer a regular file inside the roots.
+ * Goes through `openInside`, so a folder swapped for a link during the walk is caught on the descriptor.
+ */
+async function readSearchable(ws: Workspace, absolute: string): Promise<string | undefined> {
+  const maxBytes = ws.limits.maxFileBytes;
+  let handle: fsp.FileHandle;
+  try {
+    ({ handle } = await ws.openInside(absolute, {}));
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size > maxBytes) return undefined;
+    const buffer = await handle.readFile();
+    if (buffer.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
+    return buffer.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,94 @@
+import type { CircuitStateName } from './metrics.js';
+
+export interface CircuitOptions {
+  failureThreshold: number;
+  cooldownMs: number;
+  failureRate?: { threshold: number; minCalls: number; windowMs: number };
+}
+
+export type Admission = { admit: true; probe: boolean } | { admit: false; retryAfterMs: number };
+
+export interface Circuit {
+  readonly state: CircuitStateName;
+  admit(now: number): Admission;
+  /** Reports how an admitted call ended; `probe` as returned by `admit`. */
+  record(failed: boolean, now: number, probe: boolean): void;
+}
+
+export interface CircuitRegistry {
+  get(service: string, options: CircuitOptions): Circuit;
+}
+
+/**
+ * Breaker state per upstream service, in this process' memory. Deliberately not in the shared store:
+ * a breaker reacts to what this replica sees (its own network path to the upstream), must answer without
+ * a round trip on every call, and each replica opening on its own failures converges just as fast
+ * (Envoy's outlier detection works the same way).
+ */
+export function createCircuitRegistry(onState: (service: string, state: CircuitStateName) => void = () => {}): CircuitRegistry {
+  const circuits = new Map<string, Circuit>();
+  return {
+    get(service, options) {
+      let circuit = circuits.get(service);
+      if (!circuit) {
+        circuit = createCircuit(options, (state) => onState(service, state));
+        circuits.set(service, circuit);
+        onState(service, 'closed');
+      }
+      return circuit;
+    },
+  };
+}
+
+function createCircuit(options: CircuitOptions, onState: (state: CircuitStateName) => void): Circuit {
+  let state: CircuitStateName = 'closed';
+  let consecutive = 0;
+  let openedAt = 0;
+  let probing = false;
+  let outcomes: Array<{ at: number; failed: boolean }> = [];
+
+  const move = (next: CircuitStateName, now: number): void => {
+    state = next;
+    if (next === 'open') openedAt = now;
+    if (next !== 'half_open') probing = false;
+    if (next === 'closed') {
+      consecutive = 0;
+      outcomes = [];
+    }
+    onState(next);
+  };
+
+  const rateTripped = (now: number): boolean => {
+    const rate = options.failureRate;
+    if (!rate) return false;
+    outcomes = outcomes.filter((o) => o.at > now - rate.windowMs);
+    const failures = outcomes.filter((o) => o.failed).length;
+    return outcomes.length >= rate.minCalls && failures / outcomes.length >= rate.threshold;
+  };
+
+  return {
+    get state() {
+      return state;
+    },
+    admit(now) {
+      if (state === 'closed') return { admit: true, probe: false };
+      if (state === 'open' && now >= openedAt + options.cooldownMs) {
+        move('half_open', now);
+        probing = true;
+        return { admit: true, probe: true };
+      }
+      // Half-open lets exactly one probe through; everyone else is refused until it reports.
+      return { admit: false, retryAfterMs: Math.max(1, openedAt + options.cooldownMs - now) };
+    },
+    record(failed, now, probe) {
+      if (probe) {
+        move(failed ? 'open' : 'closed', now);
+        return;
+      }
+      if (state !== 'closed') return; // a straggler admitted before the circuit opened
+      if (options.failureRate) outcomes.push({ at: now, failed });
+      consecutive = failed ? consecutive + 1 : 0;
+      if (consecutive >= options.failureThreshold || (failed && rateTripped(now))) move('open', now);
+    },
+  };
+}

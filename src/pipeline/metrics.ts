@@ -1,0 +1,36 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface PolicyMetrics {
+  /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
+  decision(policy: string, decision: string): void;
+  batchGroup(size: number): void;
+  circuitState(service: string, state: CircuitStateName): void;
+}
+
+export type CircuitStateName = 'closed' | 'open' | 'half_open';
+const CIRCUIT_VALUE: Record<CircuitStateName, number> = { closed: 0, open: 1, half_open: 2 };
+
+// Reuses a metric already on the registry, so building a second chain on one registry never throws.
+function existing<T>(registry: Registry, name: string): T | undefined {
+  return registry.getSingleMetric(name) as T | undefined;
+}
+
+/** Policy and batch metrics on the Registry the server passes in. Labels are bounded: policy names, error types, configured services. */
+export function createPolicyMetrics(registry: Registry): PolicyMetrics {
+  const decisions =
+    existing<Counter<'policy' | 'decision'>>(registry, 'toolgate_policy_decisions_total') ??
+    new Counter({ name: 'toolgate_policy_decisions_total', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'], registers: [registry] });
+  const groups =
+    existing<Histogram>(registry, 'toolgate_batch_group_size') ??
+    new Histogram({ name: 'toolgate_batch_group_size', help: 'Calls per batch execution group', buckets: [1, 2, 4, 8, 16, 32, 64], registers: [registry] });
+  const circuits =
+    existing<Gauge<'service'>>(registry, 'toolgate_circuit_state') ??
+    new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
+  return {
+    decision: (policy, decision) => decisions.inc({ policy, decision }),
+    batchGroup: (size) => groups.observe(size),
+    circuitState: (service, state) => circuits.set({ service }, CIRCUIT_VALUE[state]),
+  };
+}
+
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, batchGroup() {}, circuitState() {} };

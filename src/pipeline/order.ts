@@ -1,0 +1,26 @@
+// The default policy chain, outermost first (CONTRACT §7). The order is a design decision written once here.
+export const DEFAULT_POLICY_ORDER = [
+  // Outermost: sees every outcome (denied, limited, pending, failed) so every call leaves exactly one event.
+  'audit',
+  // Before access: a caller hammering a denied tool still spends budget, and denied calls are counted once.
+  'rate-limit',
+  // Deny re-check against the live config before anything is bound, stored or executed.
+  'access',
+  // After access (a denied call binds nothing), before approval (the approver sees and approves the bound call).
+  'bind-arguments',
+  // Before depth/breaker/retry: a pending call is parked without touching upstreams; resumed calls run from here on.
+  'approval',
+  // Loop protection is cheap and local; checked before spending upstream capacity.
+  'max-depth',
+  // Outside retry: the breaker judges the final outcome of a call, and an open circuit skips retries entirely.
+  'circuit-breaker',
+  // Outside timeout: each attempt gets its own timeout, and retries stop at the call's deadline.
+  'retry',
+  // Innermost: bounds exactly the executor's work and hands it the abort signal.
+  'timeout',
+] as const;
+
+export type BuiltinPolicyName = (typeof DEFAULT_POLICY_ORDER)[number];
+
+/** Policies a tenant can never switch off: without them calls would be unaudited or bypass deny rules. */
+export const REQUIRED_POLICIES: readonly BuiltinPolicyName[] = ['audit', 'access'];

@@ -1,0 +1,108 @@
+import type { StateStore, WindowHit } from './types.js';
+
+const SWEEP_EVERY = 1000;
+
+interface Entry {
+  value: string;
+  /** Epoch ms; undefined = no expiry. */
+  expiresAt: number | undefined;
+}
+
+export interface MemoryStoreOptions {
+  /** Clock, injectable for tests. */
+  now?: () => number;
+}
+
+/**
+ * The embedded store: one process, no timers. Expiry is lazy (checked on every read and during scans),
+ * which matches what Redis does on access, so the shared contract tests hold for both.
+ * Every method finishes its read-modify-write without awaiting, so each one is atomic in this process.
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore {
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+  // Sliding windows live apart from string values: like Redis sorted sets, `get` never sees them.
+  // Hits are appended in time order, so expired ones are always at the front: a head index drops them in
+  // amortised O(1) per call instead of re-filtering the whole window (which grows with the limit).
+  const windows = new Map<string, { hits: number[]; head: number; windowMs: number }>();
+  let writes = 0;
+
+  // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
+  const sweep = (): void => {
+    if (++writes % SWEEP_EVERY !== 0) return;
+    const at = now();
+    for (const [key, entry] of entries) if (entry.expiresAt !== undefined && entry.expiresAt <= at) entries.delete(key);
+    for (const [key, window] of windows) if ((window.hits.at(-1) ?? 0) <= at - window.windowMs) windows.delete(key);
+  };
+
+  const live = (key: string): Entry | undefined => {
+    const entry = entries.get(key);
+    if (entry && entry.expiresAt !== undefined && entry.expiresAt <= now()) {
+      entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  };
+  const expiryOf = (ttlMs: number | undefined): number | undefined => (ttlMs === undefined ? undefined : now() + ttlMs);
+
+  return {
+    kind: 'memory',
+    async get(key) {
+      return live(key)?.value ?? null;
+    },
+    async set(key, value, opts) {
+      sweep();
+      entries.set(key, { value, expiresAt: expiryOf(opts?.ttlMs) });
+    },
+    async setIfAbsent(key, value, opts) {
+      if (live(key)) return false;
+      sweep();
+      entries.set(key, { value, expiresAt: expiryOf(opts?.ttlMs) });
+      return true;
+    },
+    async compareAndSet(key, expected, value, opts) {
+      const entry = live(key);
+      if (!entry || entry.value !== expected) return false;
+      // Without a new TTL the old expiry is kept (Redis SET … KEEPTTL).
+      entries.set(key, { value, expiresAt: opts?.ttlMs === undefined ? entry.expiresAt : expiryOf(opts.ttlMs) });
+      return true;
+    },
+    async delete(key) {
+      const existed = live(key) !== undefined;
+      entries.delete(key);
+      return windows.delete(key) || existed;
+    },
+    async scan(prefix) {
+      const found: Array<{ key: string; value: string }> = [];
+      for (const key of [...entries.keys()]) {
+        if (!key.startsWith(prefix)) continue;
+        const entry = live(key);
+        if (entry) found.push({ key, value: entry.value });
+      }
+      return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    },
+    async hitWindow(key, limit, windowMs): Promise<WindowHit> {
+      sweep();
+      const at = now();
+      let window = windows.get(key);
+      if (!window) windows.set(key, (window = { hits: [], head: 0, windowMs }));
+      window.windowMs = windowMs;
+      const { hits } = window;
+      while (window.head < hits.length && hits[window.head]! <= at - windowMs) window.head += 1;
+      if (window.head > 1024 && window.head * 2 > hits.length) {
+        hits.splice(0, window.head);
+        window.head = 0;
+      }
+      const count = hits.length - window.head;
+      if (count >= limit) {
+        return { allowed: false, count, retryAfterMs: Math.max(1, hits[window.head]! + windowMs - at) };
+      }
+      hits.push(at);
+      return { allowed: true, count: count + 1, retryAfterMs: 0 };
+    },
+    async close() {
+      entries.clear();
+      windows.clear();
+    },
+  };
+}

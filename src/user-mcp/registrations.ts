@@ -1,0 +1,179 @@
+// A user's own MCP servers, kept in the StateStore so every replica sees the same ones (CONTRACT §9).
+// Keys hold the tenant and the raw `sub`, both URL-encoded: never the user key alone (two subs may
+// share a hashed key), and an encoded part cannot contain the `/` separator, so a prefix scan for
+// one user can never match another's entries.
+import type { StateStore } from '../store/types.js';
+import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../egress/check-egress.js';
+import { userServiceKey } from './naming.js';
+
+export type UserMcpTransport = 'streamable-http' | 'sse';
+export const USER_MCP_TRANSPORTS: readonly UserMcpTransport[] = ['streamable-http', 'sse'];
+
+export interface UserMcpRegistration {
+  serviceId: string;
+  url: string;
+  transport: UserMcpTransport;
+  /** The user's own upstream credentials: never logged, never listed back. */
+  headers: Record<string, string>;
+  createdAt: string;
+}
+
+/** What GET answers: header names only. */
+export interface UserMcpRegistrationView {
+  serviceId: string;
+  serviceKey: string;
+  url: string;
+  transport: UserMcpTransport;
+  headerNames: string[];
+  createdAt: string;
+}
+
+export interface UserMcpRegistrationInput {
+  url: unknown;
+  transport?: unknown;
+  headers?: unknown;
+}
+
+export type PutRegistrationResult =
+  | { ok: true; created: boolean; registration: UserMcpRegistration }
+  | { ok: false; code: 'TG_BAD_REQUEST' | 'TG_EGRESS_DENIED' | 'TG_CONFLICT'; message: string };
+
+export const SERVICE_ID = /^[A-Za-z0-9-]{1,32}$/;
+export const MAX_HEADERS = 32;
+export const MAX_HEADER_VALUE = 4096;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+// Headers the transport or toolgate owns; a registration may not set (or spoof) them.
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'connection', 'transfer-encoding', 'upgrade', 'te', 'trailer',
+  'keep-alive', 'expect', 'accept', 'accept-encoding', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id',
+  'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip',
+]);
+
+export interface UserMcpRegistrations {
+  list(tenant: string, sub: string): Promise<UserMcpRegistration[]>;
+  get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined>;
+  /** Validates (shape, egress, per-user limit) and stores; the verdict is data. */
+  put(tenant: string, sub: string, serviceId: string, input: UserMcpRegistrationInput): Promise<PutRegistrationResult>;
+  delete(tenant: string, sub: string, serviceId: string): Promise<boolean>;
+}
+
+export interface UserMcpRegistrationsOptions {
+  store: StateStore;
+  egress: EgressOptions;
+  /** Per-tenant limit (TenantConfig.userMcp.maxServers). */
+  maxServers: (tenant: string) => number;
+  now?: () => Date;
+}
+
+export const registrationPrefix = (tenant: string, sub: string): string =>
+  `user-mcp/${encodeURIComponent(tenant)}/${encodeURIComponent(sub)}/`;
+
+/** GET view: everything but header values. */
+export function registrationView(sub: string, registration: UserMcpRegistration): UserMcpRegistrationView {
+  return {
+    serviceId: registration.serviceId,
+    serviceKey: userServiceKey(sub, registration.serviceId),
+    url: registration.url,
+    transport: registration.transport,
+    headerNames: Object.keys(registration.headers),
+    createdAt: registration.createdAt,
+  };
+}
+
+type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+
+function checkHeaders(headers: unknown): Checked<Record<string, string>> {
+  if (headers === undefined) return { ok: true, value: {} };
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return { ok: false, message: 'headers must be an object' };
+  const entries = Object.entries(headers);
+  if (entries.length > MAX_HEADERS) return { ok: false, message: `at most ${MAX_HEADERS} headers` };
+  // A null-prototype object: a `__proto__` header name stays a plain key, never a prototype.
+  const value: Record<string, string> = Object.create(null) as Record<string, string>;
+  const seen = new Set<string>();
+  for (const [name, headerValue] of entries) {
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) return { ok: false, message: `header name ${JSON.stringify(name.slice(0, 64))} is not valid` };
+    if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-toolgate-') || lower.startsWith('proxy-')) {
+      return { ok: false, message: `header ${name} may not be set` };
+    }
+    if (seen.has(lower)) return { ok: false, message: `header ${name} is given twice` };
+    seen.add(lower);
+    // The value is never echoed: it is a credential.
+    if (typeof headerValue !== 'string' || headerValue.length > MAX_HEADER_VALUE || !HEADER_VALUE.test(headerValue)) {
+      return { ok: false, message: `header ${name} must be a string of at most ${MAX_HEADER_VALUE} printable characters` };
+    }
+    value[name] = headerValue;
+  }
+  return { ok: true, value };
+}
+
+function parseStored(value: string): UserMcpRegistration | undefined {
+  try {
+    const parsed = JSON.parse(value) as UserMcpRegistration;
+    return typeof parsed?.serviceId === 'string' && typeof parsed.url === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions): UserMcpRegistrations {
+  const { store } = options;
+  const now = options.now ?? (() => new Date());
+  const keyOf = (tenant: string, sub: string, serviceId: string): string => `${registrationPrefix(tenant, sub)}${serviceId}`;
+
+  async function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
+    const entries = await store.scan(registrationPrefix(tenant, sub));
+    const registrations: UserMcpRegistration[] = [];
+    for (const entry of entries) {
+      const registration = parseStored(entry.value);
+      if (registration && SERVICE_ID.test(registration.serviceId)) registrations.push(registration);
+    }
+    // Oldest first: when two of a user's servers offer the same tool name, the older registration wins.
+    return registrations.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.serviceId.localeCompare(b.serviceId));
+  }
+
+  async function get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined> {
+    if (!SERVICE_ID.test(serviceId)) return undefined;
+    const value = await store.get(keyOf(tenant, sub, serviceId));
+    return value === null ? undefined : parseStored(value);
+  }
+
+  async function put(tenant: string, sub: string, serviceId: string, input: UserMcpRegistrationInput): Promise<PutRegistrationResult> {
+    if (!SERVICE_ID.test(serviceId)) return { ok: false, code: 'TG_BAD_REQUEST', message: 'serviceId must match ^[A-Za-z0-9-]{1,32}$' };
+    if (typeof input?.url !== 'string' || input.url.length > MAX_URL_LENGTH) {
+      return { ok: false, code: 'TG_BAD_REQUEST', message: `url must be a string of at most ${MAX_URL_LENGTH} characters` };
+    }
+    const transport = input.transport ?? 'streamable-http';
+    if (!USER_MCP_TRANSPORTS.includes(transport as UserMcpTransport)) {
+      return { ok: false, code: 'TG_BAD_REQUEST', message: 'transport must be streamable-http or sse' };
+    }
+    const headers = checkHeaders(input.headers);
+    if (!headers.ok) return { ok: false, code: 'TG_BAD_REQUEST', message: headers.message };
+    const egress = await checkEgress(input.url, options.egress);
+    if (!egress.ok) return egress;
+
+    const existing = await list(tenant, sub);
+    const previous = existing.find((registration) => registration.serviceId === serviceId);
+    const limit = options.maxServers(tenant);
+    if (!previous && existing.length >= limit) {
+      return { ok: false, code: 'TG_CONFLICT', message: `at most ${limit} MCP servers per user` };
+    }
+    const registration: UserMcpRegistration = {
+      serviceId,
+      url: egress.url.href,
+      transport: transport as UserMcpTransport,
+      headers: { ...headers.value },
+      createdAt: previous?.createdAt ?? now().toISOString(),
+    };
+    await store.set(keyOf(tenant, sub, serviceId), JSON.stringify(registration));
+    return { ok: true, created: !previous, registration };
+  }
+
+  async function remove(tenant: string, sub: string, serviceId: string): Promise<boolean> {
+    if (!SERVICE_ID.test(serviceId)) return false;
+    return store.delete(keyOf(tenant, sub, serviceId));
+  }
+
+  return { list, get, put, delete: remove };
+}

@@ -1,0 +1,22 @@
+// Smoke test of the gateway bench section at its smallest size: it starts both servers, checks that
+// each answers ok:true, drives them and renders the table. It asserts on content, never on timings.
+import { describe, expect, it } from 'vitest';
+import { bench } from '../bench/gateway.js';
+
+describe('the gateway bench section', () => {
+  it('runs bare Fastify and toolgate (cache on and off) and reports every row without failed requests', { timeout: 90_000 }, async () => {
+    const markdown = await bench({ durationSec: 1, rounds: 1, connections: 8, warmupSec: 0 });
+    const rows = markdown.split('\n').filter((line) => /^\| (bare|toolgate)/.test(line));
+    expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual([
+      'bare Fastify route',
+      'toolgate (JWT, token cache on)',
+      'toolgate (JWT, token cache off)',
+    ]);
+    for (const row of rows) {
+      const cells = row.split('|').map((cell) => cell.trim());
+      expect(Number(cells[2])).toBeGreaterThan(0); // req/s
+      expect(cells[7]).toBe('0'); // non-2xx + errors
+    }
+    expect(markdown).toMatch(/JWT verification: with the token cache \d+ req\/s, without \d+ req\/s/);
+  });
+});

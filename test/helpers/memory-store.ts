@@ -1,0 +1,39 @@
+// A tiny in-memory StateStore for tests of modules that only need get/set/scan/delete
+// (src/store/memory.ts is built elsewhere; this one has no TTLs or windows to speak of).
+import type { StateStore, WindowHit } from '../../src/store/types.js';
+
+export function createTestStore(): StateStore & { readonly data: Map<string, string> } {
+  const data = new Map<string, string>();
+  return {
+    kind: 'memory',
+    data,
+    async get(key) {
+      return data.get(key) ?? null;
+    },
+    async set(key, value) {
+      data.set(key, value);
+    },
+    async setIfAbsent(key, value) {
+      if (data.has(key)) return false;
+      data.set(key, value);
+      return true;
+    },
+    async compareAndSet(key, expected, value) {
+      if (data.get(key) !== expected) return false;
+      data.set(key, value);
+      return true;
+    },
+    async delete(key) {
+      return data.delete(key);
+    },
+    async scan(prefix) {
+      return [...data].filter(([key]) => key.startsWith(prefix)).map(([key, value]) => ({ key, value }));
+    },
+    async hitWindow(): Promise<WindowHit> {
+      return { allowed: true, count: 1, retryAfterMs: 0 };
+    },
+    async close() {
+      data.clear();
+    },
+  };
+}

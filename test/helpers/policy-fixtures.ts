@@ -1,0 +1,76 @@
+// Shared fixtures for policy, chain and approval unit tests: a tool, a call, a context and deps.
+import { createApprovalService } from '../../src/approvals/service.js';
+import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
+import { successResult } from '../../src/execution/tool-result.js';
+import type { Clock, PolicyDeps } from '../../src/pipeline/deps.js';
+import type { Next, PolicyContext } from '../../src/pipeline/types.js';
+import { defineTool } from '../../src/registry/define-tool.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import type { StateStore } from '../../src/store/types.js';
+import type { JsonObject, Principal, Tool, ToolCall, ToolSpec } from '../../src/types.js';
+import type { Logger } from '../../src/pipeline/types.js';
+
+export function makeTool(spec: Partial<ToolSpec> = {}): Tool {
+  return defineTool({ name: 'lookup', handler: () => 'ok', ...spec });
+}
+
+export function makeCall(tool: Tool = makeTool(), args: JsonObject = {}, callId = 'call_1'): ToolCall {
+  return { callId, tool, name: tool.name, arguments: args };
+}
+
+export const alice: Principal = { tenant: 'acme', user: 'alice', roles: ['user'], claims: { sub: 'alice', department: 'sales' } };
+export const bob: Principal = { tenant: 'acme', user: 'bob', roles: ['approver'], claims: { sub: 'bob' } };
+
+const silentLog = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silentLog, level: 'silent' } as unknown as Logger;
+
+export function makeCtx(overrides: Partial<PolicyContext> = {}): PolicyContext {
+  return {
+    principal: alice,
+    callId: 'call_1',
+    requestId: 'req-1',
+    signal: new AbortController().signal,
+    log: silentLog,
+    depth: 0,
+    mode: 'default',
+    checkAccess: () => ({ ok: true }),
+    policyOptions: () => undefined,
+    ...overrides,
+  };
+}
+
+/** A sink that keeps events in memory. */
+export function memoryAudit(): AuditSink & { events: AuditEvent[] } {
+  const events: AuditEvent[] = [];
+  return { events, write: (e) => void events.push(e), async flush() {}, async close() {} };
+}
+
+/** A clock whose sleep advances time instantly and records the delays. */
+export function fakeClock(start = 1_000_000): Clock & { sleeps: number[]; advance(ms: number): void } {
+  let t = start;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => t,
+    random: () => 0.5,
+    advance: (ms) => void (t += ms),
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+  };
+}
+
+export function makeDeps(overrides: Partial<PolicyDeps> & { store?: StateStore } = {}): PolicyDeps & { audit: ReturnType<typeof memoryAudit> } {
+  const store = overrides.store ?? createMemoryStore();
+  return { store, approvals: createApprovalService({ store }), ...overrides, audit: memoryAudit() };
+}
+
+/** A terminal executor that records its calls and answers from the tool's handler. */
+export function recordingTerminal(): Next & { calls: ToolCall[] } {
+  const calls: ToolCall[] = [];
+  const terminal = async (call: ToolCall, ctx: PolicyContext) => {
+    calls.push(call);
+    return successResult(call, await call.tool.handler(call.arguments, ctx));
+  };
+  return Object.assign(terminal, { calls });
+}

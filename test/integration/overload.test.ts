@@ -1,0 +1,57 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+import type { FastifyInstance } from 'fastify';
+import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+
+let app: FastifyInstance;
+let base: string;
+let token: string;
+const agent = new Agent({ connections: 16 });
+
+beforeAll(async () => {
+  app = await buildTestApp(testConfig({ server: { maxInFlight: 3 }, tenants: { acme: { limits: { maxInFlight: 2 } }, globex: {} } }));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  token = await signToken();
+});
+afterAll(async () => {
+  await app.close();
+  await agent.close();
+});
+
+const slowCall = (tenantToken: string, ms: number) =>
+  request(`${base}/v1/execute`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { ...bearer(tenantToken), 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'slow', arguments: { ms } }),
+  }).then(async (res) => ({ status: res.statusCode, retryAfter: res.headers['retry-after'], body: (await res.body.json()) as Record<string, unknown> }));
+
+describe('overload protection over a real socket', () => {
+  it('answers 503 + Retry-After beyond a tenant in-flight bound, without disturbing the running calls', async () => {
+    const running = [slowCall(token, 300), slowCall(token, 300)];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const shed = await slowCall(token, 1);
+    expect(shed.status).toBe(503);
+    expect(shed.body).toMatchObject({ code: 'TG_OVERLOADED' });
+    expect(shed.retryAfter).toBe('1');
+    const done = await Promise.all(running);
+    expect(done.map((r) => r.status)).toEqual([200, 200]);
+    expect((await slowCall(token, 1)).status).toBe(200);
+  });
+
+  it('answers 503 beyond the server-wide bound for any tenant, but keeps answering /healthz', async () => {
+    const globex = await signToken({ tenant: 'globex' });
+    const running = [slowCall(globex, 300), slowCall(globex, 300), slowCall(globex, 300)];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const listing = await request(`${base}/v1/tools`, { dispatcher: agent, headers: bearer(token) });
+    expect(listing.statusCode).toBe(503);
+    expect(listing.headers['retry-after']).toBe('1');
+    await listing.body.dump();
+    const health = await request(`${base}/healthz`, { dispatcher: agent });
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
+    expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+});

@@ -1,0 +1,103 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { loadConfigFile } from '../../src/config/load.js';
+import { watchConfigFile } from '../../src/config/watch.js';
+import { bearer, buildTestApp, API_KEY, sha256 } from '../helpers/build.js';
+import { packageRoot } from '../../src/config/demo.js';
+
+const fixture = join(packageRoot(), 'test/fixtures/functions/basic.mjs');
+const yaml = (deny: string[], extra = '') => `
+auth:
+  apiKeys:
+    - { id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot, roles: [admin] }
+audit: { sink: "off" }
+logging: { level: silent }
+functions:
+  - module: ${fixture}
+tenants:
+  acme:
+    tools: { deny: ${JSON.stringify(deny)} }
+${extra}`;
+
+let dir: string;
+let path: string;
+let app: FastifyInstance;
+const headers = bearer(API_KEY);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolgate-reload-'));
+  path = join(dir, 'toolgate.yaml');
+  await writeFile(path, yaml([]));
+  app = await buildTestApp(await loadConfigFile(path), { loadConfig: () => loadConfigFile(path) });
+});
+afterAll(async () => {
+  await app.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const names = async () => (await app.inject({ url: '/v1/tools', headers })).json().tools.map((t: { name: string }) => t.name);
+const reload = () => app.inject({ method: 'POST', url: '/v1/admin/reload', headers });
+
+describe('hot reload', () => {
+  it('lets an in-flight call finish on its snapshot, then denies the next call and hides the tool', async () => {
+    expect(await names()).toContain('slow');
+    const inFlight = app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'slow', arguments: { ms: 400 } } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await writeFile(path, yaml(['slow']));
+    const reloaded = await reload();
+    expect(reloaded.json()).toEqual({ reloaded: true, changed: true });
+    const finished = await inFlight;
+    expect(finished.json()).toMatchObject({ ok: true, output: 'waited 400' });
+    const next = await app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'slow', arguments: { ms: 1 } } });
+    expect(next.json().error.errorType).toBe('PERMISSION_DENIED');
+    expect(await names()).not.toContain('slow');
+  });
+
+  it('refuses a broken config with the reason and keeps the old one serving', async () => {
+    await writeFile(path, yaml(['slow']).replace('tenants:', 'tenantz:'));
+    const res = await reload();
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'TG_CONFIG_INVALID' });
+    expect(res.json().message).toContain('unknown key "tenantz"');
+    expect((await app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'get_weather', arguments: { city: 'x' } } })).json().ok).toBe(true);
+    expect(await names()).not.toContain('slow');
+    const metrics = (await app.inject({ url: '/metrics' })).body;
+    expect(metrics).toContain('toolgate_config_reloads_total{result="error"} 1');
+    expect(metrics).toContain('toolgate_config_reloads_total{result="ok"} 1');
+  });
+
+  it('changes the listing ETag only when the pool really changed', async () => {
+    await writeFile(path, yaml(['slow']));
+    await reload();
+    const before = (await app.inject({ url: '/v1/tools', headers })).headers.etag;
+    await writeFile(path, yaml(['slow']).replace('level: silent', 'level: fatal'));
+    expect((await reload()).json().changed).toBe(true);
+    expect((await app.inject({ url: '/v1/tools', headers })).headers.etag).toBe(before);
+    await writeFile(path, yaml([]));
+    await reload();
+    expect((await app.inject({ url: '/v1/tools', headers })).headers.etag).not.toBe(before);
+  });
+
+  it('refuses reload to a non-admin', async () => {
+    const viewerKey = 'viewer-key';
+    await writeFile(path, yaml([]).replace('roles: [admin] }', `roles: [admin] }\n    - { id: v, sha256: "${sha256(viewerKey)}", tenant: acme, user: v, roles: [viewer] }`));
+    await reload();
+    const res = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(viewerKey) });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().code).toBe('TG_FORBIDDEN');
+  });
+
+  it('the file watcher fires once per burst of writes', async () => {
+    let fired = 0;
+    const stop = watchConfigFile(path, () => (fired += 1), 100);
+    await writeFile(path, yaml([]));
+    await writeFile(path, yaml(['x']));
+    await writeFile(path, yaml([]));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    stop();
+    expect(fired).toBe(1);
+  });
+});

@@ -1,0 +1,164 @@
+// The real server process: SIGTERM lets an in-flight call finish, refuses new work, and exits 0;
+// a bad config file stops start-up with a message naming the bad key.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/config/demo.js';
+
+const root = packageRoot();
+const API_KEY = 'tg_shutdown_test_key';
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolgate-shutdown-'));
+});
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A port that was free a moment ago (the server does not print the one it gets for PORT=0). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+interface Started {
+  child: ChildProcess;
+  logs: Array<Record<string, unknown>>;
+  /** Resolves with the first log line the predicate accepts (already seen or still to come). */
+  logLine: (match: (line: Record<string, unknown>) => boolean) => Promise<Record<string, unknown>>;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+async function startServer(configText: string, env: Record<string, string> = {}): Promise<Started> {
+  const file = join(dir, `config-${children.length}.yaml`);
+  await writeFile(file, configText);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/server.ts')], {
+    cwd: root,
+    env: { ...process.env, TOOLGATE_CONFIG: file, HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exit = once(child, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const logs: Array<Record<string, unknown>> = [];
+  const waiters: Array<{ match: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }> = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    logs.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const logLine = (match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+    const seen = logs.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      waiters.push({ match, resolve });
+      void exit.then(() => reject(new Error(`server exited before the expected log line; stderr: ${stderr}`)));
+    });
+  };
+  return { child, logs, logLine, exit, stderr: () => stderr };
+}
+
+const goodConfig = `
+server:
+  shutdownGraceMs: 8000
+auth:
+  apiKeys:
+    - { id: t, sha256: "${sha256(API_KEY)}", tenant: acme, user: tester, roles: [admin] }
+audit: { sink: "off" }
+functions:
+  - module: ${JSON.stringify(join(root, 'test/fixtures/functions/basic.mjs'))}
+tenants:
+  acme: {}
+logging: { level: info }
+`;
+
+describe('graceful shutdown of the real server', () => {
+  it('lets an in-flight call finish after SIGTERM, refuses new work, and exits 0', { timeout: 30_000 }, async () => {
+    const port = await freePort();
+    const server = await startServer(goodConfig, { PORT: String(port) });
+    const base = `http://127.0.0.1:${port}`;
+    await server.logLine((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening'));
+
+    const events: string[] = [];
+    const inFlight = request(`${base}/v1/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'slow', arguments: { ms: 1500 } }),
+    }).then(async (response) => {
+      events.push('in-flight call answered');
+      return { status: response.statusCode, body: (await response.body.json()) as { ok: boolean; output: string } };
+    });
+    inFlight.catch(() => undefined); // awaited below; a rejection must not go unhandled meanwhile
+    // The server has the request (its log says so) before the signal goes out.
+    await server.logLine((line) => line.msg === 'incoming request' && (line.req as { url?: string } | undefined)?.url === '/v1/execute');
+    server.child.kill('SIGTERM');
+    await server.logLine((line) => line.msg === 'shutting down');
+    events.push('shutdown started');
+
+    // A new connection after SIGTERM: refused, or answered 503 while the server drains.
+    const fresh = new Client(base);
+    try {
+      const late = await fresh.request({ path: '/healthz', method: 'GET' }).then(
+        async (response) => {
+          await response.body.dump();
+          return { status: response.statusCode };
+        },
+        (error: NodeJS.ErrnoException) => ({ error: error.code ?? error.message }),
+      );
+      // Refused by the closed listener, reset as a new idle connection, or answered 503 while draining.
+      expect([{ error: 'ECONNREFUSED' }, { error: 'ECONNRESET' }, { error: 'UND_ERR_SOCKET' }, { status: 503 }]).toContainEqual(late);
+    } finally {
+      await fresh.close().catch(() => undefined);
+    }
+
+    const answered = await inFlight;
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ ok: true, output: 'waited 1500' });
+    expect(events).toEqual(['shutdown started', 'in-flight call answered']);
+
+    // Exit 0 means app.close() finished inside shutdownGraceMs (close-with-grace exits 1 when the delay runs out).
+    const exited = await server.exit;
+    expect(server.stderr()).not.toContain('killed by timeout');
+    expect(exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses to start on a bad config file, naming the bad key', { timeout: 20_000 }, async () => {
+    const bad = goodConfig.replace('  acme: {}', '  acme: { mode: sideways }');
+    const server = await startServer(bad, { PORT: String(await freePort()) });
+    const { code } = await server.exit;
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(server.stderr()).toContain('/tenants/acme/mode');
+    expect(server.logs.some((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening'))).toBe(false);
+  });
+});

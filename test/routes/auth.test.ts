@@ -1,0 +1,152 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type JWK } from 'jose';
+import type { FastifyInstance } from 'fastify';
+import { bearer, buildTestApp, JWT_SECRET, signToken, testConfig } from '../helpers/build.js';
+
+const listTools = (app: FastifyInstance, headers: Record<string, string>) => app.inject({ method: 'GET', url: '/v1/tools', headers });
+
+function base64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+describe('authentication with HS256 JWTs and API keys', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildTestApp();
+  });
+  afterAll(async () => app.close());
+
+  it('accepts a valid token', async () => {
+    expect((await listTools(app, bearer(await signToken()))).statusCode).toBe(200);
+  });
+
+  it('answers 401 with WWW-Authenticate when the token is missing', async () => {
+    const res = await listTools(app, {});
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(res.json()).toEqual({ statusCode: 401, code: 'TG_UNAUTHENTICATED', error: 'Unauthorized', message: 'missing bearer token' });
+  });
+
+  it('refuses a token signed with another secret (forged)', async () => {
+    const forged = await signToken({}, { secret: 'another-secret-that-is-also-32-bytes-long!' });
+    const res = await listTools(app, bearer(forged));
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toContain('invalid_token');
+  });
+
+  it('refuses a token whose payload was edited after signing', async () => {
+    const [header, , signature] = (await signToken({ tenant: 'acme' })).split('.');
+    const edited = `${header}.${base64url({ tenant: 'globex', sub: 'alice', iss: 'https://issuer.test', aud: 'toolgate', exp: Math.floor(Date.now() / 1000) + 60 })}.${signature}`;
+    expect((await listTools(app, bearer(edited))).statusCode).toBe(401);
+  });
+
+  it('refuses an expired token, past the clock tolerance', async () => {
+    const expired = await signToken({}, { expiresIn: Math.floor(Date.now() / 1000) - 120 });
+    const res = await listTools(app, bearer(expired));
+    expect(res.statusCode).toBe(401);
+    expect(res.json().message).toBe('token expired');
+  });
+
+  it('refuses a token that is not valid yet (nbf)', async () => {
+    const early = await new SignJWT({ tenant: 'acme' })
+      .setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('https://issuer.test').setAudience('toolgate')
+      .setNotBefore(Math.floor(Date.now() / 1000) + 600).setExpirationTime('20m')
+      .sign(new TextEncoder().encode(JWT_SECRET));
+    expect((await listTools(app, bearer(early))).statusCode).toBe(401);
+  });
+
+  it('refuses a wrong audience and a wrong issuer', async () => {
+    expect((await listTools(app, bearer(await signToken({}, { audience: 'someone-else' })))).statusCode).toBe(401);
+    expect((await listTools(app, bearer(await signToken({}, { issuer: 'https://evil.test' })))).statusCode).toBe(401);
+  });
+
+  it('refuses alg "none" and an HS256 token presented as RS256', async () => {
+    const payload = { tenant: 'acme', sub: 'alice', iss: 'https://issuer.test', aud: 'toolgate', exp: Math.floor(Date.now() / 1000) + 60 };
+    const none = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(payload)}.`;
+    expect((await listTools(app, bearer(none))).statusCode).toBe(401);
+    const [, body, signature] = (await signToken()).split('.');
+    const relabelled = `${base64url({ alg: 'RS256' })}.${body}.${signature}`;
+    expect((await listTools(app, bearer(relabelled))).statusCode).toBe(401);
+  });
+
+  it('answers 401 when the tenant claim is missing or not a string', async () => {
+    expect((await listTools(app, bearer(await signToken({ tenant: undefined })))).statusCode).toBe(401);
+    expect((await listTools(app, bearer(await signToken({ tenant: ['acme'] })))).statusCode).toBe(401);
+    expect((await listTools(app, bearer(await signToken({ tenant: 42 })))).statusCode).toBe(401);
+  });
+
+  it('answers 403 TG_UNKNOWN_TENANT for a tenant not in config, matching exactly', async () => {
+    for (const tenant of ['initech', 'ACME', ' acme', 'acme ']) {
+      const res = await listTools(app, bearer(await signToken({ tenant })));
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('TG_UNKNOWN_TENANT');
+    }
+  });
+
+  it('refuses an unknown API key and garbage tokens', async () => {
+    for (const token of ['not-a-key', 'a.b.c', 'x'.repeat(9000)]) {
+      expect((await listTools(app, bearer(token))).statusCode).toBe(401);
+    }
+  });
+
+  it('never takes the tenant from headers, query strings or bodies', async () => {
+    const token = await signToken({ tenant: 'acme' });
+    const res = await app.inject({
+      method: 'POST', url: '/v1/execute?tenant=globex', headers: { ...bearer(token), 'x-toolgate-tenant': 'globex', 'x-tenant': 'globex' },
+      payload: { name: 'get_weather', arguments: { city: 'x' }, tenant: 'globex' },
+    });
+    // The body schema refuses the unknown field outright.
+    expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('asymmetric JWTs', () => {
+  let jwksServer: Server;
+  let app: FastifyInstance;
+  let pemApp: FastifyInstance;
+  let privateKey: CryptoKey;
+  let otherKey: CryptoKey;
+
+  beforeAll(async () => {
+    const pair = await generateKeyPair('RS256', { extractable: true });
+    privateKey = pair.privateKey;
+    otherKey = (await generateKeyPair('RS256')).privateKey;
+    const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    jwksServer = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+    const { port } = jwksServer.address() as AddressInfo;
+    app = await buildTestApp(testConfig({ auth: { jwt: { jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`, algorithms: ['RS256'], audience: 'toolgate' } } }));
+    pemApp = await buildTestApp(testConfig({ auth: { jwt: { publicKey: await exportSPKI(pair.publicKey), algorithms: ['RS256'] } } }));
+  });
+  afterAll(async () => {
+    await app.close();
+    await pemApp.close();
+    await new Promise((resolve) => jwksServer.close(resolve));
+  });
+
+  const rs256 = (key: CryptoKey, kid = 'k1') =>
+    new SignJWT({ tenant: 'acme' }).setProtectedHeader({ alg: 'RS256', kid }).setSubject('bob').setAudience('toolgate').setExpirationTime('5m').sign(key);
+
+  it('accepts a token signed by a key from the JWKS URL', async () => {
+    const res = await listTools(app, bearer(await rs256(privateKey)));
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('refuses a token signed by a key outside the JWKS', async () => {
+    expect((await listTools(app, bearer(await rs256(otherKey)))).statusCode).toBe(401);
+  });
+
+  it('refuses an HS256 token when only asymmetric keys are configured', async () => {
+    expect((await listTools(app, bearer(await signToken()))).statusCode).toBe(401);
+  });
+
+  it('accepts a token verified with a PEM public key', async () => {
+    expect((await listTools(pemApp, bearer(await rs256(privateKey)))).statusCode).toBe(200);
+    expect((await listTools(pemApp, bearer(await rs256(otherKey)))).statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApprovalService } from '../../../src/approvals/service.js';
+import { ApprovalError, type ApprovalRecord, type CreateApprovalInput } from '../../../src/approvals/types.js';
+import { successResult } from '../../../src/execution/tool-result.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { createRedisStore } from '../../../src/store/redis.js';
+import type { StateStore } from '../../../src/store/types.js';
+import type { Principal } from '../../../src/types.js';
+import { makeCall, makeTool } from '../../helpers/policy-fixtures.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const prefix = `tg-test-approvals:${randomBytes(6).toString('hex')}:`;
+
+const requester: Principal = { tenant: 'acme', user: 'alice', roles: ['user'], claims: { sub: 'alice' } };
+const approver: Principal = { tenant: 'acme', user: 'bob', roles: ['approver'], claims: {} };
+const admin: Principal = { tenant: 'acme', user: 'carol', roles: ['admin'], claims: {} };
+const bystander: Principal = { tenant: 'acme', user: 'dave', roles: ['user'], claims: {} };
+const foreignApprover: Principal = { tenant: 'globex', user: 'erin', roles: ['approver'], claims: {} };
+
+const input = (overrides: Partial<CreateApprovalInput> = {}): CreateApprovalInput => ({
+  principal: requester,
+  call: { name: 'create_ticket', arguments: { title: 't' }, callId: 'call_1', source: 'function' },
+  requestId: 'req-1',
+  depth: 0,
+  expiresMs: 60_000,
+  ...overrides,
+});
+
+const runAs = (log: string[]) => async (record: ApprovalRecord) => {
+  log.push(record.requester.user);
+  return successResult(makeCall(makeTool({ name: record.call.name }), record.call.arguments, record.call.callId), 'ticket #1');
+};
+
+const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => (error instanceof ApprovalError ? error.code : String(error)),
+  );
+
+afterAll(async () => {
+  const admin = new Redis(REDIS_URL);
+  const keys = await admin.keys(`${prefix}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  await admin.quit();
+});
+
+const stores: Array<[string, () => StateStore]> = [
+  ['memory', () => createMemoryStore()],
+  ['redis', () => createRedisStore({ url: REDIS_URL, prefix })],
+];
+
+describe.each(stores)('approvals on the %s store', (_kind, makeStore) => {
+  const store = makeStore();
+  afterAll(() => store.close());
+
+  it('creates unguessable ids and runs an approved call once, as the requester', async () => {
+    const approvals = createApprovalService({ store });
+    const record = await approvals.create(input());
+    expect(record.id).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect((await approvals.listPending('acme')).map((r) => r.id)).toContain(record.id);
+    const ran: string[] = [];
+    const done = await approvals.approve(record.id, approver, runAs(ran));
+    expect(ran).toEqual(['alice']);
+    expect(done).toMatchObject({ status: 'approved', decidedBy: 'bob', result: { ok: true, output: 'ticket #1' } });
+    expect((await approvals.get(record.id, requester)).result?.output).toBe('ticket #1');
+    expect((await approvals.listPending('acme')).map((r) => r.id)).not.toContain(record.id);
+  });
+
+  it('executes once when two approvers approve at the same moment', async () => {
+    const approvals = createApprovalService({ store });
+    const record = await approvals.create(input());
+    const ran: string[] = [];
+    const outcomes = await Promise.allSettled([approvals.approve(record.id, approver, runAs(ran)), approvals.approve(record.id, admin, runAs(ran))]);
+    expect(ran).toHaveLength(1);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect((rejected.reason as ApprovalError).code).toBe('CONFLICT');
+  });
+
+  it('never lets the requester approve their own call, even as an approver', async () => {
+    const approvals = createApprovalService({ store });
+    const selfApprover = { ...requester, roles: ['approver'] };
+    const record = await approvals.create(input({ principal: selfApprover }));
+    expect(await codeOf(approvals.approve(record.id, selfApprover, runAs([])))).toBe('FORBIDDEN');
+    expect(await codeOf(approvals.approve(record.id, bystander, runAs([])))).toBe('FORBIDDEN');
+  });
+
+  it('lets only the requester and approvers of the same tenant read a record', async () => {
+    const approvals = createApprovalService({ store });
+    const record = await approvals.create(input());
+    expect((await approvals.get(record.id, requester)).id).toBe(record.id);
+    expect((await approvals.get(record.id, approver)).id).toBe(record.id);
+    expect(await codeOf(approvals.get(record.id, bystander))).toBe('FORBIDDEN');
+    expect(await codeOf(approvals.get(record.id, foreignApprover))).toBe('NOT_FOUND');
+    expect(await codeOf(approvals.approve(record.id, foreignApprover, runAs([])))).toBe('NOT_FOUND');
+  });
+
+  it('stores APPROVAL_DENIED on deny and refuses a later approve', async () => {
+    const approvals = createApprovalService({ store });
+    const record = await approvals.create(input());
+    const denied = await approvals.deny(record.id, approver, 'not today');
+    expect(denied.result?.error).toEqual({ errorType: 'APPROVAL_DENIED', error: 'approval denied: not today' });
+    const ran: string[] = [];
+    expect(await codeOf(approvals.approve(record.id, admin, runAs(ran)))).toBe('CONFLICT');
+    expect(ran).toEqual([]);
+  });
+
+  it('expires a record past its time and answers APPROVAL_EXPIRED', async () => {
+    let t = Date.now();
+    const approvals = createApprovalService({ store, now: () => t });
+    const record = await approvals.create(input({ expiresMs: 1_000 }));
+    t += 1_000;
+    expect(await codeOf(approvals.approve(record.id, approver, runAs([])))).toBe('EXPIRED');
+    const read = await approvals.get(record.id, requester);
+    expect(read.status).toBe('expired');
+    expect(read.result?.error?.errorType).toBe('APPROVAL_EXPIRED');
+    const other = await approvals.create(input());
+    expect((await approvals.expire(other.id, 'acme')).status).toBe('expired');
+  });
+});

@@ -1,0 +1,74 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFileAuditSink } from '../../../src/audit/file-sink.js';
+import { createAuditSink, createStreamAuditSink } from '../../../src/audit/sinks.js';
+import type { AuditEvent } from '../../../src/audit/types.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'tg-audit-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const event = (i: number): AuditEvent => ({
+  time: new Date(0).toISOString(),
+  requestId: `r${i}`,
+  callId: `c${i}`,
+  tenant: 'acme',
+  user: 'alice',
+  tool: 'lookup',
+  source: 'function',
+  argsSha256: 'x',
+  outcome: 'ok',
+  durationMs: 1,
+  approvalId: null,
+});
+
+describe('file audit sink', () => {
+  it('writes every event as one JSON line, in order, by close time', async () => {
+    const path = join(dir, 'order.log');
+    const sink = createFileAuditSink(path);
+    for (let i = 0; i < 500; i++) sink.write(event(i));
+    await sink.close();
+    const lines = (await readFile(path, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(500);
+    expect(lines.map((l) => (JSON.parse(l) as AuditEvent).callId)).toEqual(Array.from({ length: 500 }, (_, i) => `c${i}`));
+  });
+
+  it('flushes on demand and keeps events written after close', async () => {
+    const path = join(dir, 'late.log');
+    const sink = createFileAuditSink(path);
+    sink.write(event(1));
+    await sink.flush();
+    expect((await readFile(path, 'utf8')).split('\n').filter(Boolean)).toHaveLength(1);
+    await sink.close();
+    sink.write(event(2));
+    expect((await readFile(path, 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
+  });
+
+  it('reports a write failure without throwing into the call', async () => {
+    const failures: unknown[] = [];
+    const sink = createFileAuditSink(join(dir, 'missing-dir', 'a.log'), { onError: (e) => failures.push(e) });
+    expect(() => sink.write(event(1))).not.toThrow();
+    await sink.flush();
+    expect(failures).toHaveLength(1);
+  });
+});
+
+describe('stream and off sinks', () => {
+  it('writes JSON lines to a stream', async () => {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c.toString()));
+    const sink = createStreamAuditSink(stream);
+    sink.write(event(7));
+    await sink.flush();
+    expect(JSON.parse(chunks.join(''))).toMatchObject({ callId: 'c7' });
+  });
+
+  it('discards everything when off', async () => {
+    const sink = createAuditSink({ sink: 'off' });
+    expect(sink.write(event(1))).toBeUndefined();
+    await expect(sink.close()).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createBuiltinProvider, type BuiltinProvider, type BuiltinProviderDeps } from '../../../src/builtins/index.js';
+import type { BuiltinsConfig } from '../../../src/config/types.js';
+import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../../../src/types.js';
+
+export function principal(tenant: string, user = 'alice'): Principal {
+  return { tenant, user, roles: [], claims: {} };
+}
+
+export function context(who: Principal, signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { principal: who, callId: 'call_test', requestId: 'req_test', signal, log: {} as Logger, depth: 0 };
+}
+
+export function builtinsConfig(workspaceRoot: string, overrides: Partial<BuiltinsConfig> = {}, limits: Partial<BuiltinsConfig['limits']> = {}): BuiltinsConfig {
+  return {
+    workspaceRoot,
+    perUser: false,
+    readOnlyRoots: [],
+    sandbox: 'none',
+    ...overrides,
+    limits: { maxReadChars: 12000, commandTimeoutMs: 10_000, maxOutputBytes: 1024 * 1024, maxProcesses: 3, maxFileBytes: 10 * 1024 * 1024, ...limits },
+  };
+}
+
+/** A temp folder holding `workspaces/` and an `outside/` sibling that nothing may touch. */
+export interface Sandbox {
+  dir: string;
+  workspaces: string;
+  outside: string;
+  provider: BuiltinProvider;
+  tool(name: string): Tool;
+  run(name: string, args: JsonObject, who?: Principal, signal?: AbortSignal): Promise<unknown>;
+  cleanup(): Promise<void>;
+}
+
+export async function createSandbox(overrides: Partial<BuiltinsConfig> = {}, limits: Partial<BuiltinsConfig['limits']> = {}, deps: BuiltinProviderDeps = {}): Promise<Sandbox> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-builtins-'));
+  const workspaces = path.join(dir, 'workspaces');
+  const outside = path.join(dir, 'outside');
+  const provider = createBuiltinProvider(builtinsConfig(workspaces, overrides, limits), { stopGraceMs: 200, ...deps });
+  const tool = (name: string) => {
+    const found = provider.tools().find((t) => t.name === name);
+    if (!found) throw new Error(`no tool ${name}`);
+    return found;
+  };
+  return {
+    dir,
+    workspaces,
+    outside,
+    provider,
+    tool,
+    run: async (name, args, who = principal('acme'), signal) => tool(name).handler(args, context(who, signal)),
+    cleanup: async () => {
+      await provider.closeAll();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs a call expected to fail and returns its ToolError type and message. */
+export async function failure(promise: Promise<unknown>): Promise<{ errorType: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const e = error as { errorType?: string; message: string };
+    return { errorType: e.errorType ?? 'THROWN', message: e.message };
+  }
+  throw new Error('expected the call to fail');
+}

@@ -1,0 +1,69 @@
+import { spawnSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLauncher, findExecutable } from '../../../src/builtins/sandbox.js';
+import { createSandbox, failure, type Sandbox } from './helpers.js';
+
+interface Exec {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+}
+
+// bwrap needs the binary and user/mount namespaces; containers often allow only one of the two.
+const bwrap = findExecutable('bwrap');
+const probe = bwrap ? spawnSync(bwrap, ['--unshare-all', '--ro-bind', '/', '/', 'true'], { timeout: 5000 }) : undefined;
+const usable = probe?.status === 0;
+if (!usable) {
+  console.warn(bwrap ? `bwrap tests skipped: bwrap cannot create namespaces here (${probe?.stderr?.toString().trim()})` : 'bwrap tests skipped: the bwrap binary is not installed (apt-get install bubblewrap)');
+}
+
+describe.skipIf(!usable)('bash with sandbox: bwrap', () => {
+  let sb: Sandbox;
+  beforeAll(async () => {
+    sb = await createSandbox({ sandbox: 'bwrap' });
+    await mkdir(sb.outside, { recursive: true });
+    await writeFile(path.join(sb.outside, 'secret.txt'), 'TOP SECRET');
+  });
+  afterAll(() => sb.cleanup());
+
+  it('sees and writes only the workspace', async () => {
+    const out = (await sb.run('bash', { command: `echo hi > made.txt && cat made.txt && pwd; cat ${JSON.stringify(path.join(sb.outside, 'secret.txt'))} || echo cannot-read; ls /home /root 2>&1 | head -2` })) as Exec;
+    expect(out.stdout).toContain('hi\n');
+    expect(out.stdout).toContain(path.join(sb.workspaces, 'acme'));
+    expect(out.stdout).toContain('cannot-read');
+    expect(out.stdout).not.toContain('TOP SECRET');
+    expect(((await sb.run('read_file', { path: 'made.txt' })) as { content: string }).content).toBe('hi');
+  });
+
+  it('cannot write system folders and has no network', async () => {
+    const out = (await sb.run('bash', { command: 'touch /usr/x 2>/dev/null && echo wrote-usr; (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null && echo network || echo no-network' })) as Exec;
+    expect(out.stdout).not.toContain('wrote-usr');
+    expect(out.stdout).toContain('no-network');
+  });
+
+  it('cannot see host processes', async () => {
+    const out = (await sb.run('bash', { command: `kill -0 ${process.pid} 2>/dev/null && echo visible || echo hidden` })) as Exec;
+    expect(out.stdout.trim()).toBe('hidden');
+  });
+
+  it('kills a sandboxed command at its timeout', async () => {
+    const out = (await sb.run('bash', { command: 'sleep 1000', timeoutMs: 300 })) as { timedOut: boolean };
+    expect(out.timedOut).toBe(true);
+  });
+});
+
+describe('bash with sandbox: bwrap but no binary', () => {
+  it('fails closed instead of running unsandboxed', async () => {
+    const sb = await createSandbox({ sandbox: 'bwrap' }, {}, { launcher: createLauncher('bwrap', { searchPath: '/nonexistent' }) });
+    try {
+      const err = await failure(sb.run('bash', { command: 'echo ran > ran.txt' }));
+      expect(err).toEqual({ errorType: 'TOOL_EXCEPTION', message: expect.stringContaining('bwrap') });
+      expect((await failure(sb.run('read_file', { path: 'ran.txt' }))).errorType).toBe('VALIDATION_ERROR');
+      expect(sb.provider.status!()[0]).toMatchObject({ state: 'down' });
+    } finally {
+      await sb.cleanup();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
+import { demoConfig } from '../../../src/config/demo.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolgate-config-'));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+async function load(yaml: string, env: NodeJS.ProcessEnv = {}) {
+  const path = join(dir, `c-${Math.random().toString(36).slice(2)}.yaml`);
+  await writeFile(path, yaml);
+  return loadConfigFile(path, env);
+}
+
+describe('loadConfigFile', () => {
+  it('fills every default and resolves relative paths against the file', async () => {
+    const config = await load('tenants:\n  acme: {}\nfunctions:\n  - module: ./tools.mjs\naudit: { sink: file, path: ./audit.log }\n');
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimit: 1048576, shutdownGraceMs: 10000, maxInFlight: 1024, trustProxy: false });
+    expect(config.tenants.acme).toMatchObject({ tools: { allow: ['*'], deny: [] }, builtins: [], mode: 'default', mcpServices: [] });
+    expect(config.functions[0]).toEqual({ module: join(dir, 'tools.mjs') });
+    expect(config.audit).toEqual({ sink: 'file', path: join(dir, 'audit.log') });
+  });
+
+  it('reads secrets from the environment', async () => {
+    const config = await load('auth:\n  jwt: { secret: "${env:TG_SECRET}" }\n', { TG_SECRET: 'x'.repeat(40) });
+    expect(config.auth.jwt?.secret).toBe('x'.repeat(40));
+  });
+
+  it('names the missing environment variable and where it is used', async () => {
+    await expect(load('auth:\n  jwt: { secret: "${env:NOPE}" }\n')).rejects.toThrow('config /auth/jwt/secret: environment variable NOPE is not set');
+  });
+
+  it('names an unknown key', async () => {
+    await expect(load('tenants:\n  acme:\n    tool: {}\n')).rejects.toThrow('/tenants/acme: unknown key "tool"');
+  });
+
+  it('names a value of the wrong type or outside its enum', async () => {
+    await expect(load('server: { port: "eighty" }\n')).rejects.toThrow('/server/port: must be integer');
+    await expect(load('tenants:\n  acme: { mode: sometimes }\n')).rejects.toThrow('/tenants/acme/mode: must be one of ["default","readonly"]');
+  });
+
+  it('refuses an unknown global MCP service in a tenant allowlist and an API key for an unknown tenant', async () => {
+    await expect(load('tenants:\n  acme: { mcpServices: [ghost] }\n')).rejects.toThrow('unknown global MCP service "ghost"');
+    const key = 'a'.repeat(64);
+    await expect(load(`auth:\n  apiKeys: [{ id: k, sha256: "${key}", tenant: nobody, user: u }]\n`)).rejects.toThrow('tenant "nobody" is not configured');
+  });
+
+  it('refuses invalid YAML, duplicate keys and prototype keys', async () => {
+    await expect(load('tenants: [\n')).rejects.toThrow('invalid YAML');
+    await expect(load('tenants: {}\ntenants: {}\n')).rejects.toThrow('invalid YAML');
+    await expect(load('tenants:\n  __proto__: { polluted: true }\n')).rejects.toThrow(ConfigError);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('refuses a JWT section without any key material', async () => {
+    await expect(load('auth:\n  jwt: { issuer: x }\n')).rejects.toThrow('one of secret, publicKey or jwksUrl is required');
+  });
+
+  it('reports a missing file clearly', async () => {
+    await expect(loadConfigFile(join(dir, 'missing.yaml'))).rejects.toThrow('cannot read (ENOENT)');
+  });
+});
+
+describe('the embedded demo', () => {
+  it('uses TOOLGATE_DEV_API_KEY when set and keeps only its hash', () => {
+    const demo = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key' });
+    expect(demo.generated).toBe(false);
+    expect(demo.apiKey).toBe('my-dev-key');
+    expect(JSON.stringify(demo.config)).not.toContain('my-dev-key');
+    expect(demo.config.tenants.demo).toBeDefined();
+  });
+
+  it('generates a random key when none is set', () => {
+    const a = demoConfig({});
+    const b = demoConfig({});
+    expect(a.generated).toBe(true);
+    expect(a.apiKey).not.toBe(b.apiKey);
+    expect(a.apiKey.length).toBeGreaterThan(30);
+  });
+});

@@ -1,0 +1,127 @@
+import { fileURLToPath } from 'node:url';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createPolicyChain } from '../../../src/pipeline/chain.js';
+import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
+import { DEFAULT_POLICY_ORDER } from '../../../src/pipeline/order.js';
+import type { StateStore } from '../../../src/store/types.js';
+import { trail } from '../../fixtures/tag-policy.mjs';
+import { makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
+
+const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+
+/** Wraps a store to count hitWindow calls. */
+function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: number } {
+  const inner = deps.store;
+  const counted = { ...inner, kind: inner.kind, hits: 0 } as StateStore & { hits: number };
+  counted.hitWindow = async (...args) => {
+    counted.hits++;
+    return inner.hitWindow(...args);
+  };
+  return counted;
+}
+
+describe('createPolicyChain', () => {
+  it('builds the default order when the tenant configures nothing', async () => {
+    const chain = await createPolicyChain({ deps: makeDeps(), baseDir });
+    expect(chain.policies).toEqual([...DEFAULT_POLICY_ORDER]);
+  });
+
+  it('audits a denied call once and counts it against the rate limit once', async () => {
+    const deps = makeDeps();
+    const store = countingStore(deps);
+    const chain = await createPolicyChain({ tenantPolicies: { 'rate-limit': { limit: 10 } }, deps: { ...deps, store }, baseDir });
+    const terminal = recordingTerminal();
+    const result = await chain(makeCall(), makeCtx({ checkAccess: () => ({ ok: false, reason: 'denied by tenant rule' }) }), terminal);
+    expect(result.error?.errorType).toBe('PERMISSION_DENIED');
+    expect(deps.audit.events.map((e) => e.outcome)).toEqual(['PERMISSION_DENIED']);
+    expect(store.hits).toBe(1);
+    expect(terminal.calls).toHaveLength(0);
+  });
+
+  it('never lets a rate-limited call reach the executor, and audits it', async () => {
+    const deps = makeDeps();
+    const chain = await createPolicyChain({ tenantPolicies: { 'rate-limit': { limit: 1 } }, deps, baseDir });
+    const terminal = recordingTerminal();
+    await chain(makeCall(), makeCtx(), terminal);
+    const limited = await chain(makeCall(), makeCtx(), terminal);
+    expect(limited.error?.errorType).toBe('RATE_LIMITED');
+    expect(terminal.calls).toHaveLength(1);
+    expect(deps.audit.events.map((e) => e.outcome)).toEqual(['ok', 'RATE_LIMITED']);
+  });
+
+  it('binds arguments from tenant bindings before the approval stores the call', async () => {
+    const deps = makeDeps();
+    const chain = await createPolicyChain({
+      tenantPolicies: { approval: { tools: ['knowledge_search'] } },
+      tenantBindings: { knowledge_search: { filter: { tenant: '${principal.tenant}' } } },
+      deps,
+      baseDir,
+    });
+    const pending = await chain(makeCall(makeTool({ name: 'knowledge_search' }), { query: 'q', filter: { tenant: 'globex' } }), makeCtx(), recordingTerminal());
+    expect(pending.status).toBe('pending_approval');
+    const [record] = await deps.approvals.listPending('acme');
+    expect(record!.call.boundArguments).toEqual({ query: 'q', filter: { tenant: 'acme' } });
+    expect(record!.call.arguments).toEqual({ query: 'q', filter: { tenant: 'globex' } }); // replayed and re-bound on approval
+  });
+
+  it('switches a policy off with false but refuses to switch off audit or access', async () => {
+    const chain = await createPolicyChain({ tenantPolicies: { retry: false, 'circuit-breaker': false }, deps: makeDeps(), baseDir });
+    expect(chain.policies).not.toContain('retry');
+    expect(chain.policies).not.toContain('circuit-breaker');
+    await expect(createPolicyChain({ tenantPolicies: { audit: false }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.audit cannot be switched off');
+    await expect(createPolicyChain({ tenantPolicies: { access: false }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.access cannot be switched off');
+  });
+
+  it('fails fast on unknown policies and bad options, naming the key', async () => {
+    await expect(createPolicyChain({ tenantPolicies: { ratelimit: {} }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.ratelimit is not a known policy');
+    await expect(createPolicyChain({ tenantPolicies: { timeout: { defaultMs: 'soon' } }, deps: makeDeps(), baseDir })).rejects.toThrow(/policies\.timeout\.defaultMs/);
+    await expect(createPolicyChain({ tenantPolicies: { custom: [{ module: './x.mjs' }] }, deps: makeDeps(), baseDir })).rejects.toThrow(/policies\.custom/);
+    await expect(createPolicyChain({ tenantPolicies: { custom: [{ module: './missing.mjs', before: 'approval' }] }, deps: makeDeps(), baseDir })).rejects.toThrow(
+      /policies\.custom\.0\.module cannot be loaded/,
+    );
+  });
+
+  it('inserts custom policy modules at their named position', async () => {
+    const chain = await createPolicyChain({
+      tenantPolicies: {
+        approval: false,
+        custom: [
+          { module: './tag-policy.mjs', name: 'pii-guard', before: 'approval', options: { tag: 'pii' } },
+          { module: './tag-policy.mjs', after: 'timeout', options: { tag: 'last' } },
+        ],
+      },
+      deps: makeDeps(),
+      baseDir,
+    });
+    expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'pii-guard', 'max-depth', 'circuit-breaker', 'retry', 'timeout', 'custom-1']);
+    const terminal = recordingTerminal();
+    await chain(makeCall(), makeCtx(), async (call, ctx) => {
+      trail.push('executor');
+      return terminal(call, ctx);
+    });
+    expect(trail).toEqual(['pii', 'last', 'executor']);
+  });
+
+  it('counts policy decisions on the registry it is given', async () => {
+    const registry = new Registry();
+    const chain = await createPolicyChain({ tenantPolicies: { 'max-depth': { limit: 1 } }, deps: { ...makeDeps(), metrics: createPolicyMetrics(registry) }, baseDir });
+    await chain(makeCall(), makeCtx({ depth: 2 }), recordingTerminal());
+    const text = await registry.metrics();
+    expect(text).toContain('toolgate_policy_decisions_total{policy="access",decision="pass"} 1');
+    expect(text).toContain('toolgate_policy_decisions_total{policy="max-depth",decision="DEPTH_EXCEEDED"} 1');
+    expect(text).not.toContain('policy="timeout"');
+  });
+});
+
+describe('the example pii-guard policy', () => {
+  it('loads from config and refuses a call carrying a card number before it reaches the executor', async () => {
+    const examples = fileURLToPath(new URL('../../../examples/', import.meta.url));
+    const chain = await createPolicyChain({ tenantPolicies: { custom: [{ module: './policies/pii-guard.mjs', name: 'pii-guard', before: 'approval' }] }, deps: makeDeps(), baseDir: examples });
+    const terminal = recordingTerminal();
+    const refused = await chain(makeCall(makeTool(), { note: 'card 4111 1111 1111 1111' }), makeCtx(), terminal);
+    expect(refused.error?.errorType).toBe('PERMISSION_DENIED');
+    expect((await chain(makeCall(makeTool(), { note: 'hello' }), makeCtx(), terminal)).ok).toBe(true);
+    expect(terminal.calls).toHaveLength(1);
+  });
+});

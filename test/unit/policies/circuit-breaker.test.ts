@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
+import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import type { ErrorType, ToolCall } from '../../../src/types.js';
+import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
+
+const upstreamTool = makeTool({ name: 'weather', service: 'weather-api' });
+
+function scripted(outcomes: Array<ErrorType | 'ok'>) {
+  const seen: string[] = [];
+  const terminal = async (call: ToolCall) => {
+    const next = outcomes.shift() ?? 'ok';
+    seen.push(next);
+    return next === 'ok' ? successResult(call, 'fine') : callFailure(call, next, 'upstream said no');
+  };
+  return Object.assign(terminal, { seen });
+}
+
+describe('circuit-breaker policy', () => {
+  it('opens after N consecutive upstream failures, answers CIRCUIT_OPEN without calling, and recovers after a good probe', async () => {
+    const clock = fakeClock();
+    const states: string[] = [];
+    const deps = makeDeps({ clock, metrics: { decision() {}, batchGroup() {}, circuitState: (_s, state) => void states.push(state) } });
+    const policy = circuitBreakerPolicy({ failureThreshold: 3, cooldownMs: 1000 }, deps);
+    const terminal = scripted(['UPSTREAM_ERROR', 'TIMEOUT', 'UPSTREAM_ERROR', 'ok', 'ok']);
+    for (let i = 0; i < 3; i++) await policy(makeCall(upstreamTool), makeCtx(), terminal);
+    const refused = await policy(makeCall(upstreamTool), makeCtx(), terminal);
+    expect(refused.error?.errorType).toBe('CIRCUIT_OPEN');
+    expect(terminal.seen).toHaveLength(3);
+
+    clock.advance(1000);
+    expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).ok).toBe(true); // the probe
+    expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).ok).toBe(true);
+    expect(states).toEqual(['closed', 'open', 'half_open', 'closed']);
+  });
+
+  it('lets only one probe through while half-open and reopens when it fails', async () => {
+    const clock = fakeClock();
+    const policy = circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 500 }, makeDeps({ clock }));
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']));
+    clock.advance(500);
+    let release!: () => void;
+    const slowProbe = policy(makeCall(upstreamTool), makeCtx(), async (call) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return callFailure(call, 'UPSTREAM_ERROR', 'still down');
+    });
+    const second = await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']));
+    expect(second.error?.errorType).toBe('CIRCUIT_OPEN');
+    release();
+    await slowProbe;
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+  });
+
+  it('does not count validation or permission failures', async () => {
+    const policy = circuitBreakerPolicy({ failureThreshold: 2 }, makeDeps({ clock: fakeClock() }));
+    const terminal = scripted(['VALIDATION_ERROR', 'PERMISSION_DENIED', 'VALIDATION_ERROR', 'ok']);
+    for (let i = 0; i < 4; i++) expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).error?.errorType).not.toBe('CIRCUIT_OPEN');
+  });
+
+  it('opens on a failure rate over the window', async () => {
+    const policy = circuitBreakerPolicy({ failureThreshold: 100, failureRate: { threshold: 0.5, minCalls: 4 } }, makeDeps({ clock: fakeClock() }));
+    const terminal = scripted(['ok', 'UPSTREAM_ERROR', 'ok', 'UPSTREAM_ERROR']);
+    for (let i = 0; i < 4; i++) await policy(makeCall(upstreamTool), makeCtx(), terminal);
+    expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).error?.errorType).toBe('CIRCUIT_OPEN');
+  });
+
+  it('ignores tools without a service', async () => {
+    const policy = circuitBreakerPolicy({ failureThreshold: 1 }, makeDeps());
+    const terminal = scripted(['UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'ok']);
+    for (let i = 0; i < 3; i++) await policy(makeCall(), makeCtx(), terminal);
+    expect(terminal.seen).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'ok']);
+  });
+});

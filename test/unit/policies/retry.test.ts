@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { retryPolicy } from '../../../policies/retry.js';
+import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import type { ErrorType, ToolCall } from '../../../src/types.js';
+import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
+
+function failing(times: number, errorType: ErrorType = 'UPSTREAM_ERROR') {
+  let calls = 0;
+  const terminal = async (call: ToolCall) => (++calls <= times ? callFailure(call, errorType, 'flaky') : successResult(call, 'ok'));
+  return Object.assign(terminal, { count: () => calls });
+}
+
+describe('retry policy', () => {
+  it('retries a read-only tool with growing jittered backoff until it succeeds', async () => {
+    const clock = fakeClock();
+    const terminal = failing(2);
+    const result = await retryPolicy({ attempts: 3, baseMs: 100 }, makeDeps({ clock }))(makeCall(makeTool({ readOnly: true })), makeCtx(), terminal);
+    expect(result.ok).toBe(true);
+    expect(terminal.count()).toBe(3);
+    expect(clock.sleeps).toEqual([75, 150]); // cap/2 + random(0.5) * cap/2 for caps 100, 200
+  });
+
+  it('retries an idempotent tool but never a destructive or unmarked one', async () => {
+    const deps = makeDeps({ clock: fakeClock() });
+    const idempotent = failing(1);
+    await retryPolicy(undefined, deps)(makeCall(makeTool({ idempotent: true })), makeCtx(), idempotent);
+    expect(idempotent.count()).toBe(2);
+    const destructive = failing(5);
+    const result = await retryPolicy(undefined, deps)(makeCall(makeTool({ destructive: true })), makeCtx(), destructive);
+    expect(result.error?.errorType).toBe('UPSTREAM_ERROR');
+    expect(destructive.count()).toBe(1);
+  });
+
+  it('stops after the configured attempts and never retries non-transient failures', async () => {
+    const deps = makeDeps({ clock: fakeClock() });
+    const always = failing(100);
+    await retryPolicy({ attempts: 4 }, deps)(makeCall(makeTool({ readOnly: true })), makeCtx(), always);
+    expect(always.count()).toBe(4);
+    const denied = failing(100, 'PERMISSION_DENIED');
+    await retryPolicy(undefined, deps)(makeCall(makeTool({ readOnly: true })), makeCtx(), denied);
+    expect(denied.count()).toBe(1);
+  });
+
+  it('never sleeps past the call deadline or after abort', async () => {
+    const clock = fakeClock();
+    const terminal = failing(100);
+    const ctx = { ...makeCtx(), deadline: clock.now() + 120 };
+    await retryPolicy({ attempts: 5, baseMs: 100 }, makeDeps({ clock }))(makeCall(makeTool({ readOnly: true })), ctx, terminal);
+    expect(terminal.count()).toBe(2); // 75 ms fits before the deadline, the next 150 ms does not
+    const controller = new AbortController();
+    controller.abort();
+    const aborted = failing(100);
+    await retryPolicy(undefined, makeDeps({ clock }))(makeCall(makeTool({ readOnly: true })), makeCtx({ signal: controller.signal }), aborted);
+    expect(aborted.count()).toBe(1);
+  });
+});

@@ -1,0 +1,174 @@
+import { describe, expect, it, vi } from 'vitest';
+import { resolveToolName } from '../../../src/registry/resolve.js';
+import { isUserToolName, userToolPrefix } from '../../../src/registry/user-names.js';
+import { createShadowReporter } from '../../../src/registry/pool.js';
+import { catalogOf, poolOf, principal, silentLog, tenantConfig, tool } from '../../helpers/registry.js';
+
+const names = (pool: { tools: readonly { name: string }[] }) => pool.tools.map((t) => t.name);
+const users = (sub = 'alice') => ({ ownPrefix: userToolPrefix(sub), isUserToolName });
+
+describe('pool order', () => {
+  const builtins = [tool('read_file', 'builtin'), tool('glob', 'builtin'), tool('write_file', 'builtin')];
+  const tenant = tenantConfig({ builtins: 'all' });
+
+  it('lists built-ins sorted by name, then every other tool sorted by name', () => {
+    const pool = poolOf(catalogOf([tool('zeta'), ...builtins, tool('alpha', 'global-mcp', { service: 's' }), tool('mid', 'local-mcp')]), tenantConfig({ builtins: 'all', mcpServices: [] }));
+    expect(names(pool)).toEqual(['glob', 'read_file', 'write_file', 'mid', 'zeta']);
+  });
+
+  it('keeps the built-ins and the listing prefix when a tool sorting between two built-ins is added', () => {
+    const before = poolOf(catalogOf([...builtins, tool('aaa')]), tenant);
+    const after = poolOf(catalogOf([...builtins, tool('aaa'), tool('m_between', 'local-mcp'), tool('h_between')]), tenant);
+    expect(names(after).slice(0, 4)).toEqual(names(before));
+    expect(names(after)).toEqual(['glob', 'read_file', 'write_file', 'aaa', 'h_between', 'm_between']);
+  });
+
+  it('gives equal pools equal fingerprints and different pools different ones', () => {
+    const a = poolOf(catalogOf([tool('x'), tool('y')]), tenant);
+    const b = poolOf(catalogOf([tool('y'), tool('x')]), tenant);
+    const c = poolOf(catalogOf([tool('x')]), tenant);
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(a.fingerprint).not.toBe(c.fingerprint);
+  });
+});
+
+describe('precedence and shadowing', () => {
+  it('lets a built-in beat a same-named function tool and logs the shadowing once', () => {
+    const warn = vi.fn();
+    const count = vi.fn();
+    const report = createShadowReporter({ ...silentLog, warn } as never, count);
+    const catalog = catalogOf([tool('read_file', 'function'), tool('read_file', 'builtin')]);
+    const tenant = tenantConfig({ builtins: ['read_file'] });
+    const first = poolOf(catalog, tenant, { onShadowed: report });
+    poolOf(catalog, tenant, { onShadowed: report });
+    expect(first.byName.get('read_file')?.source).toBe('builtin');
+    expect(first.tools.filter((t) => t.name === 'read_file')).toHaveLength(1);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatchObject({ tool: 'read_file', winner: 'builtin', loser: 'function' });
+    expect(count).toHaveBeenCalledTimes(1);
+  });
+
+  it('resolves the same name to each source in turn as higher ones are removed', () => {
+    const sources = ['builtin', 'user-mcp', 'local-mcp', 'function', 'global-mcp'] as const;
+    const tenant = tenantConfig({ builtins: 'all', mcpServices: ['g'] });
+    for (let i = 0; i < sources.length; i += 1) {
+      const remaining = sources.slice(i);
+      const userTools = remaining.includes('user-mcp') ? [tool('dup', 'user-mcp')] : [];
+      const catalogTools = remaining.filter((s) => s !== 'user-mcp').map((s) => tool('dup', s, { service: s === 'global-mcp' ? 'g' : undefined }));
+      const pool = poolOf(catalogOf(catalogTools), tenant, { userTools });
+      expect(pool.byName.get('dup')?.source).toBe(sources[i]);
+    }
+  });
+});
+
+describe('aliases', () => {
+  const catalog = catalogOf([tool('get_weather', 'function', { aliases: ['weather'] }), tool('secret_tool', 'function', { aliases: ['weather_admin'] }), tool('weather_admin')]);
+  const tenant = tenantConfig({ tools: { deny: ['secret_tool', 'weather_admin'] } });
+  const pool = poolOf(catalog, tenant);
+
+  it('resolves an alias of a visible tool and reports resolvedFrom', () => {
+    expect(resolveToolName('weather', pool, catalog, users())).toMatchObject({ ok: true, resolvedFrom: 'weather', tool: { name: 'get_weather' } });
+  });
+
+  it('refuses a hidden primary name instead of masking it with an alias', () => {
+    expect(resolveToolName('weather_admin', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
+    expect(resolveToolName('secret_tool', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
+  });
+
+  it('answers UNKNOWN_TOOL for a name nobody has', () => {
+    expect(resolveToolName('nope', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'UNKNOWN_TOOL' });
+  });
+
+  it("refuses another user's tool prefix, even one that starts like the caller's", () => {
+    expect(resolveToolName('user_bob_tool_x', pool, catalog, users('alice'))).toMatchObject({ errorType: 'PERMISSION_DENIED' });
+    expect(resolveToolName('user_1-2_tool_x', pool, catalog, users('1'))).toMatchObject({ errorType: 'PERMISSION_DENIED' });
+    expect(resolveToolName('user_alice_tool_x', pool, catalog, users('alice'))).toMatchObject({ errorType: 'UNKNOWN_TOOL' });
+  });
+});
+
+describe('narrowing', () => {
+  const catalog = catalogOf([tool('read_docs', 'function', { readOnly: true }), tool('write_doc'), tool('create_ticket'), tool('bash', 'builtin')]);
+
+  it('gives two tenants with different deny rules different pools from the same catalog', () => {
+    const a = poolOf(catalog, tenantConfig({ tools: { deny: ['write_*'] }, builtins: 'all' }));
+    const b = poolOf(catalog, tenantConfig({ tools: { allow: ['*'], deny: ['create_ticket', 'bash'] }, builtins: 'all' }));
+    expect(names(a)).toEqual(['bash', 'create_ticket', 'read_docs']);
+    expect(names(b)).toEqual(['read_docs', 'write_doc']);
+  });
+
+  it('strips every non-read-only tool in readonly mode, by header or tenant mode', () => {
+    expect(names(poolOf(catalog, tenantConfig(), { mode: 'readonly' }))).toEqual(['read_docs']);
+    expect(names(poolOf(catalog, tenantConfig({ mode: 'readonly' }), { mode: 'default' }))).toEqual(['read_docs']);
+  });
+
+  it('applies role rules inside the tenant', () => {
+    const tenant = tenantConfig({ roles: { viewer: { deny: ['write_*', 'create_*'] } } });
+    expect(names(poolOf(catalog, tenant, { principal: principal({ roles: ['viewer'] }) }))).toEqual(['read_docs']);
+    expect(names(poolOf(catalog, tenant, { principal: principal({ roles: ['editor'] }) }))).toEqual(['create_ticket', 'read_docs', 'write_doc']);
+  });
+
+  it('keeps built-ins off unless the tenant lists them', () => {
+    expect(names(poolOf(catalog, tenantConfig()))).not.toContain('bash');
+    expect(names(poolOf(catalog, tenantConfig({ builtins: ['bash'] })))).toContain('bash');
+  });
+
+  it('shows a global MCP tool only to tenants allowing its service', () => {
+    const globalCatalog = catalogOf([tool('g1', 'global-mcp', { service: 'svc' })]);
+    expect(names(poolOf(globalCatalog, tenantConfig()))).toEqual([]);
+    expect(names(poolOf(globalCatalog, tenantConfig({ mcpServices: ['svc'] })))).toEqual(['g1']);
+  });
+
+  it('narrows function tools by the tenant functions allowlist', () => {
+    expect(names(poolOf(catalog, tenantConfig({ functions: ['read_*'] })))).toEqual(['read_docs']);
+  });
+});
+
+describe('feature flags', () => {
+  const flagged = [tool('stable'), tool('experimental_tool', 'function', { feature: 'experimentalTools' })];
+
+  it('includes a flagged tool only while its flag is on, from config or env', () => {
+    expect(catalogOf(flagged).tools.map((t) => t.name)).toEqual(['stable']);
+    expect(catalogOf(flagged, { features: { experimentalTools: true } }).tools.map((t) => t.name)).toEqual(['stable', 'experimental_tool']);
+    expect(catalogOf(flagged, { env: { TOOLGATE_FEATURE_EXPERIMENTALTOOLS: '1' } }).tools).toHaveLength(2);
+    expect(catalogOf(flagged, { features: { experimentalTools: true }, env: { TOOLGATE_FEATURE_EXPERIMENTALTOOLS: 'off' } }).tools).toHaveLength(1);
+  });
+});
+
+describe('deferred tools', () => {
+  it('marks deferred tools and keeps their schema out of the listing', () => {
+    const pool = poolOf(catalogOf([tool('lazy', 'function', { deferLoading: true, searchHint: 'lazy things' }), tool('eager')]), tenantConfig());
+    expect(pool.isDeferred(pool.byName.get('lazy')!)).toBe(true);
+    expect(pool.isDeferred(pool.byName.get('eager')!)).toBe(false);
+  });
+
+  it('defers every non-built-in tool once the pool exceeds the tenant threshold', () => {
+    const tools = Array.from({ length: 5 }, (_, i) => tool(`t${i}`));
+    const pool = poolOf(catalogOf([...tools, tool('read_file', 'builtin')]), tenantConfig({ deferThreshold: 3, builtins: 'all' }));
+    expect(pool.tools.filter((t) => pool.isDeferred(t)).map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+  });
+});
+
+describe('config overrides', () => {
+  it('applies glob overrides, then exact-name ones', () => {
+    const catalog = catalogOf([tool('ev_echo'), tool('ev_add')], { overrides: { 'ev_*': { readOnly: true, maxResultChars: 10 }, ev_add: { maxResultChars: 20, aliases: ['plus'] } } });
+    const [echo, add] = catalog.tools;
+    expect(echo).toMatchObject({ readOnly: true, maxResultChars: 10 });
+    expect(add).toMatchObject({ readOnly: true, maxResultChars: 20, aliases: ['plus'] });
+  });
+});
+
+describe('bound keys', () => {
+  const schema = { type: 'object', properties: { query: { type: 'string' }, filter: { type: 'object' }, scope: { type: 'string' } }, required: ['query', 'filter'] };
+  const catalog = catalogOf([tool('kb_search', 'function', { inputSchema: schema, bindings: { filter: { tenant: '${principal.tenant}' } } }), tool('kb_other', 'function', { inputSchema: schema })]);
+
+  it('removes tool bindings and tenant bindings (by name or glob) from the model-visible schema', () => {
+    const pool = poolOf(catalog, tenantConfig({ bindings: { 'kb_*': { scope: 'acme' } } }));
+    expect(pool.schemaOf(pool.byName.get('kb_search')!)).toEqual({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+    expect(pool.schemaOf(pool.byName.get('kb_other')!)).toEqual({ type: 'object', properties: { query: { type: 'string' }, filter: { type: 'object' } }, required: ['query', 'filter'] });
+  });
+
+  it('also removes keys bound through the bind-arguments policy options', () => {
+    const pool = poolOf(catalog, tenantConfig({ policies: { 'bind-arguments': { bindings: { kb_other: { filter: { tenant: 'acme' } } } } } }));
+    expect(Object.keys(pool.schemaOf(pool.byName.get('kb_other')!).properties as object)).toEqual(['query', 'scope']);
+  });
+});

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { createRedisStore } from '../../../src/store/redis.js';
+import type { StateStore } from '../../../src/store/types.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const prefix = `tg-test:${randomBytes(6).toString('hex')}:`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const implementations: Array<[string, () => StateStore]> = [
+  ['memory', () => createMemoryStore()],
+  ['redis', () => createRedisStore({ url: REDIS_URL, prefix })],
+];
+
+afterAll(async () => {
+  const admin = new Redis(REDIS_URL);
+  const keys = await admin.keys(`${prefix}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  await admin.quit();
+});
+
+describe.each(implementations)('the %s store', (_kind, make) => {
+  const store = make();
+  const ns = randomBytes(4).toString('hex') + ':';
+  afterAll(() => store.close());
+
+  it('sets, gets and deletes a value', async () => {
+    expect(await store.get(`${ns}a`)).toBeNull();
+    await store.set(`${ns}a`, 'one');
+    expect(await store.get(`${ns}a`)).toBe('one');
+    expect(await store.delete(`${ns}a`)).toBe(true);
+    expect(await store.delete(`${ns}a`)).toBe(false);
+    expect(await store.get(`${ns}a`)).toBeNull();
+  });
+
+  it('writes with setIfAbsent only once', async () => {
+    expect(await store.setIfAbsent(`${ns}once`, 'first')).toBe(true);
+    expect(await store.setIfAbsent(`${ns}once`, 'second')).toBe(false);
+    expect(await store.get(`${ns}once`)).toBe('first');
+  });
+
+  it('replaces with compareAndSet only while the value still matches', async () => {
+    await store.set(`${ns}cas`, 'pending');
+    expect(await store.compareAndSet(`${ns}cas`, 'other', 'approved')).toBe(false);
+    expect(await store.compareAndSet(`${ns}cas`, 'pending', 'approved')).toBe(true);
+    expect(await store.compareAndSet(`${ns}cas`, 'pending', 'approved-again')).toBe(false);
+    expect(await store.get(`${ns}cas`)).toBe('approved');
+    expect(await store.compareAndSet(`${ns}missing`, 'pending', 'x')).toBe(false);
+  });
+
+  it('lets exactly one of many concurrent compareAndSet calls win', async () => {
+    await store.set(`${ns}race`, 'pending');
+    const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => store.compareAndSet(`${ns}race`, 'pending', `by-${i}`)));
+    expect(wins.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('expires values written with a TTL, also through setIfAbsent and compareAndSet', async () => {
+    await store.set(`${ns}ttl`, 'v', { ttlMs: 40 });
+    expect(await store.setIfAbsent(`${ns}ttl2`, 'v', { ttlMs: 40 })).toBe(true);
+    await store.set(`${ns}keep`, 'a', { ttlMs: 40 });
+    expect(await store.compareAndSet(`${ns}keep`, 'a', 'b')).toBe(true); // keeps the old expiry
+    await store.set(`${ns}forever`, 'v');
+    await sleep(80);
+    expect(await store.get(`${ns}ttl`)).toBeNull();
+    expect(await store.get(`${ns}ttl2`)).toBeNull();
+    expect(await store.get(`${ns}keep`)).toBeNull();
+    expect(await store.get(`${ns}forever`)).toBe('v');
+    expect(await store.setIfAbsent(`${ns}ttl`, 'again')).toBe(true);
+  });
+
+  it('scans live string keys under a prefix, sorted, without windows or other prefixes', async () => {
+    await store.set(`${ns}scan:b`, '2');
+    await store.set(`${ns}scan:a`, '1');
+    await store.set(`${ns}scan:gone`, 'x', { ttlMs: 20 });
+    await store.set(`${ns}scanx`, 'not under the prefix');
+    await store.hitWindow(`${ns}scan:window`, 5, 10_000);
+    await sleep(40);
+    expect(await store.scan(`${ns}scan:`)).toEqual([
+      { key: `${ns}scan:a`, value: '1' },
+      { key: `${ns}scan:b`, value: '2' },
+    ]);
+  });
+
+  it('treats glob characters in a scan prefix literally', async () => {
+    await store.set(`${ns}g*[x]:1`, 'literal');
+    await store.set(`${ns}gzz:1`, 'other');
+    expect(await store.scan(`${ns}g*[x]:`)).toEqual([{ key: `${ns}g*[x]:1`, value: 'literal' }]);
+  });
+
+  it('allows `limit` hits per sliding window and then refuses with a retry hint', async () => {
+    const key = `${ns}rl`;
+    const hits = [];
+    for (let i = 0; i < 4; i++) hits.push(await store.hitWindow(key, 3, 60_000));
+    expect(hits.map((h) => [h.allowed, h.count])).toEqual([
+      [true, 1],
+      [true, 2],
+      [true, 3],
+      [false, 3],
+    ]);
+    expect(hits[3]!.retryAfterMs).toBeGreaterThan(0);
+    expect(hits[3]!.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('counts concurrent hits atomically', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, () => store.hitWindow(`${ns}burst`, 7, 60_000)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(7);
+  });
+
+  it('reopens a window once its hits slide out', async () => {
+    const key = `${ns}slide`;
+    expect((await store.hitWindow(key, 1, 40)).allowed).toBe(true);
+    expect((await store.hitWindow(key, 1, 40)).allowed).toBe(false);
+    await sleep(70);
+    expect((await store.hitWindow(key, 1, 40)).allowed).toBe(true);
+  });
+});
+
+describe('the memory store clock', () => {
+  it('expires lazily against an injected clock, with no timers', async () => {
+    let t = 1_000;
+    const store = createMemoryStore({ now: () => t });
+    await store.set('k', 'v', { ttlMs: 100 });
+    t += 99;
+    expect(await store.get('k')).toBe('v');
+    t += 1;
+    expect(await store.get('k')).toBeNull();
+    expect((await store.hitWindow('w', 1, 50)).allowed).toBe(true);
+    const refused = await store.hitWindow('w', 1, 50);
+    expect(refused).toEqual({ allowed: false, count: 1, retryAfterMs: 50 });
+    t += 50;
+    expect((await store.hitWindow('w', 1, 50)).allowed).toBe(true);
+  });
+});

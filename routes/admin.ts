@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
+import { acceptHeldTool } from '../src/mcp/admin.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
 /** Operator routes: config reload and upstream status — role `admin`. */
@@ -42,5 +43,35 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async () => ({ upstreams: app.gateway.status() }),
+  );
+
+  app.post<{ Params: { name: string } }>(
+    '/v1/admin/tools/:name/accept',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: 'Accept the changed definition of an MCP tool held out by pinning',
+        security: bearerSecurity,
+        params: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 256 } } },
+        response: {
+          200: { type: 'object', properties: { accepted: { type: 'boolean' }, name: { type: 'string' }, service: { type: 'string' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenant = app.gateway.tenant(request.principal.tenant);
+      // A tenant admin may accept global tools only of services its tenant can reach.
+      const outcome = acceptHeldTool(app.gateway.current().providers.values(), request.params.name, (held, provider) =>
+        provider.kind !== 'global-mcp' || (tenant?.config.mcpServices.includes(held.service) ?? false),
+      );
+      if (outcome.ok) {
+        request.log.warn({ tool: request.params.name, service: outcome.held.service }, 'changed MCP tool definition accepted by admin');
+        return { accepted: true, name: request.params.name, service: outcome.held.service };
+      }
+      if (outcome.reason === 'forbidden') throw new errors.TG_FORBIDDEN('the tool belongs to an MCP service this tenant cannot use');
+      throw new errors.TG_NOT_FOUND(`no held tool named ${request.params.name}`);
+    },
   );
 };

@@ -22,6 +22,7 @@ import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { healthRoutes } from '../routes/health.js';
+import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
 import { userRoutes } from '../routes/users.js';
@@ -83,7 +84,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics }),
     userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
@@ -159,6 +160,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(adminRoutes);
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });
+  await app.register(mcpRoutes);
   await gateway.start();
   return app;
 }

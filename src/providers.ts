@@ -3,12 +3,17 @@ import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './executors/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
+import { createGlobalMcpProvider } from './mcp/global-provider.js';
+import { createLocalMcpProvider } from './mcp/local-provider.js';
+import { createPinRegistry } from './mcp/pinning.js';
+import type { GatewayMetrics } from './observability/metrics.js';
 import { createRagProvider } from './rag/index.js';
 import type { Logger } from './types.js';
 
 export interface ProviderDeps {
   log: Logger;
   agent: Agent;
+  metrics?: GatewayMetrics;
 }
 
 /**
@@ -16,6 +21,14 @@ export interface ProviderDeps {
  * reload reuses providers (and their upstream connections) whose part of the config did not change.
  */
 export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) => ProviderSpec[] {
+  // Pins outlive reloads: a reload must not re-trust a definition that changed under an admin's nose.
+  const pins = createPinRegistry({ log: deps.log, metrics: deps.metrics?.registry });
+  const mcpDeps = {
+    log: deps.log,
+    pins,
+    ...(deps.metrics ? { metrics: deps.metrics.registry } : {}),
+    onShadowed: () => deps.metrics?.toolShadowed.inc({ winner: 'global-mcp', loser: 'global-mcp' }),
+  };
   return (config) => [
     {
       // One provider for every tenant; the registry enables built-ins per tenant (`tenants.<t>.builtins`).
@@ -33,5 +46,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       key: `rag:${JSON.stringify(config.rag)}:${Date.now()}`,
       create: () => createRagProvider(config.rag, { dispatcher: deps.agent }),
     },
+    { key: `local-mcp:${JSON.stringify(config.mcp.local)}`, create: () => createLocalMcpProvider(config.mcp.local, mcpDeps) },
+    { key: `global-mcp:${JSON.stringify(config.mcp.global)}`, create: () => createGlobalMcpProvider(config.mcp.global, mcpDeps) },
   ];
 }

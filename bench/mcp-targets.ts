@@ -1,0 +1,73 @@
+// The servers bench/mcp.ts measures, each run in its own process (so the load generator never shares
+// an event loop with the server under test): `floor`, `floor-client` or `toolgate`. Prints `LISTENING <url>`.
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildServer } from '../src/app.js';
+import { validateConfigObject } from '../src/config/load.js';
+import { toToolOutput } from '../src/mcp/result.js';
+import { createUpstreamClient } from '../src/mcp/upstream-client.js';
+import { silentLogger } from './silent-logger.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+export const everythingBin = `${root}node_modules/.bin/mcp-server-everything`;
+export const BENCH_API_KEY = 'tg_bench_key';
+
+/** The floor: one SDK stdio client behind the thinnest Fastify route that can call it. */
+async function floor(): Promise<FastifyInstance> {
+  const client = new Client({ name: 'bench-floor', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: everythingBin, args: ['stdio'], stderr: 'ignore' }));
+  const app = Fastify({ logger: false });
+  app.post<{ Body: { name: string; arguments: Record<string, unknown> } }>('/v1/execute', async (request) => {
+    const result = await client.callTool({ name: request.body.name, arguments: request.body.arguments });
+    return { output: (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('\n') };
+  });
+  app.addHook('onClose', () => client.close());
+  return app;
+}
+
+/** The floor harness with toolgate's own upstream client instead of the bare SDK client: isolates the MCP layer's cost. */
+async function floorClient(): Promise<FastifyInstance> {
+  const client = createUpstreamClient({ service: 'everything', kind: 'global-mcp', config: { transport: 'stdio', command: everythingBin, args: ['stdio'], env: {} }, log: silentLogger });
+  await client.start();
+  const app = Fastify({ logger: false });
+  app.post<{ Body: { name: string; arguments: Record<string, unknown> } }>('/v1/execute', async (request) => {
+    // A signal per call, as toolgate gives every call (cancellation): the SDK then adds an abort listener.
+    const signal = new AbortController().signal;
+    return toToolOutput(await client.callTool(request.body.name, request.body.arguments, { signal }));
+  });
+  app.addHook('onClose', () => client.close());
+  return app;
+}
+
+async function toolgate(): Promise<FastifyInstance> {
+  const config = validateConfigObject(
+    {
+      auth: { apiKeys: [{ id: 'bench', sha256: createHash('sha256').update(BENCH_API_KEY).digest('hex'), tenant: 'bench', user: 'bench', roles: [] }] },
+      audit: { sink: 'off' },
+      logging: { level: 'silent' },
+      functions: [{ module: './test/fixtures/functions/basic.mjs' }],
+      mcp: { global: [{ id: 'everything', transport: 'stdio', command: everythingBin, args: ['stdio'], required: true }] },
+      tenants: { bench: { mcpServices: ['everything'], limits: { maxInFlight: 1024 } } },
+    },
+    root,
+    undefined,
+  );
+  return buildServer(config, { logger: false, defaultMetrics: false });
+}
+
+const target = process.argv[2];
+const factories: Record<string, () => Promise<FastifyInstance>> = { floor, 'floor-client': floorClient, toolgate };
+const factory = target === undefined ? undefined : factories[target];
+if (factory) {
+  const app = await factory();
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`LISTENING http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/execute\n`);
+  const stop = (): void => void app.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.stdin.once('end', stop); // the bench went away: never outlive it
+  process.stdin.resume();
+}

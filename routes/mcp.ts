@@ -1,0 +1,82 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { callOptionsFor, defaultCallId, requestMode, requestSignal } from '../src/http/call-options.js';
+import { mcpEntry } from '../src/registry/formats.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { ToolResult } from '../src/types.js';
+
+/** A finished call as MCP content: the model-readable output only (never the trace); failures are isError. */
+export function toCallToolResult(result: ToolResult): CallToolResult {
+  return {
+    content: [{ type: 'text', text: result.output }],
+    isError: !result.ok,
+    ...(result.approvalId ? { _meta: { 'toolgate/approvalId': result.approvalId, 'toolgate/status': result.status } } : {}),
+  };
+}
+
+/**
+ * One SDK server per HTTP request (stateless transport): its tools/list is the principal's pool and
+ * its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
+ */
+function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyRequest, reply: FastifyReply): Server {
+  const server = new Server({ name: 'toolgate', version: '0.1.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const pool = await app.gateway.poolFor(request.principal, requestMode(request));
+    return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
+  });
+  const clientGone = requestSignal(reply);
+  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+    // Cancelled by the MCP client (notifications/cancelled) or by the HTTP connection going away.
+    const signal = AbortSignal.any([extra.signal, clientGone]);
+    const options = callOptionsFor(request, defaultCallId(undefined, 0), signal);
+    const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options);
+    return toCallToolResult(result);
+  });
+  return server;
+}
+
+const methodNotAllowed = {
+  jsonrpc: '2.0',
+  error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST' },
+  id: null,
+};
+
+/** toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API. */
+export const mcpRoutes: FastifyPluginAsync = async (app) => {
+  app.post(
+    '/mcp',
+    {
+      preHandler: app.authenticate,
+      schema: {
+        tags: ['tools'],
+        summary: "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
+        security: bearerSecurity,
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const server = serverFor(app, request, reply);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      reply.hijack();
+      reply.raw.once('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  );
+
+  // Stateless: no server-initiated stream to GET and no session to DELETE (the transport spec allows 405 for both).
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      preHandler: app.authenticate,
+      schema: { tags: ['tools'], summary: `${method} /mcp — not used by the stateless transport (405)`, security: bearerSecurity },
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
+    });
+  }
+};

@@ -1,0 +1,144 @@
+// The part local and global MCP providers share: a set of upstream clients in config order, pinning,
+// naming with first-wins collisions, and a cached tool list rebuilt whenever an upstream changes.
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Registry } from 'prom-client';
+import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { Logger, Principal, Tool, ToolSourceKind, ToolSpec } from '../types.js';
+import { toolFromMcp } from './mcp-tool.js';
+import { gaugeIn } from './metrics.js';
+import { createNameMap } from './naming.js';
+import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
+import { createUpstreamClient, type BackoffOptions, type UpstreamClient } from './upstream-client.js';
+import type { UpstreamTransportConfig } from './upstream-transport.js';
+
+export interface McpProviderDeps {
+  log: Logger;
+  metrics?: Registry;
+  /** Share one across providers so admins accept tools in one place. */
+  pins?: PinRegistry;
+  /** Called once per (name, loser) when a later service's tool is hidden by an earlier one. */
+  onShadowed?: (name: string, winner: string, loser: string) => void;
+  backoff?: Partial<BackoffOptions>;
+  connectTimeoutMs?: number;
+}
+
+/** One upstream service as the shared provider sees it. */
+export interface McpServiceSpec {
+  service: string;
+  config: UpstreamTransportConfig;
+  required: boolean;
+  lazy: boolean;
+  pin: boolean;
+  /** The model-visible name of an upstream tool (already legal and ≤ 64 chars). */
+  exposedName: (upstream: string) => string;
+  headersFor?: (principal: Principal) => Record<string, string>;
+  extra?: (tool: McpTool) => Partial<ToolSpec>;
+}
+
+export interface HeldToolInfo extends HeldTool {
+  name: string;
+}
+
+/** A ToolProvider plus the admin surface of issue 4 (`/v1/admin/upstreams`, tool acceptance). */
+export interface McpProvider extends ToolProvider {
+  /** Accepts the changed definition of a held tool by its exposed name; false when nothing is held. */
+  accept(name: string): boolean;
+  heldTools(): HeldToolInfo[];
+  status(): UpstreamStatus[];
+}
+
+export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[], deps: McpProviderDeps): McpProvider {
+  const log = deps.log.child({ provider: kind });
+  const pins = deps.pins ?? createPinRegistry({ log: deps.log, metrics: deps.metrics });
+  const upGauge = gaugeIn(deps.metrics, 'toolgate_upstream_up', 'Whether an MCP upstream is connected (1) or not (0)', ['service']);
+  const names = createNameMap();
+  const shadowedOnce = new Set<string>();
+  const listeners: Array<() => void> = [];
+  let cached: readonly Tool[] = [];
+
+  const clients: Array<{ spec: McpServiceSpec; client: UpstreamClient }> = specs.map((spec) => ({
+    spec,
+    client: createUpstreamClient({
+      service: spec.service,
+      kind,
+      config: spec.config,
+      log: deps.log,
+      required: spec.required,
+      ...(deps.backoff ? { backoff: deps.backoff } : {}),
+      ...(deps.connectTimeoutMs ? { connectTimeoutMs: deps.connectTimeoutMs } : {}),
+    }),
+  }));
+
+  function rebuild(): void {
+    const next: Tool[] = [];
+    const owner = new Map<string, string>();
+    names.clear();
+    for (const { spec, client } of clients) {
+      upGauge.set({ service: spec.service }, client.status().state === 'ready' ? 1 : 0);
+      const listed = client.tools();
+      for (const tool of listed) names.set(spec.exposedName(tool.name), spec.service, tool.name);
+      for (const tool of pins.filter(spec.service, listed, { pin: spec.pin })) {
+        const name = spec.exposedName(tool.name);
+        const winner = owner.get(name);
+        if (winner !== undefined) {
+          const key = JSON.stringify([name, spec.service]);
+          if (!shadowedOnce.has(key)) {
+            shadowedOnce.add(key);
+            log.warn({ tool: name, winner, loser: spec.service }, 'MCP tool shadowed by a service listed earlier');
+            deps.onShadowed?.(name, winner, spec.service);
+          }
+          continue;
+        }
+        owner.set(name, spec.service);
+        names.set(name, spec.service, tool.name);
+        next.push(
+          toolFromMcp(tool, {
+            name,
+            source: kind,
+            service: spec.service,
+            client,
+            isHeld: () => spec.pin && pins.isHeld(spec.service, tool.name),
+            ...(spec.headersFor ? { headersFor: spec.headersFor } : {}),
+            ...(spec.extra ? { extra: spec.extra(tool) } : {}),
+          }),
+        );
+      }
+    }
+    cached = next;
+    for (const listener of listeners) listener();
+  }
+
+  for (const { client } of clients) client.onChange(rebuild);
+
+  return {
+    kind,
+    tools: () => cached,
+    async start() {
+      await Promise.all(clients.map(({ spec, client }) => (spec.lazy ? void client.start() : client.start())));
+      rebuild();
+    },
+    async close() {
+      await Promise.all(clients.map(({ client }) => client.close()));
+    },
+    onChange(listener) {
+      listeners.push(listener);
+    },
+    status() {
+      return clients.map(({ spec, client }) => {
+        const status = client.status();
+        const held = pins.held(spec.service).map((entry) => spec.exposedName(entry.tool));
+        return held.length > 0 ? { ...status, detail: { ...status.detail, held } } : status;
+      });
+    },
+    accept(name) {
+      const upstream = names.upstreamOf(name);
+      if (!upstream || !pins.accept(upstream.service, upstream.tool)) return false;
+      log.info({ tool: name, service: upstream.service }, 'changed MCP tool definition accepted');
+      rebuild();
+      return true;
+    },
+    heldTools() {
+      return clients.flatMap(({ spec }) => pins.held(spec.service).map((entry) => ({ ...entry, name: spec.exposedName(entry.tool) })));
+    },
+  };
+}

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
+import { randomId } from './random-id.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {
   return request.headers['x-toolgate-mode'] === 'readonly' ? 'readonly' : 'default';
@@ -15,7 +15,7 @@ export function requestDepth(request: FastifyRequest): number {
 
 /** `tool_step_<step>_<index>` inside a model turn, a unique `call_<random>` for a lone call without a step. */
 export function defaultCallId(step: number | undefined, index: number): string {
-  return step === undefined ? `call_${randomBytes(12).toString('base64url')}` : `tool_step_${step}_${index}`;
+  return step === undefined ? `call_${randomId(12)}` : `tool_step_${step}_${index}`;
 }
 
 /** Aborted when the client goes away before the answer is written, so executors stop work nobody will read. */

@@ -2,7 +2,7 @@ import picomatch from 'picomatch';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import type { Policy } from '../src/pipeline/types.js';
+import { passThrough, type Policy } from '../src/pipeline/types.js';
 
 export const approvalOptionsSchema = {
   type: 'object',
@@ -20,7 +20,8 @@ export const approvalOptionsSchema = {
  */
 export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { tools, expiresMs } = parsePolicyOptions<{ tools: string[]; expiresMs: number }>('approval', approvalOptionsSchema, options);
-  const needsApproval = tools.length > 0 ? picomatch(tools, { dot: true }) : () => false;
+  if (tools.length === 0) return passThrough;
+  const needsApproval = picomatch(tools, { dot: true });
   return async (call, ctx, next) => {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
     const record = await deps.approvals.create({

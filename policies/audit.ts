@@ -2,7 +2,7 @@ import { canonicalJson, sha256Hex } from '../src/registry/canonical-json.js';
 import type { AuditEvent } from '../src/audit/types.js';
 import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import type { Policy } from '../src/pipeline/types.js';
+import { passThrough, type Policy } from '../src/pipeline/types.js';
 import type { ToolResult } from '../src/types.js';
 
 export const auditOptionsSchema = { type: 'object', additionalProperties: false, properties: {} };
@@ -19,6 +19,7 @@ export function outcomeOf(result: ToolResult): AuditEvent['outcome'] {
  */
 export function auditPolicy(options: unknown, deps: PolicyDeps): Policy {
   parsePolicyOptions('audit', auditOptionsSchema, options);
+  if (deps.audit.enabled === false) return passThrough;
   const clock = deps.clock ?? systemClock;
   return async (call, ctx, next) => {
     const started = clock.now();

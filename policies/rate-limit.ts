@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import type { Policy } from '../src/pipeline/types.js';
+import { passThrough, type Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 
 const DIMENSIONS = ['tenant', 'user', 'tool'] as const;
@@ -40,7 +40,7 @@ interface RateLimitOptions {
  * policy is a no-op. A resumed approved call was counted when it was requested and is not counted again.
  */
 export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
-  if (options === undefined) return (call, ctx, next) => next(call, ctx);
+  if (options === undefined) return passThrough;
   const { limit, windowMs, per, tools } = parsePolicyOptions<RateLimitOptions>('rate-limit', rateLimitOptionsSchema, options);
   const dimensions = new Set<Dimension>(Array.isArray(per) ? per : [per]);
   const counts = picomatch(tools, { dot: true });

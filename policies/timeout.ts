@@ -1,9 +1,10 @@
 import picomatch from 'picomatch';
+import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import type { Policy } from '../src/pipeline/types.js';
+import type { Policy, PolicyContext } from '../src/pipeline/types.js';
 import type { ToolResult } from '../src/types.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -34,23 +35,22 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     const timedOut = (): ToolResult => callFailure(call, 'TIMEOUT', `${call.name} timed out after ${Math.max(0, limitMs)} ms`);
     if (limitMs <= 0) return timedOut();
 
-    const controller = new AbortController();
-    const forward = (): void => controller.abort(ctx.signal.reason);
-    if (ctx.signal.aborted) forward();
-    else ctx.signal.addEventListener('abort', forward, { once: true });
+    // Lazy: most handlers never read their signal, and an AbortController per call showed on the hot path.
+    const abort = new LazyAbort(() => ctx.signal);
+    const attempt = Object.create(ctx, { signal: { get: () => abort.signal, enumerable: true } }) as PolicyContext;
     let timer: NodeJS.Timeout | undefined;
     const expiry = new Promise<ToolResult>((resolve) => {
       timer = setTimeout(() => {
-        controller.abort(new ToolError('TIMEOUT', `${call.name} timed out`));
+        abort.abort(new ToolError('TIMEOUT', `${call.name} timed out`));
         resolve(timedOut());
       }, Math.min(limitMs, MAX_TIMER_MS));
     });
     try {
       // race() also observes a late rejection of the abandoned handler, so it is never unhandled.
-      return await Promise.race([next(call, { ...ctx, signal: controller.signal }), expiry]);
+      return await Promise.race([next(call, attempt), expiry]);
     } finally {
       clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', forward);
+      abort.dispose();
     }
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
 import { errors } from '../src/errors.js';
-import { callOptionsFor, defaultCallId, requestSignal } from '../src/http/call-options.js';
+import { callOptionsFor, defaultCallId, requestAbort, requestSignal } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
 
@@ -75,7 +75,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       gate.enter(request.principal.tenant, tenant.config.limits.maxInFlight);
       try {
         const body = request.body;
-        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestSignal(reply));
+        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply));
         const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
         return sendToolResult(reply, result);
       } finally {
@@ -126,7 +126,9 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       const tenant = app.gateway.tenant(principal.tenant)!;
       gate.enter(principal.tenant, tenant.config.limits.maxInFlight);
       try {
-        const { defaultCallId: _unused, ...options } = callOptionsFor(request, '', requestSignal(reply));
+        const signal = requestSignal(reply);
+        const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
+        const options = { ...rest, signal };
         const scope = await app.gateway.scopeFor(app.gateway.current(), principal, options.mode);
         return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
       } finally {

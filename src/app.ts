@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { JSONWebKeySet } from 'jose';
@@ -9,7 +9,7 @@ import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
-import { loggerOptions } from './observability/logger.js';
+import { AccessLogController, loggerOptions } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
@@ -57,7 +57,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -128,7 +128,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
       inFlight -= 1;
       metrics.httpInFlight.dec();
     }
-    metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    metrics.countHttp(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

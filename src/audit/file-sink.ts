@@ -4,7 +4,7 @@ import type { AuditEvent, AuditSink } from './types.js';
 
 /**
  * JSONL file sink: `write` only queues; one writer drains the queue in order with a single append per
- * batch. `flush`/`close` wait for the drain, and a write after close is appended synchronously, so
+ * event-loop turn. `flush`/`close` wait for the drain, and a write after close is appended synchronously, so
  * no event is lost on shutdown.
  */
 export function createFileAuditSink(path: string, options: { onError?: (error: unknown) => void } = {}): AuditSink {
@@ -26,10 +26,12 @@ export function createFileAuditSink(path: string, options: { onError?: (error: u
       options.onError?.(error);
     }
   };
+  // Drains once per event-loop turn, not per event: every call finishing in one turn shares one append.
   const schedule = (): Promise<void> => {
     if (!scheduled) {
       scheduled = true;
-      draining = draining.then(drain);
+      const turn = new Promise<void>((resolve) => setImmediate(resolve));
+      draining = Promise.all([draining, turn]).then(drain);
     }
     return draining;
   };

@@ -20,7 +20,7 @@ export function createStreamAuditSink(stream: Writable = process.stdout): AuditS
 }
 
 export function createOffAuditSink(): AuditSink {
-  return { write() {}, async flush() {}, async close() {} };
+  return { enabled: false, write() {}, async flush() {}, async close() {} };
 }
 
 /** The sink named by `audit.sink` in config (`path` already absolute). */

@@ -16,6 +16,8 @@ export interface AuditEvent {
 }
 
 export interface AuditSink {
+  /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */
+  readonly enabled?: boolean;
   /** Never throws and never blocks the call; events are written in order. */
   write(event: AuditEvent): void;
   /** Resolves once every event written so far is on its medium. */

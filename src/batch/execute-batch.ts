@@ -17,7 +17,8 @@ export interface BatchRequest {
 }
 
 /** Shared by every call of the batch; `defaultCallId` and `deadline` are set per call. */
-export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline'>;
+/** A batch runs under one plain signal: each call gets its own child of it from the scheduler. */
+export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline' | 'signal'> & { signal: AbortSignal };
 
 const callIdOf = (call: CallRequest, step: number, index: number): string =>
   typeof call.callId === 'string' && call.callId.length > 0 ? call.callId : `tool_step_${step}_${index}`;

@@ -9,6 +9,7 @@ import type { TenantView } from '../registry/tenant-view.js';
 import { isUserToolName, userToolPrefix } from '../registry/user-names.js';
 import type { Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
+import { LazyAbort } from './lazy-abort.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { failureResult } from './tool-result.js';
 
@@ -23,7 +24,8 @@ export interface CallOptions {
   principal: Principal;
   requestId: string;
   log: Logger;
-  signal: AbortSignal;
+  /** The caller's cancellation; a LazyAbort creates its AbortSignal only when something reads it. */
+  signal: AbortSignal | LazyAbort;
   depth: number;
   mode: ToolMode;
   /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */
@@ -85,11 +87,14 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   }
 
   const tenant = scope.tenant;
+  const abortSource = options.signal;
   const ctx: PolicyContext & DeadlineAware = {
     principal,
     callId,
     requestId: options.requestId,
-    signal: options.signal,
+    get signal(): AbortSignal {
+      return abortSource instanceof LazyAbort ? abortSource.signal : abortSource;
+    },
     log: options.log,
     depth: options.depth,
     mode: options.mode,

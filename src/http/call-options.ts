@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
+import { LazyAbort } from '../execution/lazy-abort.js';
 import { randomId } from './random-id.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {
@@ -18,16 +19,24 @@ export function defaultCallId(step: number | undefined, index: number): string {
   return step === undefined ? `call_${randomId(12)}` : `tool_step_${step}_${index}`;
 }
 
-/** Aborted when the client goes away before the answer is written, so executors stop work nobody will read. */
-export function requestSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
+/**
+ * Aborted when the client goes away before the answer is written, so executors stop work nobody will
+ * read. Lazy: the AbortSignal exists only if a handler or policy reads it.
+ */
+export function requestAbort(reply: FastifyReply): LazyAbort {
+  const abort = new LazyAbort();
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
+    if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection'));
   });
-  return controller.signal;
+  return abort;
 }
 
-export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal): CallOptions {
+/** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */
+export function requestSignal(reply: FastifyReply): AbortSignal {
+  return requestAbort(reply).signal;
+}
+
+export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal | LazyAbort): CallOptions {
   return {
     principal: request.principal,
     requestId: request.id,

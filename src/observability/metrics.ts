@@ -14,11 +14,26 @@ export interface GatewayMetrics {
   readonly toolShadowed: Counter<'winner' | 'loser'>;
   readonly configReloads: Counter<'result'>;
   recordCall(tool: Tool | undefined, result: ToolResult): void;
+  countHttp(method: string, route: string, status: string): void;
 }
 
 export function toolLabel(tool: Tool | undefined): string {
   if (!tool) return UNKNOWN_TOOL_LABEL;
   return tool.source === 'user-mcp' ? USER_TOOL_LABEL : tool.name;
+}
+
+/**
+ * Label children cached by their joined values: `inc({labels})` hashes (and sorts) the label object on
+ * every call, which showed up on the request hot path. Label values are bounded by design.
+ */
+function childCache<T>(make: (...values: string[]) => T): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) children.set(key, (child = make(...values)));
+    return child;
+  };
 }
 
 /** One registry per gateway instance, so tests can build many apps in one process. */
@@ -57,8 +72,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const callCounter = childCache((tool, source, outcome) => toolCalls.labels(tool, source, outcome));
+  const durationHistogram = childCache((tool, source) => toolDuration.labels(tool, source));
+  const httpCounter = childCache((method, route, status) => httpRequests.labels(method, route, status));
   return {
     registry,
+    countHttp: (method, route, status) => httpCounter(method, route, status).inc(),
     toolCalls,
     toolDuration,
     httpRequests,
@@ -69,8 +88,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       const label = toolLabel(tool);
       const source = result.source ?? 'none';
       const outcome = result.status ?? (result.ok ? 'ok' : result.error?.errorType ?? 'error');
-      toolCalls.inc({ tool: label, source, outcome });
-      toolDuration.observe({ tool: label, source }, result.durationMs / 1000);
+      callCounter(label, source, outcome).inc();
+      durationHistogram(label, source).observe(result.durationMs / 1000);
     },
   };
 }

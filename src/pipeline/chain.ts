@@ -15,7 +15,7 @@ import type { PolicyDeps } from './deps.js';
 import { noopPolicyMetrics, type PolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
-import { composePolicies, type Next, type Policy, type PolicyContext } from './types.js';
+import { composePolicies, passThrough, type Next, type Policy, type PolicyContext } from './types.js';
 
 /** What a custom policy module's default export must be. */
 export type PolicyFactory = (options: unknown, deps: PolicyDeps) => Policy | Promise<Policy>;
@@ -74,14 +74,18 @@ export type PolicyChain = ((call: ToolCall, ctx: PolicyContext, terminal: Next) 
 
 /** Counts each policy's decision: `pass` when it handed the call on, otherwise what it answered. */
 function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Policy {
-  return async (call, ctx, next) => {
+  // No extra async frame: the pass is counted when the policy hands on, an answer when it resolves without doing so.
+  return (call, ctx, next) => {
     let passed = false;
-    const result = await policy(call, ctx, (c, x) => {
+    const handOn: Next = (c, x) => {
       passed = true;
+      metrics.decision(name, 'pass');
       return next(c, x);
+    };
+    return policy(call, ctx, handOn).then((result) => {
+      if (!passed) metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
+      return result;
     });
-    metrics.decision(name, passed ? 'pass' : (result.status ?? result.error?.errorType ?? 'answered'));
-    return result;
   };
 }
 
@@ -138,7 +142,13 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   }
 
   const metrics = deps.metrics ?? noopPolicyMetrics;
-  const policies = slots.map(({ name, policy }) => instrument(name, policy, metrics));
-  const chain = (call: ToolCall, ctx: PolicyContext, terminal: Next): Promise<ToolResult> => composePolicies(policies, terminal)(call, ctx);
+  const policies = slots.filter(({ policy }) => policy !== passThrough).map(({ name, policy }) => instrument(name, policy, metrics));
+  // Composed once per terminal executor, not once per call.
+  const composed = new WeakMap<Next, Next>();
+  const chain = (call: ToolCall, ctx: PolicyContext, terminal: Next): Promise<ToolResult> => {
+    let run = composed.get(terminal);
+    if (!run) composed.set(terminal, (run = composePolicies(policies, terminal)));
+    return run(call, ctx);
+  };
   return Object.assign(chain, { policies: Object.freeze(slots.map((slot) => slot.name)) });
 }

@@ -26,8 +26,15 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
   const circuits =
     existing<Gauge<'service'>>(registry, 'toolgate_circuit_state') ??
     new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
+  // Label children cached per (policy, decision): inc() with a label object hashes the labels every call.
+  const children = new Map<string, { inc(): void }>();
   return {
-    decision: (policy, decision) => decisions.inc({ policy, decision }),
+    decision: (policy, decision) => {
+      const key = `${policy}\u0000${decision}`;
+      let child = children.get(key);
+      if (!child) children.set(key, (child = decisions.labels(policy, decision)));
+      child.inc();
+    },
     batchGroup: (size) => groups.observe(size),
     circuitState: (service, state) => circuits.set({ service }, CIRCUIT_VALUE[state]),
   };

@@ -18,6 +18,12 @@ export interface PolicyContext extends ToolContext {
 export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;
 export type Policy = (call: ToolCall, ctx: PolicyContext, next: Next) => Promise<ToolResult>;
 
+/**
+ * What a factory returns when its options make it do nothing (no rate limit configured, no tool needing
+ * approval): the chain leaves it out, so an idle policy costs a call nothing.
+ */
+export const passThrough: Policy = (call, ctx, next) => next(call, ctx);
+
 /** Composes policies around a terminal executor, outermost first. */
 export function composePolicies(policies: readonly Policy[], terminal: Next): Next {
   return policies.reduceRight<Next>((next, policy) => (call, ctx) => policy(call, ctx, next), terminal);

@@ -1,13 +1,24 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted at every level: equal values give equal text in any process. */
+/**
+ * JSON with object keys sorted at every level: equal values give equal text in any process.
+ * Written out directly (no replacer, no sorted copies): it runs on every audited call.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(item).sort()) sorted[key] = (item as Record<string, unknown>)[key];
-    return sorted;
-  });
+  return serialize(value) ?? 'null';
+}
+
+function serialize(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return serialize((value as { toJSON(): unknown }).toJSON());
+  if (Array.isArray(value)) return `[${value.map((item) => serialize(item) ?? 'null').join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const item = serialize(record[key]);
+    if (item !== undefined) parts.push(`${JSON.stringify(key)}:${item}`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 export function sha256Hex(text: string): string {

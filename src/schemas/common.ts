@@ -23,7 +23,8 @@ export const toolResult = {
     name: { type: 'string' },
     ok: { type: 'boolean' },
     output: { type: 'string', description: 'What the model reads; TOOL_ERROR: {...} on failure' },
-    source: { anyOf: [{ type: 'string', enum: [...SOURCE_PRECEDENCE] }, { type: 'null' }] },
+    // A type union, not anyOf: fast-json-stringify picks anyOf branches by running ajv on every response.
+    source: { type: ['string', 'null'], enum: [...SOURCE_PRECEDENCE, null] },
     durationMs: { type: 'number' },
     truncated: { type: 'boolean' },
     trace: { description: 'Structured detail for observability; never shown to the model' },

@@ -99,7 +99,7 @@ functions:
   - module: ${JSON.stringify(join(root, 'test/fixtures/functions/basic.mjs'))}
 tenants:
   acme: {}
-logging: { level: info }
+logging: { level: debug }
 `;
 
 describe('graceful shutdown of the real server', () => {
@@ -164,7 +164,7 @@ describe('graceful shutdown of the real server', () => {
 
   it('reloads on SIGHUP and on a file change (reload.watch), and refuses a broken file while the old config keeps serving', { timeout: 30_000 }, async () => {
     const port = await freePort();
-    const watched = goodConfig.replace('logging: { level: info }', 'logging: { level: info }\nreload: { watch: true }');
+    const watched = goodConfig.replace('logging: { level: debug }', 'logging: { level: debug }\nreload: { watch: true }');
     const server = await startServer(watched, { PORT: String(port) });
     const file = join(dir, `config-${children.length - 1}.yaml`);
     const base = `http://127.0.0.1:${port}`;

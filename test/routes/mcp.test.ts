@@ -155,7 +155,7 @@ describe('a required MCP upstream going down', () => {
       await server.close();
       const call = await gated.inject({ method: 'POST', url: '/v1/execute', headers: bearer(aliceToken), payload: { name: 'echo', arguments: { message: 'x' } } });
       expect(call.json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR' } });
-      await vi.waitFor(async () => expect((await gated.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503));
+      await vi.waitFor(async () => expect((await gated.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503), { timeout: 5_000 });
       const readiness = (await gated.inject({ method: 'GET', url: '/readyz' })).json();
       expect(readiness.upstreams).toEqual(expect.arrayContaining([expect.objectContaining({ service: 'req', state: 'down', required: true })]));
 

@@ -37,12 +37,16 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       preHandler: adminOnly,
       schema: {
         tags: ['admin'],
-        summary: 'State of every upstream',
+        summary: "State of the upstreams the caller's tenant uses",
         security: bearerSecurity,
         response: { 200: { type: 'object', properties: { upstreams: { type: 'array', items: { type: 'object', additionalProperties: true } } } }, ...errorResponses },
       },
     },
-    async () => ({ upstreams: app.gateway.status() }),
+    async (request) => {
+      // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them.
+      const allowed = new Set(app.gateway.tenant(request.principal.tenant)?.config.mcpServices ?? []);
+      return { upstreams: app.gateway.status().filter((upstream) => upstream.kind !== 'global-mcp' || allowed.has(upstream.service)) };
+    },
   );
 
   app.post<{ Params: { name: string } }>(

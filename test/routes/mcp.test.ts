@@ -169,3 +169,14 @@ describe('a required MCP upstream going down', () => {
     }
   });
 });
+
+describe('GET /v1/admin/upstreams', () => {
+  it("shows a tenant admin only the global services its tenant may reach", async () => {
+    const acme = await app.inject({ url: '/v1/admin/upstreams', headers: bearer(API_KEY) });
+    expect(acme.json().upstreams.map((u: { service: string }) => u.service)).toContain('ev');
+    const globexAdmin = await signToken({ tenant: 'globex', sub: 'gadmin', roles: ['admin'] });
+    const globex = await app.inject({ url: '/v1/admin/upstreams', headers: bearer(globexAdmin) });
+    expect(globex.statusCode).toBe(200);
+    expect(globex.json().upstreams.map((u: { service: string }) => u.service)).not.toContain('ev');
+  });
+});

@@ -266,7 +266,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     async start() {
       await connect();
     },
-    tools: () => (state === 'ready' ? tools : []),
+    // The last known listing, also while down: a model's tools do not vanish mid-conversation (and the
+    // listing ETag stays put); calls meanwhile fail fast with UPSTREAM_ERROR until the upstream is back.
+    tools: () => tools,
     async callTool(name, args, callOptions = {}) {
       const current = client;
       const channel = opened?.channel;

@@ -135,7 +135,8 @@ describe('upstream client over streamable HTTP', () => {
     expect(client.status().state).not.toBe('ready');
     const whileDown = await rejection(client.callTool('echo', { message: 'x' }));
     expect(whileDown.errorType).toBe('UPSTREAM_ERROR');
-    expect(client.tools()).toEqual([]);
+    // The last known listing stays: tools do not vanish from a model's pool while the upstream is away.
+    expect(client.tools().map((t) => t.name)).toContain('echo');
 
     server = await startHttpTestServer(state, server.port);
     servers.push(server);

@@ -38,6 +38,13 @@ describe('the README examples, against a real listening demo server', () => {
     expect(stdout).toContain('result: true {"sum":42}');
   });
 
+  it('the MCP client (official SDK) lists and calls tools through /mcp', async () => {
+    const { stdout } = await run(join(root, 'node_modules/.bin/tsx'), [join(root, 'examples/clients/mcp-client.ts')], { env: env(), timeout: 30_000 });
+    expect(stdout).toContain('tools: add_numbers, echo, get_weather, knowledge_search');
+    expect(stdout).toContain('result: [{"type":"text","text":"{\\"city\\":\\"Paris\\",\\"tempC\\":18,\\"conditions\\":\\"cloudy\\"}"}]');
+    expect(stdout).toContain('isError: true');
+  });
+
   it('the curl session of the README runs as written', async () => {
     const readme = await readFile(join(root, 'README.md'), 'utf8');
     const block = /<!-- curl-session -->\s*```bash\n([\s\S]*?)```/.exec(readme)?.[1];

@@ -1,0 +1,19 @@
+// toolgate as an MCP server, from the official SDK client.
+//   TOOLGATE_URL=http://localhost:8080 TOOLGATE_API_KEY=... npx tsx examples/clients/mcp-client.ts
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const base = process.env.TOOLGATE_URL ?? 'http://localhost:8080';
+const client = new Client({ name: 'my-agent', version: '1.0.0' });
+await client.connect(
+  new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${process.env.TOOLGATE_API_KEY}` } },
+  }),
+);
+const { tools } = await client.listTools();
+console.log('tools:', tools.map((tool) => tool.name).join(', '));
+const result = await client.callTool({ name: 'get_weather', arguments: { city: 'Paris' } });
+console.log('result:', JSON.stringify(result.content));
+const failed = await client.callTool({ name: 'no_such_tool', arguments: {} });
+console.log('isError:', failed.isError);
+await client.close();

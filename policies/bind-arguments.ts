@@ -3,7 +3,7 @@ import { withBoundArguments } from '../src/bindings/model-arguments.js';
 import { applyBindings, resolveBindings } from '../src/bindings/resolve.js';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/inert.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import type { JsonObject } from '../src/types.js';

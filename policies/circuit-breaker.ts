@@ -1,7 +1,7 @@
 import { createCircuitRegistry, type CircuitOptions } from '../src/pipeline/circuit-state.js';
 import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/inert.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import type { ToolResult } from '../src/types.js';

@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/inert.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import { passThrough, type Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 

@@ -12,7 +12,7 @@ import { timeoutPolicy } from '../../policies/timeout.js';
 import { errors } from '../errors.js';
 import type { JsonObject, Tool, ToolCall, ToolResult } from '../types.js';
 import type { PolicyDeps } from './deps.js';
-import { inertTestOf } from './inert.js';
+import { gateCheckOf, inertTestOf, type GateCheck } from './fast-path.js';
 import { noopPolicyMetrics, type PolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
@@ -90,6 +90,24 @@ function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Polic
   };
 }
 
+/** A gate run inline: the same decisions counted as instrument() counts them, without an async layer. */
+function inlineGate(name: string, check: GateCheck, metrics: PolicyMetrics, next: Next): Next {
+  return (call, ctx) => {
+    let answer: ToolResult | undefined;
+    try {
+      answer = check(call, ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (answer) {
+      metrics.decision(name, answer.status ?? answer.error?.errorType ?? 'answered');
+      return Promise.resolve(answer);
+    }
+    metrics.decision(name, 'pass');
+    return next(call, ctx);
+  };
+}
+
 function bindArgumentsOptions(raw: unknown, tenantBindings: Record<string, JsonObject> | undefined): unknown {
   if (!tenantBindings || raw === false) return raw;
   if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) return raw; // the schema names it
@@ -150,6 +168,7 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     name,
     policy: instrument(name, policy, metrics),
     isInert: builtinOnly ? inertTestOf(policy) : undefined,
+    gate: gateCheckOf(policy),
   }));
   const policies = layers.map((layer) => layer.policy);
   // Per tool, layers inert for it are left out; their `pass` is still counted where they would have run.
@@ -161,7 +180,8 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
           return next(call, ctx);
         };
       }
-      const { policy } = layer;
+      const { policy, gate, name } = layer;
+      if (gate) return inlineGate(name, gate, metrics, next);
       return (call, ctx) => policy(call, ctx, next);
     }, terminal);
   // Composed once per terminal executor (and tool), not once per call.

@@ -45,21 +45,15 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { limit, windowMs, per, tools } = parsePolicyOptions<RateLimitOptions>('rate-limit', rateLimitOptionsSchema, options);
   const dimensions = new Set<Dimension>(Array.isArray(per) ? per : [per]);
   const counts = picomatch(tools, { dot: true });
-  const countsUser = dimensions.has('user');
-  const countsTool = dimensions.has('tool');
-  // Not async: one then() on the store's answer instead of an async frame around it.
-  return inertFor(
-    (call, ctx, next) => {
-      if (ctx.approval || !counts(call.name)) return next(call, ctx);
-      let key = `ratelimit:${windowMs}:${limit}:t=${encodeURIComponent(ctx.principal.tenant)}`;
-      if (countsUser) key += `|u=${encodeURIComponent(ctx.principal.user)}`;
-      if (countsTool) key += `|n=${encodeURIComponent(call.name)}`;
-      return deps.store.hitWindow(key, limit, windowMs).then((hit) =>
-        hit.allowed
-          ? next(call, ctx)
-          : callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }),
-      );
-    },
-    (tool) => !counts(tool.name),
-  );
+  return inertFor(async (call, ctx, next) => {
+    if (ctx.approval || !counts(call.name)) return next(call, ctx);
+    const parts = [`t=${encodeURIComponent(ctx.principal.tenant)}`];
+    if (dimensions.has('user')) parts.push(`u=${encodeURIComponent(ctx.principal.user)}`);
+    if (dimensions.has('tool')) parts.push(`n=${encodeURIComponent(call.name)}`);
+    const hit = await deps.store.hitWindow(`ratelimit:${windowMs}:${limit}:${parts.join('|')}`, limit, windowMs);
+    if (!hit.allowed) {
+      return callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs });
+    }
+    return next(call, ctx);
+  }, (tool) => !counts(tool.name));
 }

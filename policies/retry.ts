@@ -1,8 +1,8 @@
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
-import type { Next, Policy, PolicyContext } from '../src/pipeline/types.js';
-import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
+import type { Policy } from '../src/pipeline/types.js';
+import type { ErrorType } from '../src/types.js';
 
 export const retryOptionsSchema = {
   type: 'object',
@@ -32,8 +32,8 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const retryable = new Set<ErrorType>(on);
-  const retrying = async (call: ToolCall, ctx: PolicyContext, next: Next, first: ToolResult): Promise<ToolResult> => {
-    let result = first;
+  return inertFor(async (call, ctx, next) => {
+    let result = await next(call, ctx);
     if (!(call.tool.readOnly || call.tool.idempotent)) return result;
     for (let attempt = 1; attempt < attempts; attempt++) {
       if (result.ok || !result.error || !retryable.has(result.error.errorType)) break;
@@ -47,10 +47,5 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
       result = await next(call, ctx);
     }
     return result;
-  };
-  // The first attempt without an async frame: a successful call (the common case) costs one then().
-  return inertFor(
-    (call, ctx, next) => next(call, ctx).then((result) => (result.ok ? result : retrying(call, ctx, next, result))),
-    (tool) => !(tool.readOnly || tool.idempotent),
-  );
+  }, (tool) => !(tool.readOnly || tool.idempotent));
 }

@@ -6,7 +6,7 @@ import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.j
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { DeadlineAware } from '../src/pipeline/deps.js';
 import type { Policy, PolicyContext } from '../src/pipeline/types.js';
-import type { ToolResult } from '../src/types.js';
+import type { ToolCall, ToolResult } from '../src/types.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -64,8 +64,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     let limitMs = rules.find((rule) => rule.matches(call.name))?.ms ?? call.tool.timeoutMs ?? defaultMs;
     const deadline = deadlineOf(ctx);
     if (deadline !== undefined) limitMs = Math.min(limitMs, deadline - clock.now());
-    const timedOut = (): ToolResult => callFailure(call, 'TIMEOUT', `${call.name} timed out after ${Math.max(0, limitMs)} ms`);
-    if (limitMs <= 0) return Promise.resolve(timedOut());
+    if (limitMs <= 0) return Promise.resolve(timedOutResult(call, limitMs));
 
     // Lazy: most handlers never read their signal, and an AbortController per call showed on the hot path.
     const abort = new LazyAbort(() => ctx.signal);
@@ -77,15 +76,8 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
         settled = true;
         abort.abort(new ToolError('TIMEOUT', `${call.name} timed out`));
         abort.dispose();
-        resolve(timedOut());
+        resolve(timedOutResult(call, limitMs));
       }, Math.min(limitMs, MAX_TIMER_MS));
-      const settle = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        clearTimeout(timer);
-        abort.dispose();
-        return true;
-      };
       let running: Promise<ToolResult>;
       try {
         running = next(call, attempt);
@@ -94,12 +86,24 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
       }
       running.then(
         (result) => {
-          if (settle()) resolve(result);
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          abort.dispose();
+          resolve(result);
         },
         (error: unknown) => {
-          if (settle()) reject(error);
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          abort.dispose();
+          reject(error);
         },
       );
     });
   };
+}
+
+function timedOutResult(call: ToolCall, limitMs: number): ToolResult {
+  return callFailure(call, 'TIMEOUT', `${call.name} timed out after ${Math.max(0, limitMs)} ms`);
 }

@@ -78,12 +78,12 @@ function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Polic
   // No extra async frame: the pass is counted when the policy hands on, an answer when it resolves without doing so.
   return (call, ctx, next) => {
     let passed = false;
-    const handOn: Next = (c, x) => {
+    // An inline anonymous arrow: a named per-call closure also costs a defineProperty under tsx (keepNames).
+    return policy(call, ctx, (c, x) => {
       passed = true;
       metrics.decision(name, 'pass');
       return next(c, x);
-    };
-    return policy(call, ctx, handOn).then((result) => {
+    }).then((result) => {
       if (!passed) metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
       return result;
     });

@@ -1,5 +1,6 @@
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { gatePolicy } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 
@@ -11,10 +12,9 @@ export const accessOptionsSchema = { type: 'object', additionalProperties: false
  */
 export function accessPolicy(options: unknown, _deps: PolicyDeps): Policy {
   parsePolicyOptions('access', accessOptionsSchema, options);
-  return async (call, ctx, next) => {
+  return gatePolicy((call, ctx) => {
     if (call.tool.permission === 'deny') return callFailure(call, 'PERMISSION_DENIED', `${call.name} is not permitted`);
     const decision = ctx.checkAccess(call.tool);
-    if (!decision.ok) return callFailure(call, 'PERMISSION_DENIED', decision.reason);
-    return next(call, ctx);
-  };
+    return decision.ok ? undefined : callFailure(call, 'PERMISSION_DENIED', decision.reason);
+  });
 }

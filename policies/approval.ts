@@ -2,6 +2,7 @@ import picomatch from 'picomatch';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import { passThrough, type Policy } from '../src/pipeline/types.js';
 
 export const approvalOptionsSchema = {
@@ -22,7 +23,7 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { tools, expiresMs } = parsePolicyOptions<{ tools: string[]; expiresMs: number }>('approval', approvalOptionsSchema, options);
   if (tools.length === 0) return passThrough;
   const needsApproval = picomatch(tools, { dot: true });
-  return async (call, ctx, next) => {
+  return inertFor(async (call, ctx, next) => {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
     const record = await deps.approvals.create({
       principal: ctx.principal,
@@ -46,5 +47,5 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
       approvalId: record.id,
       ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}),
     };
-  };
+  }, (tool) => !needsApproval(tool.name));
 }

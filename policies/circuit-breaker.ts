@@ -1,6 +1,7 @@
 import { createCircuitRegistry, type CircuitOptions } from '../src/pipeline/circuit-state.js';
 import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import type { ToolResult } from '../src/types.js';
@@ -36,7 +37,7 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
   const circuitOptions = parsePolicyOptions<CircuitOptions>('circuit-breaker', circuitBreakerOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const circuits = deps.circuits ?? createCircuitRegistry((service, state) => deps.metrics?.circuitState(service, state));
-  return async (call, ctx, next) => {
+  return inertFor(async (call, ctx, next) => {
     const service = call.tool.service;
     if (!service) return next(call, ctx);
     const circuit = circuits.get(service, circuitOptions);
@@ -52,5 +53,5 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
     } finally {
       circuit.record(failed, clock.now(), admission.probe);
     }
-  };
+  }, (tool) => !tool.service);
 }

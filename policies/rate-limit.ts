@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import { passThrough, type Policy } from '../src/pipeline/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 
@@ -44,7 +45,7 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { limit, windowMs, per, tools } = parsePolicyOptions<RateLimitOptions>('rate-limit', rateLimitOptionsSchema, options);
   const dimensions = new Set<Dimension>(Array.isArray(per) ? per : [per]);
   const counts = picomatch(tools, { dot: true });
-  return async (call, ctx, next) => {
+  return inertFor(async (call, ctx, next) => {
     if (ctx.approval || !counts(call.name)) return next(call, ctx);
     const parts = [`t=${encodeURIComponent(ctx.principal.tenant)}`];
     if (dimensions.has('user')) parts.push(`u=${encodeURIComponent(ctx.principal.user)}`);
@@ -54,5 +55,5 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
       return callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs });
     }
     return next(call, ctx);
-  };
+  }, (tool) => !counts(tool.name));
 }

@@ -1,5 +1,6 @@
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import type { ErrorType } from '../src/types.js';
 
@@ -31,7 +32,7 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const retryable = new Set<ErrorType>(on);
-  return async (call, ctx, next) => {
+  return inertFor(async (call, ctx, next) => {
     let result = await next(call, ctx);
     if (!(call.tool.readOnly || call.tool.idempotent)) return result;
     for (let attempt = 1; attempt < attempts; attempt++) {
@@ -46,5 +47,5 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
       result = await next(call, ctx);
     }
     return result;
-  };
+  }, (tool) => !(tool.readOnly || tool.idempotent));
 }

@@ -56,34 +56,28 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   const started = performance.now();
   const callId = typeof request.callId === 'string' && request.callId.length > 0 ? request.callId : options.defaultCallId;
   const name = typeof request.name === 'string' ? request.name : '';
-  let tool: Tool | undefined;
-  const finish = (result: ToolResult): ToolResult => {
-    result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    scope.metrics.recordCall(tool, result);
-    return result;
-  };
+  const { metrics } = scope;
 
-  if (name.trim().length === 0) return finish(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }));
+  if (name.trim().length === 0) return finishCall(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }), undefined, started, metrics);
   const parsed = parseArguments(name, request.arguments);
-  if (!parsed.ok) return finish(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }));
+  if (!parsed.ok) return finishCall(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }), undefined, started, metrics);
 
   const { principal } = options;
   const resolution = resolveToolName(name, scope.pool, scope.catalog, {
     ownPrefix: userToolPrefix(principal.user),
     isUserToolName,
   });
-  if (!resolution.ok) return finish(failureResult(resolution.errorType, resolution.message, { callId, name }));
-  tool = resolution.tool;
-  const failure = (message: string): ToolResult =>
-    finish(failureResult('VALIDATION_ERROR', message, { callId, name: tool!.name, source: tool!.source, resolvedFrom: resolution.resolvedFrom }));
+  if (!resolution.ok) return finishCall(failureResult(resolution.errorType, resolution.message, { callId, name }), undefined, started, metrics);
+  const tool = resolution.tool;
 
   const structural = tool.checkStructure?.(parsed.args);
-  if (structural) return failure(structural);
+  const invalid = { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics };
+  if (structural) return invalidCall(structural, invalid);
   const validate = scope.validatorFor(scope.pool.schemaOf(tool));
   if (validate === undefined) options.log.warn({ tool: tool.name }, 'tool input schema does not compile; schema validation skipped');
   const check = validate?.(parsed.args);
   if (check && !check.ok) {
-    return failure(`${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`);
+    return invalidCall(`${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`, invalid);
   }
 
   const tenant = scope.tenant;
@@ -98,11 +92,39 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
     log: options.log,
     depth: options.depth,
     mode: options.mode,
-    checkAccess: (candidate) => tenant.admits(candidate, principal, options.mode),
-    policyOptions: (policy) => (Object.hasOwn(tenant.config.policies, policy) ? tenant.config.policies[policy] : undefined),
+    checkAccess: accessChecker(tenant, principal, options.mode),
+    policyOptions: policyOptionsOf(tenant),
     approval: options.approval,
     ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
   };
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
-  return finish(await scope.chain(call, ctx));
+  return finishCall(await scope.chain(call, ctx), tool, started, metrics);
+}
+
+// Module-level helpers, not per-call named closures: fewer allocations, and under tsx (esbuild keepNames)
+// every named closure created per call also costs an Object.defineProperty.
+function finishCall(result: ToolResult, tool: Tool | undefined, started: number, metrics: GatewayMetrics): ToolResult {
+  result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+  metrics.recordCall(tool, result);
+  return result;
+}
+
+interface InvalidCall {
+  callId: string;
+  tool: Tool;
+  resolvedFrom: string | undefined;
+  started: number;
+  metrics: GatewayMetrics;
+}
+
+function invalidCall(message: string, { callId, tool, resolvedFrom, started, metrics }: InvalidCall): ToolResult {
+  return finishCall(failureResult('VALIDATION_ERROR', message, { callId, name: tool.name, source: tool.source, resolvedFrom }), tool, started, metrics);
+}
+
+function accessChecker(tenant: TenantView, principal: Principal, mode: ToolMode): PolicyContext['checkAccess'] {
+  return (candidate) => tenant.admits(candidate, principal, mode);
+}
+
+function policyOptionsOf(tenant: TenantView): PolicyContext['policyOptions'] {
+  return (policy) => (Object.hasOwn(tenant.config.policies, policy) ? tenant.config.policies[policy] : undefined);
 }

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Tool, ToolResult } from '../types.js';
+import { deferredCounter } from './deferred-counter.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -72,9 +73,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  const callCounter = childCache((tool, source, outcome) => toolCalls.labels(tool, source, outcome));
+  const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
   const durationHistogram = childCache((tool, source) => toolDuration.labels(tool, source));
-  const httpCounter = childCache((method, route, status) => httpRequests.labels(method, route, status));
+  const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
     registry,
     countHttp: (method, route, status) => httpCounter(method, route, status).inc(),

@@ -10,8 +10,9 @@ import { rateLimitPolicy } from '../../policies/rate-limit.js';
 import { retryPolicy } from '../../policies/retry.js';
 import { timeoutPolicy } from '../../policies/timeout.js';
 import { errors } from '../errors.js';
-import type { JsonObject, ToolCall, ToolResult } from '../types.js';
+import type { JsonObject, Tool, ToolCall, ToolResult } from '../types.js';
 import type { PolicyDeps } from './deps.js';
+import { gateCheckOf, inertTestOf, type GateCheck } from './fast-path.js';
 import { noopPolicyMetrics, type PolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
@@ -77,15 +78,33 @@ function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Polic
   // No extra async frame: the pass is counted when the policy hands on, an answer when it resolves without doing so.
   return (call, ctx, next) => {
     let passed = false;
-    const handOn: Next = (c, x) => {
+    // An inline anonymous arrow: a named per-call closure also costs a defineProperty under tsx (keepNames).
+    return policy(call, ctx, (c, x) => {
       passed = true;
       metrics.decision(name, 'pass');
       return next(c, x);
-    };
-    return policy(call, ctx, handOn).then((result) => {
+    }).then((result) => {
       if (!passed) metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
       return result;
     });
+  };
+}
+
+/** A gate run inline: the same decisions counted as instrument() counts them, without an async layer. */
+function inlineGate(name: string, check: GateCheck, metrics: PolicyMetrics, next: Next): Next {
+  return (call, ctx) => {
+    let answer: ToolResult | undefined;
+    try {
+      answer = check(call, ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (answer) {
+      metrics.decision(name, answer.status ?? answer.error?.errorType ?? 'answered');
+      return Promise.resolve(answer);
+    }
+    metrics.decision(name, 'pass');
+    return next(call, ctx);
   };
 }
 
@@ -142,10 +161,40 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   }
 
   const metrics = deps.metrics ?? noopPolicyMetrics;
-  const policies = slots.filter(({ policy }) => policy !== passThrough).map(({ name, policy }) => instrument(name, policy, metrics));
-  // Composed once per terminal executor, not once per call.
+  const active = slots.filter(({ policy }) => policy !== passThrough);
+  // A custom policy may hand on a different call, so per-tool inertness is only trusted in an all-built-in chain.
+  const builtinOnly = custom.length === 0;
+  const layers = active.map(({ name, policy }) => ({
+    name,
+    policy: instrument(name, policy, metrics),
+    isInert: builtinOnly ? inertTestOf(policy) : undefined,
+    gate: gateCheckOf(policy),
+  }));
+  const policies = layers.map((layer) => layer.policy);
+  // Per tool, layers inert for it are left out; their `pass` is still counted where they would have run.
+  const composeFor = (tool: Tool, terminal: Next): Next =>
+    layers.reduceRight<Next>((next, layer) => {
+      if (layer.isInert?.(tool)) {
+        return (call, ctx) => {
+          metrics.decision(layer.name, 'pass');
+          return next(call, ctx);
+        };
+      }
+      const { policy, gate, name } = layer;
+      if (gate) return inlineGate(name, gate, metrics, next);
+      return (call, ctx) => policy(call, ctx, next);
+    }, terminal);
+  // Composed once per terminal executor (and tool), not once per call.
   const composed = new WeakMap<Next, Next>();
+  const perTool = new WeakMap<Next, WeakMap<Tool, Next>>();
   const chain = (call: ToolCall, ctx: PolicyContext, terminal: Next): Promise<ToolResult> => {
+    if (call.name === call.tool.name) {
+      let byTool = perTool.get(terminal);
+      if (!byTool) perTool.set(terminal, (byTool = new WeakMap()));
+      let run = byTool.get(call.tool);
+      if (!run) byTool.set(call.tool, (run = composeFor(call.tool, terminal)));
+      return run(call, ctx);
+    }
     let run = composed.get(terminal);
     if (!run) composed.set(terminal, (run = composePolicies(policies, terminal)));
     return run(call, ctx);

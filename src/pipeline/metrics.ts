@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { deferredCounter } from '../observability/deferred-counter.js';
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -26,15 +27,10 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
   const circuits =
     existing<Gauge<'service'>>(registry, 'toolgate_circuit_state') ??
     new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
-  // Label children cached per (policy, decision): inc() with a label object hashes the labels every call.
-  const children = new Map<string, { inc(): void }>();
+  // Counted in plain numbers and handed to prom-client on read: inc() hashes the label object on every call.
+  const decisionCell = deferredCounter(decisions, ['policy', 'decision']);
   return {
-    decision: (policy, decision) => {
-      const key = `${policy}\u0000${decision}`;
-      let child = children.get(key);
-      if (!child) children.set(key, (child = decisions.labels(policy, decision)));
-      child.inc();
-    },
+    decision: (policy, decision) => decisionCell(policy, decision).inc(),
     batchGroup: (size) => groups.observe(size),
     circuitState: (service, state) => circuits.set({ service }, CIRCUIT_VALUE[state]),
   };

@@ -1,0 +1,63 @@
+import type { Counter } from 'prom-client';
+
+export interface CounterCell {
+  inc(): void;
+}
+
+class Cell implements CounterCell {
+  pending = 0;
+  constructor(readonly labels: Record<string, string>) {}
+  inc(): void {
+    this.pending += 1;
+  }
+}
+
+type Collectable = { collect?: (this: unknown) => unknown; reset(): void };
+
+// One cell table per counter, shared by everyone who defers it (two chains on one registry count together).
+const tables = new WeakMap<object, Map<string, Cell>>();
+
+function tableFor(counter: Counter<string>): Map<string, Cell> {
+  let table = tables.get(counter);
+  if (table) return table;
+  const cells = new Map<string, Cell>();
+  table = cells;
+  tables.set(counter, cells);
+  const metric = counter as unknown as Collectable;
+  const previous = metric.collect;
+  // prom-client runs `collect` on every read (scrape, get()): the pending counts are handed over first.
+  metric.collect = function collect(this: unknown) {
+    for (const cell of cells.values()) {
+      if (cell.pending === 0) continue;
+      counter.inc(cell.labels, cell.pending);
+      cell.pending = 0;
+    }
+    return previous?.call(this);
+  };
+  const reset = metric.reset.bind(metric);
+  metric.reset = () => {
+    for (const cell of cells.values()) cell.pending = 0;
+    reset();
+  };
+  return table;
+}
+
+/**
+ * Label cells of a counter that count in a plain number and hand their totals to prom-client when the
+ * metric is read. prom-client hashes and validates the label object on every `inc`, even through a
+ * `labels()` child, and several counters are bumped per request. Label values must be bounded, as for
+ * any label; `labelNames` are the counter's, in the order the values are passed.
+ */
+export function deferredCounter<T extends string>(counter: Counter<T>, labelNames: readonly T[]): (...values: string[]) => CounterCell {
+  const table = tableFor(counter as unknown as Counter<string>);
+  return (...values) => {
+    const key = values.join('\u0000');
+    let cell = table.get(key);
+    if (cell === undefined) {
+      const labels: Record<string, string> = {};
+      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      table.set(key, (cell = new Cell(labels)));
+    }
+    return cell;
+  };
+}

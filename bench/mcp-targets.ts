@@ -1,12 +1,17 @@
 // The servers bench/mcp.ts measures, each run in its own process (so the load generator never shares
 // an event loop with the server under test): `floor`, `floor-client` or `toolgate`. Prints `LISTENING <url>`.
+import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildServer } from '../src/app.js';
+// The gateway under test is the compiled output `npm start` runs (npm run bench builds it first), not the
+// TypeScript under tsx: esbuild's keepNames wraps every named closure in a defineProperty call at run time.
+// Falls back to the sources when nothing is built (the bench smoke test under a bare `npm test`).
+const compiled = new URL('../dist/src/app.js', import.meta.url);
+const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../src/app.js')) as typeof import('../src/app.js');
 import { validateConfigObject } from '../src/config/load.js';
 import { toToolOutput } from '../src/mcp/result.js';
 import { createUpstreamClient } from '../src/mcp/upstream-client.js';

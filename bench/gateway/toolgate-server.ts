@@ -2,11 +2,15 @@
 // (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
 // logs at info through an asynchronous pino destination to /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off.
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino, { type LoggerOptions } from 'pino';
-import { buildServer } from '../../src/app.js';
+// The gateway under test is the compiled output `npm start` runs (npm run bench builds it first), not the
+// TypeScript under tsx: esbuild's keepNames wraps every named closure in a defineProperty call at run time.
+// Falls back to the sources when nothing is built (the bench smoke test under a bare `npm test`).
+const compiled = new URL('../../dist/src/app.js', import.meta.url);
+const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../../src/app.js')) as typeof import('../../src/app.js');
 import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
 import { loggerOptions } from '../../src/observability/logger.js';

@@ -11,7 +11,6 @@ const HASH_CHARS = 8;
 export function shortenName(name: string, max: number = MAX_TOOL_NAME): string {
   if (name.length <= max) return name;
   if (max < HASH_CHARS + 2) throw new RangeError(`shortenName: max ${max} leaves no room for a prefix`);
-  // Same rule as src/user-mcp/naming.ts, so one shortening can serve both.
   return `${name.slice(0, max - HASH_CHARS - 1)}_${sha256Hex(name).slice(0, HASH_CHARS)}`;
 }
 

@@ -1,9 +1,11 @@
 // Names for user-level MCP services and tools (CONTRACT §3). The user key is matched whole: it can
 // never hold `_`, so `user_1_tool_x` cannot be read as belonging to user `1_2` (ai4j's leak,
 // REFERENCE.md "Routing").
-import { createHash } from 'node:crypto';
+import { MAX_TOOL_NAME, shortenName } from '../mcp/naming.js';
+import { sha256Hex } from '../registry/canonical-json.js';
 
-export const MAX_TOOL_NAME = 64;
+// One shortening rule for every generated name (CONTRACT §3).
+export { MAX_TOOL_NAME, shortenName };
 /**
  * A `sub` is used as its own key only up to this length (a UUID fits); longer ones are hashed like
  * any other, so `user_<key>_tool_` always survives the 64-character shortening intact.
@@ -13,8 +15,6 @@ export const MAX_PLAIN_USER_KEY = 40;
 const PLAIN_KEY = /^[A-Za-z0-9-]+$/;
 const USER_TOOL = new RegExp(`^user_([A-Za-z0-9-]{1,${MAX_PLAIN_USER_KEY}})_tool_([A-Za-z0-9_-]+)$`);
 
-const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
-
 /** The principal's `sub` when it is plain (`[A-Za-z0-9-]+`, ≤ 40 chars), else the first 12 hex chars of its SHA-256. */
 export function userKey(sub: string): string {
   return PLAIN_KEY.test(sub) && sub.length <= MAX_PLAIN_USER_KEY ? sub : sha256Hex(sub).slice(0, 12);
@@ -22,12 +22,6 @@ export function userKey(sub: string): string {
 
 export function userServiceKey(sub: string, serviceId: string): string {
   return `user_${userKey(sub)}_service_${serviceId}`;
-}
-
-/** Deterministic shortening: kept prefix + `_` + 8 hex of the SHA-256 of the full name. */
-export function shortenName(name: string, max = MAX_TOOL_NAME): string {
-  if (name.length <= max) return name;
-  return `${name.slice(0, max - 9)}_${sha256Hex(name).slice(0, 8)}`;
 }
 
 /** `user_<userKey>_tool_<toolName>`, the tool name sanitized to `[A-Za-z0-9_-]` and kept within 64 chars. */

@@ -164,7 +164,6 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });
   await app.register(mcpRoutes);
-  await gateway.start();
   return app;
 }
 

@@ -115,10 +115,6 @@ export class Gateway {
     this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: new Map() };
   }
 
-  async start(): Promise<void> {
-    // Providers are started while the snapshot is built; nothing else to do yet.
-  }
-
   /**
    * Validated config in, atomic swap out. A failure leaves the old snapshot serving. In-flight calls
    * keep the snapshot they started with; providers no longer used are closed after the swap.

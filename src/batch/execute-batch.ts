@@ -4,7 +4,7 @@ import { failureResult } from '../execution/tool-result.js';
 import type { PolicyMetrics } from '../pipeline/metrics.js';
 import { isCallConcurrencySafe } from '../registry/define-tool.js';
 import { resolveToolName } from '../registry/resolve.js';
-import { isUserToolName, userToolPrefix } from '../registry/user-names.js';
+import { userNamespace } from '../registry/user-names.js';
 import type { ToolResult } from '../types.js';
 import { runBatch } from './scheduler.js';
 
@@ -30,7 +30,7 @@ const callIdOf = (call: CallRequest, step: number, index: number): string =>
  */
 export async function executeBatch(batch: BatchRequest, options: BatchCallOptions, scope: ExecutionScope, metrics?: PolicyMetrics): Promise<ToolResult[]> {
   const step = batch.step ?? 0;
-  const users = { ownPrefix: userToolPrefix(options.principal.user), isUserToolName };
+  const users = userNamespace(options.principal.user);
   const classify = (call: CallRequest): boolean => {
     if (typeof call.name !== 'string') return true;
     const parsed = parseArguments(call.name, call.arguments);

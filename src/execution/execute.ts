@@ -6,7 +6,7 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
 import { resolveToolName } from '../registry/resolve.js';
 import type { TenantView } from '../registry/tenant-view.js';
-import { isUserToolName, userToolPrefix } from '../registry/user-names.js';
+import { userNamespace } from '../registry/user-names.js';
 import type { Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { LazyAbort } from './lazy-abort.js';
@@ -63,10 +63,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   if (!parsed.ok) return finishCall(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }), undefined, started, metrics);
 
   const { principal } = options;
-  const resolution = resolveToolName(name, scope.pool, scope.catalog, {
-    ownPrefix: userToolPrefix(principal.user),
-    isUserToolName,
-  });
+  const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user));
   if (!resolution.ok) return finishCall(failureResult(resolution.errorType, resolution.message, { callId, name }), undefined, started, metrics);
   const tool = resolution.tool;
 

@@ -1,4 +1,4 @@
-import type { ErrorType, Tool, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
 
 /** The model-readable failure string: `TOOL_ERROR: ` + JSON with keys in this exact order, no stack. */
 export function toolErrorString(errorType: ErrorType, error: string, tool: string, callId: string): string {
@@ -80,6 +80,3 @@ export function callFailure(call: ToolCall, errorType: ErrorType, message: strin
   });
 }
 
-export function sourceOf(tool: Tool | undefined): ToolSourceKind | null {
-  return tool?.source ?? null;
-}

@@ -1,4 +1,8 @@
-/** `user_<key>_tool_<tool>` where key never contains `_`, so a prefix can only ever match one user (unlike ai4j). */
+import type { UserNamespace } from './resolve.js';
+/**
+ * Any name in some user's tool namespace. Deliberately broader than src/user-mcp/naming.ts's exact
+ * parser: routing refuses every such name that is not the caller's own, whatever its length or tail.
+ */
 const USER_TOOL_NAME = /^user_([A-Za-z0-9-]+)_tool_(.+)$/;
 
 // One definition of the user key (src/user-mcp/naming.ts): listing and routing must agree on it.
@@ -9,11 +13,11 @@ export function userToolPrefix(sub: string): string {
   return `user_${userKey(sub)}_tool_`;
 }
 
-export function parseUserToolName(name: string): { userKey: string; toolName: string } | null {
-  const match = USER_TOOL_NAME.exec(name);
-  return match ? { userKey: match[1]!, toolName: match[2]! } : null;
-}
-
 export function isUserToolName(name: string): boolean {
   return USER_TOOL_NAME.test(name);
+}
+
+/** The caller's view of user tool namespaces, for name resolution (src/registry/resolve.ts). */
+export function userNamespace(sub: string): UserNamespace {
+  return { ownPrefix: userToolPrefix(sub), isUserToolName };
 }

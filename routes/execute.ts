@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
-import { errors } from '../src/errors.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestSignal } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -21,26 +20,8 @@ export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolRes
   return result;
 }
 
-/** Per-tenant in-flight bound, so one tenant cannot take every worker of a replica. */
-export function createTenantGate() {
-  const inFlight = new Map<string, number>();
-  return {
-    enter(tenant: string, limit: number): void {
-      const current = inFlight.get(tenant) ?? 0;
-      if (current >= limit) throw new errors.TG_OVERLOADED(`tenant has ${limit} calls in flight`);
-      inFlight.set(tenant, current + 1);
-    },
-    leave(tenant: string): void {
-      const current = (inFlight.get(tenant) ?? 1) - 1;
-      if (current <= 0) inFlight.delete(tenant);
-      else inFlight.set(tenant, current);
-    },
-  };
-}
-
 export const executeRoutes: FastifyPluginAsync = async (app) => {
-  const gate = createTenantGate();
-  app.decorate('tenantGate', gate);
+  const gate = app.tenantGate;
 
   app.post<{ Body: ExecuteBody }>(
     '/v1/execute',
@@ -138,8 +119,3 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
   );
 };
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    tenantGate: ReturnType<typeof createTenantGate>;
-  }
-}

@@ -57,10 +57,14 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
+      // The same tenant in-flight bound as /v1/execute: one slot per MCP request, held until it is answered.
+      const { tenant } = request.principal;
+      app.tenantGate.enter(tenant, app.gateway.tenant(tenant)!.config.limits.maxInFlight);
       const server = serverFor(app, request, reply);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
       reply.raw.once('close', () => {
+        app.tenantGate.leave(tenant);
         void transport.close();
         void server.close();
       });

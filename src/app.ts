@@ -14,6 +14,7 @@ import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { gatewayPlugin } from './plugins/gateway.js';
+import { tenantGatePlugin } from './plugins/tenant-gate.js';
 import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
@@ -155,6 +156,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
   await app.register(authPlugin, { authenticator: () => authenticator, gateway });
+  await app.register(tenantGatePlugin);
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);

@@ -54,4 +54,29 @@ describe('overload protection over a real socket', () => {
     await health.body.dump();
     expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200, 200]);
   });
+
+  it('applies the same tenant bound to /mcp requests', async () => {
+    const running = [slowCall(token, 300), slowCall(token, 300)];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const mcp = await request(`${base}/mcp`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { ...bearer(token), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(mcp.statusCode).toBe(503);
+    expect(((await mcp.body.json()) as { code: string }).code).toBe('TG_OVERLOADED');
+    expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200]);
+    // The slot is given back once an MCP request is answered.
+    for (let i = 0; i < 3; i += 1) {
+      const ok = await request(`${base}/mcp`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { ...bearer(token), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+      });
+      expect(ok.statusCode).toBe(200);
+      await ok.body.dump();
+    }
+  });
 });

@@ -9,6 +9,7 @@ import { maxDepthPolicy } from '../../policies/max-depth.js';
 import { rateLimitPolicy } from '../../policies/rate-limit.js';
 import { retryPolicy } from '../../policies/retry.js';
 import { timeoutPolicy } from '../../policies/timeout.js';
+import { mergeBindings } from '../bindings/merge.js';
 import { errors } from '../errors.js';
 import type { JsonObject, Tool, ToolCall, ToolResult } from '../types.js';
 import type { PolicyDeps } from './deps.js';
@@ -111,8 +112,7 @@ function inlineGate(name: string, check: GateCheck, metrics: PolicyMetrics, next
 function bindArgumentsOptions(raw: unknown, tenantBindings: Record<string, JsonObject> | undefined): unknown {
   if (!tenantBindings || raw === false) return raw;
   if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) return raw; // the schema names it
-  const own = raw as { bindings?: Record<string, JsonObject> } | undefined;
-  return { ...own, bindings: { ...tenantBindings, ...own?.bindings } };
+  return { ...(raw as object | undefined), bindings: mergeBindings(tenantBindings, raw) };
 }
 
 async function loadCustom(entry: CustomEntry, index: number, baseDir: string, deps: PolicyDeps): Promise<{ name: string; policy: Policy }> {

@@ -1,3 +1,4 @@
+import { mergeBindings } from '../bindings/merge.js';
 import type { TenantConfig } from '../config/types.js';
 import type { AccessDecision, ToolMode } from '../pipeline/types.js';
 import type { Principal, Tool } from '../types.js';
@@ -33,8 +34,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
   const services = new Set(config.mcpServices);
   // Bindings keyed by tool name or glob, from `bindings` and from the bind-arguments policy options:
   // the same rules the policy applies, so a bound key can never stay visible to the model.
-  const policyBindings = (config.policies['bind-arguments'] as { bindings?: Record<string, object> } | false | undefined) || undefined;
-  const bindingRules = Object.entries({ ...config.bindings, ...(policyBindings?.bindings ?? {}) }).map(([pattern, template]) => ({
+  const bindingRules = Object.entries(mergeBindings(config.bindings, config.policies['bind-arguments'])).map(([pattern, template]) => ({
     matches: compileGlobs([pattern]),
     keys: Object.keys(template ?? {}),
   }));

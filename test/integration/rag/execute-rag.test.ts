@@ -122,6 +122,36 @@ describe('RAG tool through /v1/execute', () => {
       expect(res.json().output).not.toMatch(/vacation days|vacation policy/i);
     });
 
+    it('keeps 50 calls in two concurrent batches (one per tenant) apart, each trace matching its own call', async () => {
+      const queries = ['vacation', 'expense policy', 'on-call rotation', 'office', 'sick leave'];
+      const idsOf = (result: { trace: { retrievedHits: Array<{ id: string }> } }) => result.trace.retrievedHits.map((hit) => hit.id);
+      // The expected hits of every (tenant, query), from calls made one at a time.
+      const expected = new Map<string, string[]>();
+      for (const tenant of ['acme', 'globex'] as const) {
+        for (const query of queries) expected.set(`${tenant}:${query}`, idsOf((await execute(tokens[tenant]!, 'knowledge_search', { query })).json()));
+      }
+      const batchOf = (tenant: 'acme' | 'globex') =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/execute/batch',
+          headers: bearer(tokens[tenant]!),
+          payload: { step: 1, maxParallel: 25, calls: Array.from({ length: 25 }, (_, i) => ({ name: 'knowledge_search', arguments: { query: queries[i % queries.length] } })) },
+        });
+      const [acme, globex] = await Promise.all([batchOf('acme'), batchOf('globex')]);
+      for (const [tenant, res] of [['acme', acme], ['globex', globex]] as const) {
+        expect(res.statusCode).toBe(200);
+        const results = res.json().results as Array<{ callId: string; ok: boolean; trace: { filter: unknown; retrievedHits: Array<{ id: string; metadata: { tenant: string } }> } }>;
+        expect(results).toHaveLength(25);
+        results.forEach((result, i) => {
+          expect(result).toMatchObject({ ok: true, callId: `tool_step_1_${i}` });
+          expect(result.trace.filter).toEqual({ tenant });
+          for (const hit of result.trace.retrievedHits) expect(hit.metadata.tenant).toBe(tenant);
+          expect(idsOf(result)).toEqual(expected.get(`${tenant}:${queries[i % queries.length]}`));
+        });
+        expectNothingOf(tenant, res.payload);
+      }
+    });
+
     it('keeps 50 concurrent calls from two tenants apart', async () => {
       const tenants = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? 'acme' : 'globex') as 'acme' | 'globex');
       const answers = await Promise.all(tenants.map((tenant, i) => execute(tokens[tenant]!, 'knowledge_search', { query: i % 3 ? 'vacation' : 'expense policy' })));

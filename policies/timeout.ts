@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { isPlainCallContext } from '../src/execution/call-context.js';
 import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
@@ -17,6 +18,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * (set by a custom policy or caller) are copied too.
  */
 function attemptContext(ctx: PolicyContext, abort: LazyAbort): PolicyContext {
+  // The common case: the context executeCall made, re-created with the attempt's abort source.
+  if (isPlainCallContext(ctx)) return ctx.withAbort(abort);
   const attempt: PolicyContext & DeadlineAware = {
     principal: ctx.principal,
     callId: ctx.callId,

@@ -9,6 +9,7 @@ import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
+import { installAdmission } from './http/admission.js';
 import { AccessLogController, loggerOptions } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
@@ -109,33 +110,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     await agent.close();
   });
 
-  // Overload protection: beyond maxInFlight requests a replica sheds load instead of queueing without bound.
-  // Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator.
-  const unbounded = new Set(['/healthz', '/readyz', '/metrics']);
-  let inFlight = 0;
-  // Callback-style hooks: they never wait, and an async hook costs a promise per request each.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    if (unbounded.has(request.routeOptions.url ?? '')) return done();
-    if (inFlight >= config.server.maxInFlight) {
-      reply.header('retry-after', '1');
-      return done(new errors.TG_OVERLOADED('server is overloaded, retry later'));
-    }
-    inFlight += 1;
-    metrics.httpInFlight.inc();
-    (request as unknown as { counted: boolean }).counted = true;
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    if ((request as unknown as { counted?: boolean }).counted) {
-      inFlight -= 1;
-      metrics.httpInFlight.dec();
-    }
-    metrics.countHttp(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode));
-    done();
-  });
+  const admission = installAdmission(app, () => config.server.maxInFlight, metrics);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    reply.header('x-request-id', request.id);
     const status = error.statusCode ?? 500;
     if (status >= 500 && !error.code?.startsWith('TG_')) {
       request.log.error({ err: error }, 'request failed');
@@ -146,6 +124,9 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     return reply.code(status).send({ statusCode: status, code, error: reasonPhrase(status), message: error.message });
   });
   app.setNotFoundHandler((request, reply) => {
+    // Routes set it in their admission hook; a request that matched no route gets it here.
+    reply.header('x-request-id', request.id);
+    admission.countUnmatched(request, 404);
     reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
   });
 

@@ -44,9 +44,10 @@ async function main(): Promise<void> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Callback style: an async hook would cost every response a promise for a flag that is almost never set.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 
   const host = process.env.HOST ?? config.server.host;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Principal } from '../types.js';
 
 interface Entry {
@@ -20,7 +20,8 @@ export class TokenCache {
   ) {}
 
   static keyOf(token: string): string {
-    return createHash('sha256').update(token).digest('base64url');
+    // One-shot crypto.hash: no Hash object per request (this runs on every authenticated request).
+    return hash('sha256', token, 'base64url');
   }
 
   get(key: string): Principal | undefined {

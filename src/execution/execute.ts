@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { DeadlineAware } from '../pipeline/deps.js';
 import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
@@ -9,7 +8,8 @@ import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace } from '../registry/user-names.js';
 import type { Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
-import { LazyAbort } from './lazy-abort.js';
+import { CallContext } from './call-context.js';
+import type { LazyAbort } from './lazy-abort.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { failureResult } from './tool-result.js';
 
@@ -78,22 +78,19 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   }
 
   const tenant = scope.tenant;
-  const abortSource = options.signal;
-  const ctx: PolicyContext & DeadlineAware = {
+  const ctx = new CallContext(
     principal,
     callId,
-    requestId: options.requestId,
-    get signal(): AbortSignal {
-      return abortSource instanceof LazyAbort ? abortSource.signal : abortSource;
-    },
-    log: options.log,
-    depth: options.depth,
-    mode: options.mode,
-    checkAccess: accessChecker(tenant, principal, options.mode),
-    policyOptions: policyOptionsOf(tenant),
-    approval: options.approval,
-    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
-  };
+    options.requestId,
+    options.signal,
+    options.log,
+    options.depth,
+    options.mode,
+    accessChecker(tenant, principal, options.mode),
+    policyOptionsOf(tenant),
+    options.approval,
+    options.deadline,
+  );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
   return finishCall(await scope.chain(call, ctx), tool, started, metrics);
 }

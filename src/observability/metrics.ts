@@ -11,7 +11,8 @@ export interface GatewayMetrics {
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
   readonly toolDuration: Histogram<'tool' | 'source'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpInFlight: Gauge;
+  /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
+  watchInFlight(source: () => number): void;
   readonly toolShadowed: Counter<'winner' | 'loser'>;
   readonly configReloads: Counter<'result'>;
   recordCall(tool: Tool | undefined, result: ToolResult): void;
@@ -60,7 +61,15 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
   });
-  const httpInFlight = new Gauge({ name: 'toolgate_http_requests_in_flight', help: 'HTTP requests being served', registers: [registry] });
+  let inFlightSource = (): number => 0;
+  new Gauge({
+    name: 'toolgate_http_requests_in_flight',
+    help: 'HTTP requests being served',
+    registers: [registry],
+    collect() {
+      this.set(inFlightSource());
+    },
+  });
   const toolShadowed = new Counter({
     name: 'toolgate_tool_shadowed_total',
     help: 'Tools dropped from a pool because a higher-precedence source offers the same name',
@@ -82,7 +91,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     toolCalls,
     toolDuration,
     httpRequests,
-    httpInFlight,
+    watchInFlight: (source) => {
+      inFlightSource = source;
+    },
     toolShadowed,
     configReloads,
     recordCall(tool, result) {

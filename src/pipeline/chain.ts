@@ -77,12 +77,13 @@ export type PolicyChain = ((call: ToolCall, ctx: PolicyContext, terminal: Next) 
 /** Counts each policy's decision: `pass` when it handed the call on, otherwise what it answered. */
 function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Policy {
   // No extra async frame: the pass is counted when the policy hands on, an answer when it resolves without doing so.
+  const pass = metrics.decisionCell(name, 'pass');
   return (call, ctx, next) => {
     let passed = false;
     // An inline anonymous arrow: a named per-call closure also costs a defineProperty under tsx (keepNames).
     return policy(call, ctx, (c, x) => {
       passed = true;
-      metrics.decision(name, 'pass');
+      pass.inc();
       return next(c, x);
     }).then((result) => {
       if (!passed) metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
@@ -93,6 +94,7 @@ function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Polic
 
 /** A gate run inline: the same decisions counted as instrument() counts them, without an async layer. */
 function inlineGate(name: string, check: GateCheck, metrics: PolicyMetrics, next: Next): Next {
+  const pass = metrics.decisionCell(name, 'pass');
   return (call, ctx) => {
     let answer: ToolResult | undefined;
     try {
@@ -104,7 +106,7 @@ function inlineGate(name: string, check: GateCheck, metrics: PolicyMetrics, next
       metrics.decision(name, answer.status ?? answer.error?.errorType ?? 'answered');
       return Promise.resolve(answer);
     }
-    metrics.decision(name, 'pass');
+    pass.inc();
     return next(call, ctx);
   };
 }
@@ -175,8 +177,9 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   const composeFor = (tool: Tool, terminal: Next): Next =>
     layers.reduceRight<Next>((next, layer) => {
       if (layer.isInert?.(tool)) {
+        const pass = metrics.decisionCell(layer.name, 'pass');
         return (call, ctx) => {
-          metrics.decision(layer.name, 'pass');
+          pass.inc();
           return next(call, ctx);
         };
       }

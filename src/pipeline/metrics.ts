@@ -1,9 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { deferredCounter } from '../observability/deferred-counter.js';
+import { deferredCounter, type CounterCell } from '../observability/deferred-counter.js';
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
   decision(policy: string, decision: string): void;
+  /** The counter cell of one (policy, decision) pair, for callers that count it on every call. */
+  decisionCell(policy: string, decision: string): CounterCell;
   batchGroup(size: number): void;
   circuitState(service: string, state: CircuitStateName): void;
 }
@@ -31,9 +33,11 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
   const decisionCell = deferredCounter(decisions, ['policy', 'decision']);
   return {
     decision: (policy, decision) => decisionCell(policy, decision).inc(),
+    decisionCell: (policy, decision) => decisionCell(policy, decision),
     batchGroup: (size) => groups.observe(size),
     circuitState: (service, state) => circuits.set({ service }, CIRCUIT_VALUE[state]),
   };
 }
 
-export const noopPolicyMetrics: PolicyMetrics = { decision() {}, batchGroup() {}, circuitState() {} };
+const noopCell: CounterCell = { inc() {} };
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {} };

@@ -46,6 +46,25 @@ describe('file audit sink', () => {
     expect((await readFile(path, 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
   });
 
+  it('appends on its own once the interval is up, without a flush', async () => {
+    const path = join(dir, 'interval.log');
+    const sink = createFileAuditSink(path, { flushIntervalMs: 20 });
+    sink.write(event(1));
+    sink.write(event(2));
+    await expect.poll(async () => (await readFile(path, 'utf8').catch(() => '')).split('\n').filter(Boolean).length, { timeout: 2000 }).toBe(2);
+    await sink.close();
+  });
+
+  it('appends at once when the queued bytes pass the threshold, before the interval', async () => {
+    const path = join(dir, 'bytes.log');
+    // An interval far beyond the test's timeout: only the size trigger can write these.
+    const sink = createFileAuditSink(path, { flushIntervalMs: 3_600_000, flushBytes: 1024 });
+    for (let i = 0; i < 20; i++) sink.write(event(i));
+    await expect.poll(async () => (await readFile(path, 'utf8').catch(() => '')).length, { timeout: 2000 }).toBeGreaterThanOrEqual(1024);
+    await sink.close();
+    expect((await readFile(path, 'utf8')).trim().split('\n')).toHaveLength(20);
+  });
+
   it('reports a write failure without throwing into the call', async () => {
     const failures: unknown[] = [];
     const sink = createFileAuditSink(join(dir, 'missing-dir', 'a.log'), { onError: (e) => failures.push(e) });

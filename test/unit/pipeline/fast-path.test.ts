@@ -8,7 +8,8 @@ const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
 function recordingMetrics(): PolicyMetrics & { decisions: string[] } {
   const decisions: string[] = [];
-  return { decisions, decision: (policy, decision) => decisions.push(`${policy}:${decision}`), batchGroup() {}, circuitState() {} };
+  const decision = (policy: string, outcome: string): void => void decisions.push(`${policy}:${outcome}`);
+  return { decisions, decision, decisionCell: (policy, outcome) => ({ inc: () => decision(policy, outcome) }), batchGroup() {}, circuitState() {} };
 }
 
 describe('chains composed per tool', () => {

@@ -1,0 +1,57 @@
+import type { DeadlineAware } from '../pipeline/deps.js';
+import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
+import type { Logger, Principal, Tool } from '../types.js';
+import { LazyAbort } from './lazy-abort.js';
+
+/**
+ * The context of one call, and of each timed attempt of it. A class rather than object literals: every
+ * context shares one hidden class and `signal` is a getter on the prototype, so reads of context fields
+ * stay monomorphic down the policy chain and no accessor is allocated per call (both showed under load).
+ * `signal` is not an own property: a policy that hands on a context of its own must carry `signal` over.
+ */
+export class CallContext implements PolicyContext, DeadlineAware {
+  constructor(
+    readonly principal: Principal,
+    readonly callId: string,
+    readonly requestId: string,
+    /** The caller's cancellation, or the attempt's own (timeout); a LazyAbort makes its signal on first read. */
+    readonly abortSource: AbortSignal | LazyAbort,
+    readonly log: Logger,
+    readonly depth: number,
+    readonly mode: ToolMode,
+    readonly checkAccess: (tool: Tool) => AccessDecision,
+    readonly policyOptions: (policy: string) => unknown,
+    readonly approval: PolicyContext['approval'],
+    readonly deadline: number | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    const source = this.abortSource;
+    return source instanceof LazyAbort ? source.signal : source;
+  }
+
+  /** The same call with another abort source: one attempt under a timeout. */
+  withAbort(abortSource: AbortSignal | LazyAbort): CallContext {
+    return new CallContext(
+      this.principal,
+      this.callId,
+      this.requestId,
+      abortSource,
+      this.log,
+      this.depth,
+      this.mode,
+      this.checkAccess,
+      this.policyOptions,
+      this.approval,
+      this.deadline,
+    );
+  }
+}
+
+/** The constructor's eleven fields: a CallContext with more was added to (by a custom policy) and is copied whole. */
+const OWN_FIELDS = 11;
+
+/** True for a CallContext carrying only its own fields, which withAbort can re-create exactly. */
+export function isPlainCallContext(ctx: object): ctx is CallContext {
+  return ctx instanceof CallContext && Object.keys(ctx).length === OWN_FIELDS;
+}

@@ -22,6 +22,8 @@ export class AuthenticationError extends Error {
 export interface Authenticator {
   /** Verifies a bearer token (JWT or API key) and returns its principal. Throws AuthenticationError. */
   authenticate(token: string): Promise<Principal>;
+  /** The principal of a token verified recently (the token cache), without waiting; undefined otherwise. */
+  cached(token: string): Principal | undefined;
   readonly cache: TokenCache;
 }
 
@@ -111,6 +113,10 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
 
   return {
     cache,
+    cached(token: string): Principal | undefined {
+      if (token.length === 0 || token.length > 8192) return undefined;
+      return cache.get(TokenCache.keyOf(token));
+    },
     async authenticate(token: string): Promise<Principal> {
       if (token.length === 0 || token.length > 8192) throw new AuthenticationError('invalid token');
       const key = TokenCache.keyOf(token);

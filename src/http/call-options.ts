@@ -21,14 +21,25 @@ export function defaultCallId(step: number | undefined, index: number): string {
 
 /**
  * Aborted when the client goes away before the answer is written, so executors stop work nobody will
- * read. Lazy: the AbortSignal exists only if a handler or policy reads it.
+ * read. Lazy twice over: the AbortSignal exists only if a handler or policy reads it, and only then is a
+ * `close` listener put on the response (most calls never look, and a listener per request showed under
+ * load). A signal first read after the client already left is aborted at once.
  */
 export function requestAbort(reply: FastifyReply): LazyAbort {
-  const abort = new LazyAbort();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection'));
-  });
-  return abort;
+  return new LazyAbort(() => clientGoneSignal(reply.raw));
+}
+
+function clientGoneSignal(response: FastifyReply['raw']): AbortSignal {
+  const controller = new AbortController();
+  const gone = (): boolean => !response.writableFinished;
+  if (response.closed) {
+    if (gone()) controller.abort(new Error('client closed the connection'));
+  } else {
+    response.once('close', () => {
+      if (gone()) controller.abort(new Error('client closed the connection'));
+    });
+  }
+  return controller.signal;
 }
 
 /** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */

@@ -47,6 +47,15 @@ const MAX_CACHED_POOLS = 1000;
 
 export class UnknownTenantError extends Error {}
 
+// Principals come from the token cache, so one object serves many requests: its sorted role list is
+// computed once, not copied, sorted and joined on every call.
+const roleKeys = new WeakMap<Principal, string>();
+function rolesKey(principal: Principal): string {
+  let key = roleKeys.get(principal);
+  if (key === undefined) roleKeys.set(principal, (key = [...principal.roles].sort().join(',')));
+  return key;
+}
+
 export class Gateway {
   private snapshot!: Snapshot;
   private readonly validatorFor = createSchemaValidator();
@@ -152,7 +161,7 @@ export class Gateway {
     const userTools = this.deps.userProvider && tenant.config.userMcp.enabled ? await this.deps.userProvider.toolsFor(principal, this.deps.log) : [];
     const build = (): Pool => assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });
     if (userTools.length > 0) return build();
-    const key = `${principal.tenant}\u0000${mode}\u0000${[...principal.roles].sort().join(',')}`;
+    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
     let pool = snapshot.pools.get(key);
     if (!pool) {
       pool = build();

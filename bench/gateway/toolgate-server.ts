@@ -31,7 +31,8 @@ const config = validateConfigObject(
   undefined,
 );
 
-const destination = pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 });
+// The same destination pino gives `npm start` on stdout (asynchronous, no minimum batch), aimed at /dev/null.
+const destination = pino.destination({ dest: '/dev/null', sync: false });
 const logger = pino(loggerOptions(config) as LoggerOptions, destination);
 const app = await buildServer(config, { loggerInstance: logger, defaultMetrics: true });
 await app.listen({ host: '127.0.0.1', port: 0 });

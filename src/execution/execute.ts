@@ -119,6 +119,14 @@ function accessChecker(tenant: TenantView, principal: Principal, mode: ToolMode)
   return (candidate) => tenant.admits(candidate, principal, mode);
 }
 
+// One lookup function per tenant view (a view lives as long as its config snapshot), not one per call.
+const policyOptionLookups = new WeakMap<TenantView, PolicyContext['policyOptions']>();
 function policyOptionsOf(tenant: TenantView): PolicyContext['policyOptions'] {
-  return (policy) => (Object.hasOwn(tenant.config.policies, policy) ? tenant.config.policies[policy] : undefined);
+  let lookup = policyOptionLookups.get(tenant);
+  if (lookup === undefined) {
+    const { policies } = tenant.config;
+    lookup = (policy) => (Object.hasOwn(policies, policy) ? policies[policy] : undefined);
+    policyOptionLookups.set(tenant, lookup);
+  }
+  return lookup;
 }

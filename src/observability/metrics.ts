@@ -25,15 +25,17 @@ export function toolLabel(tool: Tool | undefined): string {
 }
 
 /**
- * Label children cached by their joined values: `inc({labels})` hashes (and sorts) the label object on
- * every call, which showed up on the request hot path. Label values are bounded by design.
+ * Label children of a two-label metric, found through one Map per label: `observe({labels})` hashes (and
+ * sorts) the label object on every call, which showed up on the request hot path. Label values are
+ * bounded by design.
  */
-function childCache<T>(make: (...values: string[]) => T): (...values: string[]) => T {
-  const children = new Map<string, T>();
-  return (...values) => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
-    if (child === undefined) children.set(key, (child = make(...values)));
+function childCache<T>(make: (a: string, b: string) => T): (a: string, b: string) => T {
+  const children = new Map<string, Map<string, T>>();
+  return (a, b) => {
+    let second = children.get(a);
+    if (second === undefined) children.set(a, (second = new Map()));
+    let child = second.get(b);
+    if (child === undefined) second.set(b, (child = make(a, b)));
     return child;
   };
 }

@@ -17,14 +17,28 @@ describe('TokenCache', () => {
   });
 
   it('evicts the least recently used entry beyond its bound', () => {
-    const cache = new TokenCache(2, 60_000);
+    let now = 1_000_000;
+    const cache = new TokenCache(2, 60_000, () => now);
     cache.set('a', principal('a'), undefined);
     cache.set('b', principal('b'), undefined);
+    now += 1_000;
     cache.get('a');
     cache.set('c', principal('c'), undefined);
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')?.user).toBe('a');
     expect(cache.size).toBe(2);
+  });
+
+  it('reorders a hit at most once a second (a hit within the second keeps its place)', () => {
+    let now = 1_000_000;
+    const cache = new TokenCache(2, 60_000, () => now);
+    cache.set('a', principal('a'), undefined);
+    cache.set('b', principal('b'), undefined);
+    now += 999;
+    cache.get('a');
+    cache.set('c', principal('c'), undefined);
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')?.user).toBe('b');
   });
 
   it('is a no-op with max 0', () => {

@@ -4,17 +4,14 @@
 // pinned to core 1 and the load generator on core 0 (when taskset exists), and runs alternate so
 // drift (thermal, other load) spreads over every target instead of biasing one.
 // Env: BENCH_DURATION (s per run, default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (32), BENCH_WARMUP (s, 2).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/config/demo.js';
 import type { LoadSpec, LoadSummary } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
+import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 
 const here = join(packageRoot(), 'bench', 'gateway');
-const SERVER_CORE = '1';
-const LOAD_CORE = '0';
 
 interface Target {
   label: string;
@@ -30,55 +27,18 @@ const positive = (value: string | undefined, fallback: number): number => {
   return Number.isFinite(parsed) && parsed >= 0 ? parsed : fallback;
 };
 
-const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
-
-/** argv for a node process running a TS file, pinned to a core when taskset exists. */
-function nodeCommand(core: string, script: string, args: string[] = []): [string, string[]] {
-  const node = [process.execPath, '--import', 'tsx', script, ...args];
-  return hasTaskset ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
-}
-
-/** The first stdout line of a child, parsed as JSON; rejects if the child exits first or is too slow. */
-async function firstJsonLine<T>(child: ChildProcess, what: string, timeoutMs: number): Promise<T> {
-  const lines = createInterface({ input: child.stdout! });
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  try {
-    const line = await Promise.race([
-      once(lines, 'line').then(([first]) => String(first)),
-      once(child, 'exit').then(([code]) => {
-        throw new Error(`${what} exited (${String(code)}) before reporting`);
-      }),
-    ]);
-    return JSON.parse(line) as T;
-  } finally {
-    clearTimeout(timer);
-    lines.close();
-  }
-}
-
 async function startServer(target: Target): Promise<void> {
   const [command, args] = nodeCommand(SERVER_CORE, join(here, target.script));
   const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
   target.child = child;
-  const { port } = await firstJsonLine<{ port: number }>(child, target.label, 30_000);
+  const { port } = await firstLine(child, target.label, 30_000, (line) => JSON.parse(line) as { port: number });
   target.port = port;
 }
 
-async function stopServer(target: Target): Promise<void> {
-  const child = target.child;
-  if (!child || child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
+const stopServer = (target: Target): Promise<void> => stopChild(target.child);
 
-async function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<LoadSummary> {
-  const load: LoadSpec = { ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` };
-  const [command, args] = nodeCommand(LOAD_CORE, join(here, 'load.ts'), [JSON.stringify(load)]);
-  const child = spawn(command, args, { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
-  return firstJsonLine<LoadSummary>(child, `load on ${target.label}`, (spec.durationSec + 30) * 1000);
+function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<LoadSummary> {
+  return runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label);
 }
 
 /** One request before any load: the target must answer 200 with ok:true, or the numbers mean nothing. */

@@ -1,87 +1,93 @@
 // Issue 4 bench: server-everything `echo` over stdio, through toolgate's /v1/execute versus the floor —
-// a minimal Fastify route holding one SDK client. Each server runs in its own process; autocannon
-// runs here. Loopback only, bounded (≈ 45 s).
+// a minimal Fastify route holding one SDK client. Each server runs in its own process pinned to core 1
+// with the stdio upstream it spawns (children inherit the affinity), so every target pays for its own
+// upstream on the same core; autocannon runs in its own process on core 0. Runs alternate over rounds so
+// drift spreads over every target. Loopback only, bounded (≈ 2 min with the defaults).
+// Env: BENCH_MCP_SECONDS (per run, default 5), BENCH_MCP_ROUNDS (default 3).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
+import { packageRoot } from '../src/config/demo.js';
+import type { LoadSummary } from './gateway/load.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
+import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 
-type LoadResult = Awaited<ReturnType<typeof autocannon>>;
-
-const SECONDS = 4;
+const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 5);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_MCP_ROUNDS ?? 3));
 const WARMUP_SECONDS = 2;
-const targets = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
+const targetsScript = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
 const echo = JSON.stringify({ name: 'echo', arguments: { message: 'hello' } });
 const weather = JSON.stringify({ name: 'get_weather', arguments: { city: 'Oslo' } });
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` };
 
-interface Target {
+interface Server {
   url: string;
-  close: () => Promise<void>;
+  child: ChildProcess;
 }
 
-async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Target> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', targets, name], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 20 s`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (!line.startsWith('LISTENING ')) return;
-      clearTimeout(timer);
-      resolve(line.slice('LISTENING '.length));
-    });
-  });
-  return {
-    url,
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Server> {
+  const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name]);
+  const child = spawn(command, args, { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
+  const url = await firstLine(child, name, 20_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
+  return { url, child };
 }
 
-async function measure(target: Target, body: string, connections: number): Promise<LoadResult> {
-  const options = { url: target.url, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` }, body, connections };
-  await autocannon({ ...options, duration: WARMUP_SECONDS }); // warm-up: JIT in both processes, connection pools
-  const result = await autocannon({ ...options, duration: SECONDS });
-  if (result.errors > 0 || result.non2xx > 0) throw new Error(`${target.url}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
+interface Row {
+  label: string;
+  server: Server;
+  body: string;
+  runs: LoadSummary[];
+}
+
+async function drive(row: Row, connections: number, durationSec: number): Promise<LoadSummary> {
+  const result = await runLoad({ url: row.server.url, connections, durationSec, headers, body: row.body }, row.label);
+  if (result.errors > 0 || result.non2xx > 0) throw new Error(`${row.label}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
   return result;
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
-const row = (load: string, target: string, result: LoadResult, ratio: string): string =>
-  `| ${load} | ${target} | ${fmt(result.requests.average)} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p99)} | ${ratio} |`;
+const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function bench(): Promise<string> {
-  const rows: string[] = [];
-  const started: Target[] = [];
+  const lines: string[] = [];
+  const started: Server[] = [];
   try {
     const [floor, client, gateway] = [await start('floor'), await start('floor-client'), await start('toolgate')];
     started.push(floor, client, gateway);
     for (const connections of [1, 16]) {
-      const label = connections === 1 ? 'sequential (1 conn)' : `concurrent (${connections} conns)`;
-      const base = await measure(floor, echo, connections);
-      const ours = await measure(client, echo, connections);
-      const gated = await measure(gateway, echo, connections);
-      const core = await measure(gateway, weather, connections);
-      const ratio = (result: LoadResult): string => fmt(result.requests.average / base.requests.average, 2);
-      rows.push(row(label, 'floor: Fastify + 1 SDK client → echo', base, '1.00'));
-      rows.push(row(label, 'diagnostic: floor harness + toolgate upstream client → echo', ours, ratio(ours)));
-      rows.push(row(label, '**toolgate /v1/execute → echo**', gated, `**${ratio(gated)}**`));
-      rows.push(row(label, 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', core, ratio(core)));
+      const load = connections === 1 ? 'sequential (1 conn)' : `concurrent (${connections} conns)`;
+      const rows: Row[] = [
+        { label: 'floor: Fastify + 1 SDK client → echo', server: floor, body: echo, runs: [] },
+        { label: 'diagnostic: floor harness + toolgate upstream client → echo', server: client, body: echo, runs: [] },
+        { label: '**toolgate /v1/execute → echo**', server: gateway, body: echo, runs: [] },
+        { label: 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', server: gateway, body: weather, runs: [] },
+      ];
+      for (const row of rows) await drive(row, connections, WARMUP_SECONDS); // JIT in both processes, connection pools
+      for (let round = 0; round < ROUNDS; round += 1) {
+        const order = round % 2 === 0 ? rows : [...rows].reverse();
+        for (const row of order) row.runs.push(await drive(row, connections, SECONDS));
+      }
+      const base = mean(rows[0]!.runs.map((run) => run.requestsPerSec));
+      for (const row of rows) {
+        const rps = mean(row.runs.map((run) => run.requestsPerSec));
+        const ratio = fmt(rps / base, 2);
+        const shown = row.label.startsWith('**') ? `**${ratio}**` : ratio;
+        lines.push(`| ${load} | ${row.label} | ${fmt(rps)} | ${fmt(median(row.runs.map((run) => run.p50Ms)))} | ${fmt(median(row.runs.map((run) => run.p99Ms)))} | ${shown} |`);
+      }
     }
   } finally {
-    await Promise.all(started.map((target) => target.close()));
+    await Promise.all(started.map((server) => stopChild(server.child)));
   }
   return [
-    `### MCP: server-everything \`echo\` over stdio (${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, loopback)`,
+    `### MCP: server-everything \`echo\` over stdio (${ROUNDS} round(s) × ${SECONDS} s per target, alternating, after ${WARMUP_SECONDS} s warm-up; loopback)`,
+    '',
+    hasTaskset
+      ? 'Each server and the stdio upstream it spawns pinned to core 1, autocannon to core 0 (taskset); req/s is the mean over rounds, latency the median.'
+      : 'taskset not found: processes are not pinned, numbers are noisier.',
     '',
     '| load | target | req/s | p50 ms | p99 ms | ratio to floor |',
     '|---|---|---:|---:|---:|---:|',
-    ...rows,
+    ...lines,
     '',
     'autocannon reports latency in whole milliseconds; at these rates the sequential p50 rounds to 0.',
   ].join('\n');

@@ -1,0 +1,55 @@
+// Process placement shared by the benches: servers (and the stdio upstreams they spawn, which inherit
+// the affinity) on core 1, the load generator in its own process on core 0. Unpinned, a 2-core machine
+// lets the scheduler put server, upstream and load generator anywhere, and the numbers are noise.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { packageRoot } from '../src/config/demo.js';
+import type { LoadSpec, LoadSummary } from './gateway/load.js';
+
+export const SERVER_CORE = '1';
+export const LOAD_CORE = '0';
+
+export const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
+
+/** argv for a node process running a TS file, pinned to a core when taskset exists. */
+export function nodeCommand(core: string, script: string, args: string[] = []): [string, string[]] {
+  const node = [process.execPath, '--import', 'tsx', script, ...args];
+  return hasTaskset ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
+}
+
+/** The first stdout line of a child that `accept` maps to a value; rejects if the child exits first or is too slow. */
+export async function firstLine<T>(child: ChildProcess, what: string, timeoutMs: number, accept: (line: string) => T | undefined): Promise<T> {
+  const lines = createInterface({ input: child.stdout! });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      lines.on('line', (line) => {
+        const value = accept(line);
+        if (value !== undefined) resolve(value);
+      });
+      once(child, 'exit').then(([code]) => reject(new Error(`${what} exited (${String(code)}) before reporting`)), reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    lines.close();
+  }
+}
+
+/** One autocannon run in its own process on the load core; its summary. */
+export async function runLoad(spec: LoadSpec, what: string): Promise<LoadSummary> {
+  const [command, args] = nodeCommand(LOAD_CORE, join(packageRoot(), 'bench', 'gateway', 'load.ts'), [JSON.stringify(spec)]);
+  const child = spawn(command, args, { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+  return firstLine(child, `load on ${what}`, (spec.durationSec + 30) * 1000, (line) => JSON.parse(line) as LoadSummary);
+}
+
+/** Stops a server child (SIGTERM, SIGKILL after 5 s). */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { bench } from '../bench/gateway.js';
 
 describe('the gateway bench section', () => {
-  it('runs bare Fastify and toolgate (cache on and off) and reports every row without failed requests', { timeout: 90_000 }, async () => {
+  it('runs bare Fastify and toolgate (cache on and off, hot path only) and reports every row without failed requests', { timeout: 90_000 }, async () => {
     const markdown = await bench({ durationSec: 1, rounds: 1, connections: 8, warmupSec: 0 });
     const rows = markdown.split('\n').filter((line) => /^\| (bare|toolgate)/.test(line));
     expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual([
       'bare Fastify route',
       'toolgate (JWT, token cache on)',
+      'toolgate hot path only (JWT cache on; audit off, no rate limit)',
       'toolgate (JWT, token cache off)',
     ]);
     for (const row of rows) {

@@ -1,7 +1,8 @@
 // toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, the full policy chain
 // (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
 // logs at info through an asynchronous pino destination to /dev/null (real logging cost, no terminal).
-// BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off.
+// BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off. BENCH_CHAIN=hot-path measures exactly the
+// hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,14 +18,15 @@ import { loggerOptions } from '../../src/observability/logger.js';
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
 
 const cacheMax = Number(process.env.BENCH_AUTH_CACHE_MAX ?? 10000);
+const hotPathOnly = process.env.BENCH_CHAIN === 'hot-path';
 const auditPath = join(tmpdir(), `toolgate-bench-audit-${process.pid}.jsonl`);
 const config = validateConfigObject(
   {
     server: { maxInFlight: 4096 },
     auth: { jwt: { secret: BENCH_JWT_SECRET, issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE }, cache: { max: cacheMax } },
-    audit: { sink: 'file', path: auditPath },
+    audit: hotPathOnly ? { sink: 'off' } : { sink: 'file', path: auditPath },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
-    tenants: { bench: { tools: { allow: ['*'] }, policies: { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
+    tenants: { bench: { tools: { allow: ['*'] }, policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
     logging: { level: 'info' },
   },
   packageRoot(),

@@ -153,6 +153,8 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     async toolsFor(principal, log) {
       if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return [];
       const registrations = await deps.registrations.list(principal.tenant, principal.user);
+      // Most callers have no servers of their own: no Promise.all, flat or Set for them (this runs per call).
+      if (registrations.length === 0) return [];
       const perService = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log)));
       // Two of a user's servers may offer the same name: the older registration wins, deterministically.
       const seen = new Set<string>();

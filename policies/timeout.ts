@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import { isPlainCallContext } from '../src/execution/call-context.js';
+import { CallContext, isPlainCallContext } from '../src/execution/call-context.js';
 import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
@@ -70,7 +70,9 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     if (limitMs <= 0) return Promise.resolve(timedOutResult(call, limitMs));
 
     // Lazy: most handlers never read their signal, and an AbortController per call showed on the hot path.
-    const abort = new LazyAbort(() => ctx.signal);
+    // The caller's LazyAbort is followed through a callback (no AbortSignal made for it); other contexts by their signal.
+    const callerAbort = ctx instanceof CallContext ? ctx.abortSource : undefined;
+    const abort = new LazyAbort(callerAbort instanceof LazyAbort ? callerAbort : () => ctx.signal);
     const attempt = attemptContext(ctx, abort);
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;

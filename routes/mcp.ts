@@ -2,7 +2,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { callOptionsFor, defaultCallId, requestMode, requestSignal } from '../src/http/call-options.js';
+import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
+import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -26,13 +27,27 @@ function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyReque
     const pool = await app.gateway.poolFor(request.principal, requestMode(request));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
-  const clientGone = requestSignal(reply);
+  const clientGone = requestAbort(reply);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
-    // Cancelled by the MCP client (notifications/cancelled) or by the HTTP connection going away.
-    const signal = AbortSignal.any([extra.signal, clientGone]);
-    const options = callOptionsFor(request, defaultCallId(undefined, 0), signal);
-    const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options);
-    return toCallToolResult(result);
+    // Cancelled by the MCP client (notifications/cancelled) or by the HTTP connection going away. A LazyAbort,
+    // not AbortSignal.any (about 18 µs per call on Node 20): nothing is linked unless the call reads its signal.
+    const abort = new LazyAbort(clientGone, (fire) => {
+      const cancelled = extra.signal;
+      if (cancelled.aborted) {
+        fire(cancelled.reason);
+        return undefined;
+      }
+      const forward = (): void => fire(cancelled.reason);
+      cancelled.addEventListener('abort', forward, { once: true });
+      return () => cancelled.removeEventListener('abort', forward);
+    });
+    try {
+      const options = callOptionsFor(request, defaultCallId(undefined, 0), abort);
+      const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options);
+      return toCallToolResult(result);
+    } finally {
+      abort.dispose();
+    }
   });
   return server;
 }

@@ -1,11 +1,12 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { errors } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Holds one of the replica's in-flight slots until the response completes. */
+    /** Holds one of the replica's in-flight slots until the response completes or the client goes away. */
     admitted: boolean;
+
   }
 }
 
@@ -14,10 +15,10 @@ const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * Overload protection and per-request accounting. Beyond `maxInFlight` requests a replica sheds load
- * (503 + Retry-After) instead of queueing without bound. Each route gets its own onRequest/onResponse
- * hooks that know the route's pattern from registration: global hooks would read `request.routeOptions`,
- * a getter that builds a fresh object on every access, and paying that twice per request showed under
- * load. Requests that match no route are counted by the not-found handler (`countUnmatched`).
+ * (503 + Retry-After) instead of queueing without bound. Each route gets its own onRequest hook that
+ * knows the route's pattern from registration: a global hook would read `request.routeOptions`, a getter
+ * that builds a fresh object on every access, and that showed under load. Requests that match no route
+ * are counted by the not-found handler (`countUnmatched`).
  */
 export function installAdmission(app: FastifyInstance, maxInFlight: () => number, metrics: GatewayMetrics): { countUnmatched: (request: FastifyRequest, status: number) => void } {
   let inFlight = 0;
@@ -26,13 +27,35 @@ export function installAdmission(app: FastifyInstance, maxInFlight: () => number
 
   app.addHook('onRoute', (route) => {
     const label = route.url;
+    // The raw response's `close` comes once for every response: after it finished, or when the client left
+    // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
+    // keep its slot forever (and enough of them would shed every request); onRequestAbort only covers a
+    // client that leaves during the upload. A client that left is counted with status 499 (nginx's).
+    // `finish` as well: inject()'s simulated responses finish without a `close`. Whichever comes first counts.
+    const track = (request: FastifyRequest, reply: FastifyReply): void => {
+      const response = reply.raw;
+      let counted = false;
+      const completed = (status: string): void => {
+        if (counted) return;
+        counted = true;
+        if (request.admitted) {
+          request.admitted = false;
+          inFlight -= 1;
+        }
+        metrics.countHttp(request.method, label, status);
+      };
+      response.on('finish', () => completed(String(reply.statusCode)));
+      response.on('close', () => completed('499'));
+    };
     const admit: onRequestHookHandler = UNBOUNDED.has(label)
       ? (request, reply, done) => {
           reply.header('x-request-id', request.id);
+          track(request, reply);
           done();
         }
       : (request, reply, done) => {
           reply.header('x-request-id', request.id);
+          track(request, reply);
           if (inFlight >= maxInFlight()) {
             reply.header('retry-after', '1');
             return done(new errors.TG_OVERLOADED('server is overloaded, retry later'));
@@ -41,16 +64,7 @@ export function installAdmission(app: FastifyInstance, maxInFlight: () => number
           request.admitted = true;
           done();
         };
-    const complete: onResponseHookHandler = (request, reply, done) => {
-      if (request.admitted) {
-        request.admitted = false;
-        inFlight -= 1;
-      }
-      metrics.countHttp(request.method, label, String(reply.statusCode));
-      done();
-    };
     route.onRequest = [admit, ...hooks(route.onRequest)];
-    route.onResponse = [...hooks(route.onResponse), complete];
   });
 
   return {

@@ -26,20 +26,18 @@ export function defaultCallId(step: number | undefined, index: number): string {
  * load). A signal first read after the client already left is aborted at once.
  */
 export function requestAbort(reply: FastifyReply): LazyAbort {
-  return new LazyAbort(() => clientGoneSignal(reply.raw));
-}
-
-function clientGoneSignal(response: FastifyReply['raw']): AbortSignal {
-  const controller = new AbortController();
-  const gone = (): boolean => !response.writableFinished;
-  if (response.closed) {
-    if (gone()) controller.abort(new Error('client closed the connection'));
-  } else {
-    response.once('close', () => {
-      if (gone()) controller.abort(new Error('client closed the connection'));
-    });
-  }
-  return controller.signal;
+  const response = reply.raw;
+  return new LazyAbort(undefined, (abort) => {
+    const gone = (): void => {
+      if (!response.writableFinished) abort(new Error('client closed the connection'));
+    };
+    if (response.closed) {
+      gone();
+      return undefined;
+    }
+    response.once('close', gone);
+    return () => response.off('close', gone);
+  });
 }
 
 /** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */

@@ -40,6 +40,10 @@ describe('client disconnect', () => {
     hangUp.abort();
     expect(await pending).toBeInstanceOf(Error);
     await expect.poll(() => governedState().events.includes('aborted gone-1'), { timeout: 5000 }).toBe(true);
+    // The call's in-flight slot is given back (no response ever finished), and the hang-up is counted as 499.
+    const metrics = async () => (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
+    await expect.poll(metrics, { timeout: 5000 }).toContain('toolgate_http_requests_in_flight 0');
+    expect(await metrics()).toMatch(/toolgate_http_requests_total\{method="POST",route="\/v1\/execute",status="499"\} 1/);
   });
 
   it('lets a call whose client stays finish without an abort', async () => {

@@ -66,6 +66,23 @@ describe('POST /mcp with the SDK client', () => {
     }
   });
 
+  it('cancels the upstream call when the client connection of a tools/call goes away', async () => {
+    // The stateless endpoint's cancellation path: the HTTP request carrying the call is closed. (A separate
+    // notifications/cancelled POST reaches a fresh server instance that does not hold the call; see README.)
+    const before = upstreamState.cancelled.length;
+    const hangUp = new AbortController();
+    const pending = fetch(`${baseUrl}/mcp`, {
+      method: 'POST',
+      signal: hangUp.signal,
+      headers: { ...bearer(aliceToken), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ev_sleep', arguments: {} } }),
+    }).catch((error: unknown) => error);
+    await vi.waitFor(() => expect(upstreamState.calls.slice(-1)).toEqual(['sleep']));
+    hangUp.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await vi.waitFor(() => expect(upstreamState.cancelled.slice(before)).toEqual(['sleep']), { timeout: 5000 });
+  });
+
   it('sees a PERMISSION_DENIED result as isError with the TOOL_ERROR text', async () => {
     const client = await mcpClient(aliceToken);
     try {

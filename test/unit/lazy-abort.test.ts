@@ -48,4 +48,50 @@ describe('LazyAbort', () => {
     parent.abort('gone');
     expect(new LazyAbort(() => parent.signal).signal.reason).toBe('gone');
   });
+
+  it('follows a LazyAbort parent by callback, without making the parent a signal', () => {
+    const parent = new LazyAbort();
+    const child = new LazyAbort(parent);
+    const signal = child.signal;
+    expect((parent as unknown as { controller: unknown }).controller).toBeUndefined();
+    parent.abort('timed out upstream');
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe('timed out upstream');
+
+    const other = new LazyAbort();
+    const disposed = new LazyAbort(other);
+    const disposedSignal = disposed.signal;
+    disposed.dispose();
+    other.abort('late');
+    expect(disposedSignal.aborted).toBe(false);
+  });
+
+  it('connects its arm only on first use, and disconnects it on dispose', () => {
+    let armed = 0;
+    let disarmed = 0;
+    let fire: ((reason: unknown) => void) | undefined;
+    const lazy = new LazyAbort(undefined, (abort) => {
+      armed += 1;
+      fire = abort;
+      return () => void (disarmed += 1);
+    });
+    expect(armed).toBe(0);
+    const unsubscribe = lazy.onAbort(() => {});
+    expect(armed).toBe(1);
+    void lazy.signal;
+    expect(armed).toBe(1);
+    unsubscribe();
+    fire?.('client left');
+    expect(lazy.signal.reason).toBe('client left');
+    lazy.dispose();
+    expect(disarmed).toBe(1);
+  });
+
+  it('calls a subscriber at once when already aborted', () => {
+    const lazy = new LazyAbort();
+    lazy.abort('done');
+    const seen: unknown[] = [];
+    lazy.onAbort((reason) => seen.push(reason));
+    expect(seen).toEqual(['done']);
+  });
 });

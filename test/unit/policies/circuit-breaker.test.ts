@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
 import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import { noopPolicyMetrics } from '../../../src/pipeline/metrics.js';
 import type { ErrorType, ToolCall } from '../../../src/types.js';
 import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
@@ -20,7 +21,7 @@ describe('circuit-breaker policy', () => {
   it('opens after N consecutive upstream failures, answers CIRCUIT_OPEN without calling, and recovers after a good probe', async () => {
     const clock = fakeClock();
     const states: string[] = [];
-    const deps = makeDeps({ clock, metrics: { decision() {}, batchGroup() {}, circuitState: (_s, state) => void states.push(state) } });
+    const deps = makeDeps({ clock, metrics: { ...noopPolicyMetrics, circuitState: (_s, state) => void states.push(state) } });
     const policy = circuitBreakerPolicy({ failureThreshold: 3, cooldownMs: 1000 }, deps);
     const terminal = scripted(['UPSTREAM_ERROR', 'TIMEOUT', 'UPSTREAM_ERROR', 'ok', 'ok']);
     for (let i = 0; i < 3; i++) await policy(makeCall(upstreamTool), makeCtx(), terminal);

@@ -11,6 +11,7 @@ import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
 import { AccessLogController, loggerOptions } from './observability/logger.js';
+import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
@@ -55,7 +56,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
 export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
-    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? loggerOptions(config) }),
+    // By default logs go to the stdout writer the `stdout` audit sink shares (one ordered, non-blocking buffer).
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : { logger: options.logger ?? { ...(loggerOptions(config) as object), stream: stdoutDestination() } }),
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,

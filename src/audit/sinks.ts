@@ -1,17 +1,23 @@
-import type { Writable } from 'node:stream';
 import type { AuditConfig } from '../config/types.js';
+import { stdoutDestination } from '../observability/stdout.js';
 import { createFileAuditSink } from './file-sink.js';
 import type { AuditEvent, AuditSink } from './types.js';
 
-/** One JSON line per event on a stream (stdout by default); the stream's own buffering keeps order. */
-export function createStreamAuditSink(stream: Writable = process.stdout): AuditSink {
+/** Where JSON lines go without waiting: the process's shared stdout destination (src/observability/stdout.ts). */
+export interface LineDestination {
+  write(line: string): unknown;
+  /** Calls back once what was written has been handed on. */
+  flush(callback: (error?: Error) => void): void;
+}
+
+/** One JSON line per event on a shared line destination: the default sink, on stdout beside the logs. */
+export function createDestinationAuditSink(destination: LineDestination): AuditSink {
   return {
     write(event: AuditEvent) {
-      stream.write(`${JSON.stringify(event)}\n`);
+      destination.write(`${JSON.stringify(event)}\n`);
     },
     async flush() {
-      // A write callback fires after everything queued before it is handed to the OS.
-      await new Promise<void>((resolve) => stream.write('', () => resolve()));
+      await new Promise<void>((resolve) => destination.flush(() => resolve()));
     },
     async close() {
       await this.flush();
@@ -26,6 +32,6 @@ export function createOffAuditSink(): AuditSink {
 /** The sink named by `audit.sink` in config (`path` already absolute). */
 export function createAuditSink(config: AuditConfig, options: { onError?: (error: unknown) => void } = {}): AuditSink {
   if (config.sink === 'file') return createFileAuditSink(config.path, options);
-  if (config.sink === 'stdout') return createStreamAuditSink();
+  if (config.sink === 'stdout') return createDestinationAuditSink(stdoutDestination());
   return createOffAuditSink();
 }

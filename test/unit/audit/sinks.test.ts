@@ -1,10 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileAuditSink } from '../../../src/audit/file-sink.js';
-import { createAuditSink, createStreamAuditSink } from '../../../src/audit/sinks.js';
+import { createAuditSink, createDestinationAuditSink } from '../../../src/audit/sinks.js';
 import type { AuditEvent } from '../../../src/audit/types.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'tg-audit-'));
@@ -74,15 +73,17 @@ describe('file audit sink', () => {
   });
 });
 
-describe('stream and off sinks', () => {
-  it('writes JSON lines to a stream', async () => {
-    const stream = new PassThrough();
-    const chunks: string[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c.toString()));
-    const sink = createStreamAuditSink(stream);
-    sink.write(event(7));
-    await sink.flush();
-    expect(JSON.parse(chunks.join(''))).toMatchObject({ callId: 'c7' });
+describe('destination and off sinks', () => {
+  it('writes JSON lines to a shared line destination without waiting, and flushes through it', async () => {
+    const lines: string[] = [];
+    let flushes = 0;
+    const sink = createDestinationAuditSink({ write: (line) => lines.push(line), flush: (done) => (flushes += 1, done()) });
+    sink.write(event(3));
+    sink.write(event(4));
+    await sink.close();
+    expect(lines.map((line) => (JSON.parse(line) as AuditEvent).callId)).toEqual(['c3', 'c4']);
+    expect(lines.every((line) => line.endsWith('\n'))).toBe(true);
+    expect(flushes).toBe(1);
   });
 
   it('discards everything when off', async () => {

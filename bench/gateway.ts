@@ -10,6 +10,7 @@ import { packageRoot } from '../src/config/demo.js';
 import type { LoadSpec, LoadSummary } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
 import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { aggregate } from './summary.js';
 
 const here = join(packageRoot(), 'bench', 'gateway');
 
@@ -46,28 +47,6 @@ async function checkTarget(target: Target, headers: Record<string, string>, body
   const response = await fetch(`http://127.0.0.1:${target.port}/v1/execute`, { method: 'POST', headers, body });
   const result = (await response.json()) as { ok?: boolean };
   if (response.status !== 200 || result.ok !== true) throw new Error(`${target.label} answered ${response.status} ${JSON.stringify(result)}`);
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-interface Aggregate {
-  rps: number;
-  p50: number;
-  p99: number;
-  failures: number;
-}
-/** Mean throughput over the rounds; the median of each round's latency percentiles. */
-function aggregate(runs: LoadSummary[]): Aggregate {
-  return {
-    rps: runs.reduce((sum, run) => sum + run.requestsPerSec, 0) / runs.length,
-    p50: median(runs.map((run) => run.p50Ms)),
-    p99: median(runs.map((run) => run.p99Ms)),
-    failures: runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
-  };
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);

@@ -10,6 +10,7 @@ import { packageRoot } from '../src/config/demo.js';
 import type { LoadSummary } from './gateway/load.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
 import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { aggregate } from './summary.js';
 
 const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_MCP_ROUNDS ?? 3));
@@ -45,8 +46,6 @@ async function drive(row: Row, connections: number, durationSec: number): Promis
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
-const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function bench(): Promise<string> {
   const lines: string[] = [];
@@ -67,12 +66,12 @@ export async function bench(): Promise<string> {
         const order = round % 2 === 0 ? rows : [...rows].reverse();
         for (const row of order) row.runs.push(await drive(row, connections, SECONDS));
       }
-      const base = mean(rows[0]!.runs.map((run) => run.requestsPerSec));
+      const base = aggregate(rows[0]!.runs).rps;
       for (const row of rows) {
-        const rps = mean(row.runs.map((run) => run.requestsPerSec));
+        const { rps, p50, p99 } = aggregate(row.runs);
         const ratio = fmt(rps / base, 2);
         const shown = row.label.startsWith('**') ? `**${ratio}**` : ratio;
-        lines.push(`| ${load} | ${row.label} | ${fmt(rps)} | ${fmt(median(row.runs.map((run) => run.p50Ms)))} | ${fmt(median(row.runs.map((run) => run.p99Ms)))} | ${shown} |`);
+        lines.push(`| ${load} | ${row.label} | ${fmt(rps)} | ${fmt(p50)} | ${fmt(p99)} | ${shown} |`);
       }
     }
   } finally {

@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
-import { LazyAbort } from '../src/execution/lazy-abort.js';
+import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -31,16 +31,7 @@ function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyReque
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     // Cancelled by the MCP client (notifications/cancelled) or by the HTTP connection going away. A LazyAbort,
     // not AbortSignal.any (about 18 µs per call on Node 20): nothing is linked unless the call reads its signal.
-    const abort = new LazyAbort(clientGone, (fire) => {
-      const cancelled = extra.signal;
-      if (cancelled.aborted) {
-        fire(cancelled.reason);
-        return undefined;
-      }
-      const forward = (): void => fire(cancelled.reason);
-      cancelled.addEventListener('abort', forward, { once: true });
-      return () => cancelled.removeEventListener('abort', forward);
-    });
+    const abort = new LazyAbort(clientGone, followSignal(extra.signal));
     try {
       const options = callOptionsFor(request, defaultCallId(undefined, 0), abort);
       const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options);

@@ -87,7 +87,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
     options.depth,
     options.mode,
     accessChecker(tenant, principal, options.mode),
-    policyOptionsOf(tenant),
+    tenant.policyOptions,
     options.approval,
     options.deadline,
   );
@@ -117,16 +117,4 @@ function invalidCall(message: string, { callId, tool, resolvedFrom, started, met
 
 function accessChecker(tenant: TenantView, principal: Principal, mode: ToolMode): PolicyContext['checkAccess'] {
   return (candidate) => tenant.admits(candidate, principal, mode);
-}
-
-// One lookup function per tenant view (a view lives as long as its config snapshot), not one per call.
-const policyOptionLookups = new WeakMap<TenantView, PolicyContext['policyOptions']>();
-function policyOptionsOf(tenant: TenantView): PolicyContext['policyOptions'] {
-  let lookup = policyOptionLookups.get(tenant);
-  if (lookup === undefined) {
-    const { policies } = tenant.config;
-    lookup = (policy) => (Object.hasOwn(policies, policy) ? policies[policy] : undefined);
-    policyOptionLookups.set(tenant, lookup);
-  }
-  return lookup;
 }

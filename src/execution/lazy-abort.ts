@@ -6,6 +6,19 @@ export type AbortArm = (abort: (reason: unknown) => void) => (() => void) | unde
 
 const noop = (): void => {};
 
+/** An arm that follows an AbortSignal: aborts at once if it already has, else on its `abort` event. */
+export function followSignal(signal: AbortSignal): AbortArm {
+  return (abort) => {
+    if (signal.aborted) {
+      abort(signal.reason);
+      return undefined;
+    }
+    const forward = (): void => abort(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    return () => signal.removeEventListener('abort', forward);
+  };
+}
+
 /**
  * An abort source whose AbortSignal is created only when someone reads it. Most handlers never look
  * at their signal, and on Node 20 creating an AbortSignal costs about 4 µs and a listener on one about
@@ -78,17 +91,14 @@ export class LazyAbort {
     const abort = (reason: unknown): void => this.abort(reason);
     const parent = this.parent;
     if (parent instanceof LazyAbort) this.keep(parent.onAbort(abort));
-    else if (parent) {
-      const signal = parent();
-      if (signal.aborted) return this.abort(signal.reason);
-      const forward = (): void => this.abort(signal.reason);
-      signal.addEventListener('abort', forward, { once: true });
-      this.keep(() => signal.removeEventListener('abort', forward));
-    }
-    if (this.arm && !this.abortedWith) {
-      const disarm = this.arm(abort);
-      if (disarm) this.keep(disarm);
-    }
+    else if (parent) this.connect(followSignal(parent()), abort);
+    if (this.arm) this.connect(this.arm, abort);
+  }
+
+  private connect(arm: AbortArm, abort: (reason: unknown) => void): void {
+    if (this.abortedWith) return;
+    const disarm = arm(abort);
+    if (disarm) this.keep(disarm);
   }
 
   private keep(unlink: () => void): void {

@@ -43,35 +43,41 @@ function tableFor(counter: Counter<string>): Map<string, Cell> {
 }
 
 /**
- * Label cells of a counter that count in a plain number and hand their totals to prom-client when the
- * metric is read. prom-client hashes and validates the label object on every `inc`, even through a
- * `labels()` child, and several counters are bumped per request. Cells are found through one Map per
- * label (no joined key string, no rest arguments: this runs several times per call). Label values must
- * be bounded, as for any label; `labelNames` are the counter's (at most three), in the order the values
- * are passed.
+ * Values found by up to three label values through one Map per label: no joined key string and no rest
+ * arguments, since metric lookups run several times per call. Label values must be bounded, as for any
+ * label. `make` runs once per distinct label set.
  */
-export function deferredCounter<T extends string>(counter: Counter<T>, labelNames: readonly T[]): (a: string, b?: string, c?: string) => CounterCell {
-  if (labelNames.length > 3) throw new Error('deferredCounter supports at most three labels');
-  const table = tableFor(counter as unknown as Counter<string>);
-  const root = new Map<string, Map<string, Map<string, Cell>>>();
+export function labelLookup<T>(make: (a: string, b: string, c: string) => T): (a: string, b?: string, c?: string) => T {
+  const root = new Map<string, Map<string, Map<string, T>>>();
   return (a, b = '', c = '') => {
     let second = root.get(a);
     if (second === undefined) root.set(a, (second = new Map()));
     let third = second.get(b);
     if (third === undefined) second.set(b, (third = new Map()));
-    let cell = third.get(c);
+    let value = third.get(c);
+    if (value === undefined) third.set(c, (value = make(a, b, c)));
+    return value;
+  };
+}
+
+/**
+ * Label cells of a counter that count in a plain number and hand their totals to prom-client when the
+ * metric is read. prom-client hashes and validates the label object on every `inc`, even through a
+ * `labels()` child, and several counters are bumped per request. `labelNames` are the counter's (at most
+ * three), in the order the values are passed.
+ */
+export function deferredCounter<T extends string>(counter: Counter<T>, labelNames: readonly T[]): (a: string, b?: string, c?: string) => CounterCell {
+  if (labelNames.length > 3) throw new Error('deferredCounter supports at most three labels');
+  const table = tableFor(counter as unknown as Counter<string>);
+  return labelLookup((...values) => {
+    // Two lookups of one label set share a cell (the table also serves collect and reset).
+    const key = values.join('\u0000');
+    let cell = table.get(key);
     if (cell === undefined) {
-      const values = [a, b, c];
-      const key = values.join('\u0000');
-      // Two lookups of one label set share a cell (the table also serves collect and reset).
-      cell = table.get(key);
-      if (cell === undefined) {
-        const labels: Record<string, string> = {};
-        labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
-        table.set(key, (cell = new Cell(labels)));
-      }
-      third.set(c, cell);
+      const labels: Record<string, string> = {};
+      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      table.set(key, (cell = new Cell(labels)));
     }
     return cell;
-  };
+  });
 }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Tool, ToolResult } from '../types.js';
-import { deferredCounter } from './deferred-counter.js';
+import { deferredCounter, labelLookup } from './deferred-counter.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -22,22 +22,6 @@ export interface GatewayMetrics {
 export function toolLabel(tool: Tool | undefined): string {
   if (!tool) return UNKNOWN_TOOL_LABEL;
   return tool.source === 'user-mcp' ? USER_TOOL_LABEL : tool.name;
-}
-
-/**
- * Label children of a two-label metric, found through one Map per label: `observe({labels})` hashes (and
- * sorts) the label object on every call, which showed up on the request hot path. Label values are
- * bounded by design.
- */
-function childCache<T>(make: (a: string, b: string) => T): (a: string, b: string) => T {
-  const children = new Map<string, Map<string, T>>();
-  return (a, b) => {
-    let second = children.get(a);
-    if (second === undefined) children.set(a, (second = new Map()));
-    let child = second.get(b);
-    if (child === undefined) second.set(b, (child = make(a, b)));
-    return child;
-  };
 }
 
 /** One registry per gateway instance, so tests can build many apps in one process. */
@@ -85,7 +69,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     registers: [registry],
   });
   const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
-  const durationHistogram = childCache((tool, source) => toolDuration.labels(tool, source));
+  // Label children found without prom-client hashing (and sorting) the label object on every observe.
+  const durationHistogram = labelLookup((tool, source) => toolDuration.labels(tool, source));
   const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
     registry,

@@ -22,6 +22,8 @@ export interface TenantView {
   effectiveMode(requested: ToolMode): ToolMode;
   /** Binding keys the model must never see for this tool (tool templates + tenant bindings). */
   boundKeys(tool: Tool): readonly string[];
+  /** Options for a policy from `policies.<name>`, or undefined (handed to every call's context). */
+  policyOptions(policy: string): unknown;
 }
 
 const ALLOWED: AccessDecision = { ok: true };
@@ -86,5 +88,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
       }
       return [...keys];
     },
+    // An own arrow, not a method: every call's context holds it as is, so it must not need `this`.
+    policyOptions: (policy) => (Object.hasOwn(config.policies, policy) ? config.policies[policy] : undefined),
   };
 }

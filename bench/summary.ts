@@ -1,0 +1,25 @@
+// How both bench sections fold several autocannon runs of one target into one row.
+import type { LoadSummary } from './gateway/load.js';
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+export interface Aggregate {
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+/** Mean throughput over the rounds; the median of each round's latency percentiles. */
+export function aggregate(runs: LoadSummary[]): Aggregate {
+  return {
+    rps: runs.reduce((sum, run) => sum + run.requestsPerSec, 0) / runs.length,
+    p50: median(runs.map((run) => run.p50Ms)),
+    p99: median(runs.map((run) => run.p99Ms)),
+    failures: runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
+  };
+}

@@ -27,6 +27,7 @@ function attemptContext(ctx: PolicyContext, abort: LazyAbort): PolicyContext {
     get signal(): AbortSignal {
       return abort.signal;
     },
+    onAbort: (listener) => abort.onAbort(listener),
     log: ctx.log,
     depth: ctx.depth,
     mode: ctx.mode,

@@ -1,7 +1,7 @@
 import type { DeadlineAware } from '../pipeline/deps.js';
 import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Logger, Principal, Tool } from '../types.js';
-import { LazyAbort } from './lazy-abort.js';
+import { LazyAbort, onSignalAbort } from './lazy-abort.js';
 
 /**
  * The context of one call, and of each timed attempt of it. A class rather than object literals: every
@@ -28,6 +28,12 @@ export class CallContext implements PolicyContext, DeadlineAware {
   get signal(): AbortSignal {
     const source = this.abortSource;
     return source instanceof LazyAbort ? source.signal : source;
+  }
+
+  /** Follows this call's cancellation without creating an AbortSignal (see ToolContext.onAbort). */
+  onAbort(listener: (reason: unknown) => void): () => void {
+    const source = this.abortSource;
+    return source instanceof LazyAbort ? source.onAbort(listener) : onSignalAbort(source, listener);
   }
 
   /** The same call with another abort source: one attempt under a timeout. */

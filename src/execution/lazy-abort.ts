@@ -19,6 +19,11 @@ export function followSignal(signal: AbortSignal): AbortArm {
   };
 }
 
+/** Subscribes to an AbortSignal as `LazyAbort.onAbort` does: at once if it has aborted, else once on abort. */
+export function onSignalAbort(signal: AbortSignal, listener: (reason: unknown) => void): () => void {
+  return followSignal(signal)(listener) ?? noop;
+}
+
 /**
  * An abort source whose AbortSignal is created only when someone reads it. Most handlers never look
  * at their signal, and on Node 20 creating an AbortSignal costs about 4 µs and a listener on one about

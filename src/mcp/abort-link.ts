@@ -48,3 +48,33 @@ export function linkAbort(parent: AbortSignal | null | undefined): LinkedSignal 
   registered.add(child);
   return { signal: child.signal, unlink: () => void registered.delete(child) };
 }
+
+const followers = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+
+/**
+ * Calls `listener` once when `signal` aborts (at once if it has); returns an unsubscribe. However many
+ * operations follow one long-lived signal at a time, the signal carries a single listener of ours.
+ */
+export function followSharedSignal(signal: AbortSignal, listener: (reason: unknown) => void): () => void {
+  if (signal.aborted) {
+    listener(signal.reason);
+    return noop;
+  }
+  let set = followers.get(signal);
+  if (!set) {
+    const created = new Set<(reason: unknown) => void>();
+    followers.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        followers.delete(signal);
+        for (const follower of created) follower(signal.reason);
+      },
+      { once: true },
+    );
+    set = created;
+  }
+  const registered = set;
+  registered.add(listener);
+  return () => void registered.delete(listener);
+}

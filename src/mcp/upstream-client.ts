@@ -6,7 +6,8 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
-import { linkAbort } from './abort-link.js';
+import { followSharedSignal } from './abort-link.js';
+import { SdkCancel } from './sdk-cancel.js';
 import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
 export interface BackoffOptions {
@@ -29,7 +30,15 @@ export interface UpstreamClientOptions {
   requestTimeoutMs?: number;
 }
 
+/** Anything that reports a cancellation through a callback: a ToolContext, a LazyAbort. */
+export interface AbortFollower {
+  onAbort(listener: (reason: unknown) => void): () => void;
+}
+
 export interface CallOptions {
+  /** The call's cancellation, followed without creating an AbortSignal (pass the ToolContext). */
+  abort?: AbortFollower;
+  /** Or a plain AbortSignal (callers outside a governed call). */
   signal?: AbortSignal;
   /** Depth of the incoming request; HTTP upstreams receive depth + 1. */
   depth?: number;
@@ -244,10 +253,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return connecting;
   }
 
-  function mapCallError(error: unknown, name: string, signal: AbortSignal | undefined, from: number): ToolError {
+  function mapCallError(error: unknown, name: string, cancel: SdkCancel, from: number): ToolError {
     if (error instanceof ToolError) return error;
-    if (signal?.aborted) {
-      const reason: unknown = signal.reason;
+    if (cancel.aborted) {
+      const reason: unknown = cancel.reason;
       return reason instanceof ToolError ? reason : new ToolError('TIMEOUT', `call to ${service}/${name} was cancelled`, { cause: error });
     }
     if (error instanceof McpError) {
@@ -276,17 +285,19 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         throw new ToolError('UPSTREAM_ERROR', `upstream ${service} is ${state}${lastError ? `: ${lastError}` : ''}`);
       }
       const from = generation;
-      // The SDK never removes its abort listener from the signal it is given: hand it a child of ours.
-      const { signal, unlink } = linkAbort(callOptions.signal);
+      // The SDK gets a per-call SdkCancel (never an AbortSignal: see sdk-cancel.ts), so its listener dies with the call.
+      const cancel = new SdkCancel();
+      const relay = (reason: unknown): void => cancel.abort(reason);
+      const unfollow = callOptions.abort ? callOptions.abort.onAbort(relay) : callOptions.signal ? followSharedSignal(callOptions.signal, relay) : undefined;
       try {
-        const send = () => current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs });
+        const send = () => current.callTool({ name, arguments: args }, undefined, { signal: cancel.signal, timeout: requestTimeoutMs });
         if (!channel) return (await send()) as CallToolResult;
         const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
         return (await channel.run(headers, send)) as CallToolResult;
       } catch (error) {
-        throw mapCallError(error, name, callOptions.signal, from);
+        throw mapCallError(error, name, cancel, from);
       } finally {
-        unlink();
+        unfollow?.();
       }
     },
     onChange(listener) {

@@ -1,6 +1,7 @@
 // Shared fixtures for policy, chain and approval unit tests: a tool, a call, a context and deps.
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
+import { onSignalAbort } from '../../src/execution/lazy-abort.js';
 import { successResult } from '../../src/execution/tool-result.js';
 import type { Clock, PolicyDeps } from '../../src/pipeline/deps.js';
 import type { Next, PolicyContext } from '../../src/pipeline/types.js';
@@ -29,6 +30,9 @@ export function makeCtx(overrides: Partial<PolicyContext> = {}): PolicyContext {
     callId: 'call_1',
     requestId: 'req-1',
     signal: new AbortController().signal,
+    onAbort(listener) {
+      return onSignalAbort(this.signal, listener);
+    },
     log: silentLog,
     depth: 0,
     mode: 'default',

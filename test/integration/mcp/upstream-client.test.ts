@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { LazyAbort } from '../../../src/execution/lazy-abort.js';
 import { ToolError } from '../../../src/execution/tool-error.js';
 import { backoffDelay, createUpstreamClient, type UpstreamClient } from '../../../src/mcp/upstream-client.js';
 import {
@@ -88,6 +89,34 @@ describe('upstream client over the in-memory transport', () => {
     expect(client.status().state).toBe('ready');
   });
 
+  it('cancels the upstream call through a callback follower (a call context) and unsubscribes when a call settles', async () => {
+    const state = createTestState([sleepTool, echoTool]);
+    const client = track(createUpstreamClient({ service: 'mem', kind: 'local-mcp', config: { transport: 'in-memory', server: () => buildTestServer(state) }, log }));
+    await client.start();
+    let subscribed = 0;
+    const counting = (inner: LazyAbort) => ({
+      onAbort(listener: (reason: unknown) => void) {
+        subscribed += 1;
+        const unsubscribe = inner.onAbort(listener);
+        return () => {
+          subscribed -= 1;
+          unsubscribe();
+        };
+      },
+    });
+    await client.callTool('echo', { message: 'hi' }, { abort: counting(new LazyAbort()) });
+    expect(subscribed).toBe(0);
+
+    const abort = new LazyAbort();
+    const call = client.callTool('sleep', {}, { abort: counting(abort) });
+    await vi.waitFor(() => expect(state.calls).toContain('sleep'));
+    expect(subscribed).toBe(1);
+    abort.abort(new ToolError('TIMEOUT', 'sleep timed out after 5 ms'));
+    expect(await rejection(call)).toMatchObject({ errorType: 'TIMEOUT', message: 'sleep timed out after 5 ms' });
+    await vi.waitFor(() => expect(state.cancelled).toEqual(['sleep']));
+    expect(subscribed).toBe(0);
+  });
+
   it('refuses calls after close and never reconnects', async () => {
     const state = createTestState([echoTool]);
     const client = createUpstreamClient({ service: 'mem', kind: 'local-mcp', config: { transport: 'in-memory', server: () => buildTestServer(state) }, log, backoff: fast });
@@ -171,7 +200,7 @@ describe('upstream client over streamable HTTP', () => {
       process.off('warning', onWarning);
     }
     expect(warnings).not.toContain('MaxListenersExceededWarning');
-    // At most the SDK's listener from the first call plus one fan-out listener (abort-link.ts).
-    expect(getEventListeners(shared, 'abort').length).toBeLessThanOrEqual(2);
+    // All calls follow the shared signal through one listener (abort-link.ts), whatever their number.
+    expect(getEventListeners(shared, 'abort')).toHaveLength(1);
   });
 });

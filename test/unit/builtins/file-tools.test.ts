@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitPatch, stagePatch } from '../../../src/builtins/apply-patch.js';
 import { createWorkspaceFactory } from '../../../src/builtins/workspace.js';
-import { builtinsConfig, createSandbox, failure, principal, type Sandbox } from './helpers.js';
+import { builtinsConfig, context, createSandbox, failure, principal, type Sandbox } from './helpers.js';
 
 let sb: Sandbox;
 let root: string;
@@ -195,7 +195,7 @@ describe('glob and grep', () => {
     const ws = createWorkspaceFactory(builtinsConfig(sb.workspaces));
     // Exponential without a nested quantifier the heuristic can see: alternation under a star.
     const grep = createGrepTool({ workspaceFor: ws }, { perFileTimeMs: 100 });
-    const ctx = { principal: principal('acme'), callId: 'c', requestId: 'r', signal: new AbortController().signal, log: {} as never, depth: 0 };
+    const ctx = { ...context(principal('acme')), log: {} as never };
     expect((await failure(Promise.resolve(grep.handler({ pattern: '^(a|a)*$', path: 'evil.txt' }, ctx)))).message).toContain('took longer than 100 ms');
   });
 });

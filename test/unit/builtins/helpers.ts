@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import { createBuiltinProvider, type BuiltinProvider, type BuiltinProviderDeps } from '../../../src/builtins/index.js';
 import type { BuiltinsConfig } from '../../../src/config/types.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../../../src/types.js';
@@ -10,7 +11,7 @@ export function principal(tenant: string, user = 'alice'): Principal {
 }
 
 export function context(who: Principal, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { principal: who, callId: 'call_test', requestId: 'req_test', signal, log: {} as Logger, depth: 0 };
+  return { principal: who, callId: 'call_test', requestId: 'req_test', signal, onAbort: (listener) => onSignalAbort(signal, listener), log: {} as Logger, depth: 0 };
 }
 
 export function builtinsConfig(workspaceRoot: string, overrides: Partial<BuiltinsConfig> = {}, limits: Partial<BuiltinsConfig['limits']> = {}): BuiltinsConfig {

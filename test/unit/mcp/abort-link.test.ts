@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { linkAbort } from '../../../src/mcp/abort-link.js';
+import { followSharedSignal, linkAbort } from '../../../src/mcp/abort-link.js';
 
 describe('linkAbort', () => {
   it('hands a signal seen for the first time through unchanged', () => {
@@ -35,5 +35,20 @@ describe('linkAbort', () => {
     linkAbort(aborted);
     expect(linkAbort(aborted).signal?.aborted).toBe(true);
     expect(linkAbort(undefined).signal).toBeUndefined();
+  });
+});
+
+describe('followSharedSignal', () => {
+  it('puts one listener on a shared signal, fans an abort out to current followers only, and answers at once when already aborted', () => {
+    const parent = new AbortController();
+    const seen: string[] = [];
+    const unsubscribes = Array.from({ length: 40 }, (_, index) => followSharedSignal(parent.signal, () => seen.push(`f${index}`)));
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(1);
+    for (const unsubscribe of unsubscribes.slice(1)) unsubscribe();
+    parent.abort(new Error('stop'));
+    expect(seen).toEqual(['f0']);
+    const late: unknown[] = [];
+    followSharedSignal(parent.signal, (reason) => late.push(reason));
+    expect(late).toEqual([parent.signal.reason]);
   });
 });

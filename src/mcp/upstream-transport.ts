@@ -2,12 +2,12 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpRemoteEntry, McpStdioEntry } from '../config/types.js';
 import type { Logger } from '../types.js';
+import { CoalescingStdioClientTransport } from './coalescing-stdio.js';
 import { createCallHeaderChannel, createUpstreamFetch, type CallHeaderChannel } from './upstream-fetch.js';
 
 /** Anything with the SDK server's connect/close (an `McpServer` or a low-level `Server`). */
@@ -40,7 +40,7 @@ export function isHttpTransport(config: UpstreamTransportConfig): config is McpR
 
 function openStdio(config: McpStdioEntry, log: Logger): OpenedTransport {
   // The SDK merges a safe default environment (PATH, HOME, …) with the configured env; toolgate's own secrets stay out.
-  const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
+  const transport = new CoalescingStdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
   const stderr = transport.stderr;
   if (stderr instanceof Readable) createInterface({ input: stderr }).on('line', (line) => log.info({ stderr: line }, 'upstream stderr'));
   return {

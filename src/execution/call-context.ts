@@ -54,6 +54,21 @@ export class CallContext implements PolicyContext, DeadlineAware {
   }
 }
 
+/** Anything that reports a cancellation: a ToolContext (onAbort and signal), a LazyAbort (onAbort). */
+export interface AbortFollower {
+  onAbort(listener: (reason: unknown) => void): () => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Follows a call's cancellation through `onAbort`, or through its `signal` when a custom policy handed on
+ * a rebuilt context (an object spread keeps own fields only, and `onAbort` lives on CallContext's prototype).
+ */
+export function followCancellation(source: AbortFollower, listener: (reason: unknown) => void): () => void {
+  if (typeof source.onAbort === 'function') return source.onAbort(listener);
+  return source.signal ? onSignalAbort(source.signal, listener) : () => {};
+}
+
 /** The constructor's eleven fields: a CallContext with more was added to (by a custom policy) and is copied whole. */
 const OWN_FIELDS = 11;
 

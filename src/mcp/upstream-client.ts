@@ -6,6 +6,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
+import { followCancellation, type AbortFollower } from '../execution/call-context.js';
 import { followSharedSignal } from './abort-link.js';
 import { SdkCancel } from './sdk-cancel.js';
 import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
@@ -28,11 +29,6 @@ export interface UpstreamClientOptions {
   connectTimeoutMs?: number;
   /** The SDK's own per-request cap; the timeout policy normally aborts earlier through the signal. */
   requestTimeoutMs?: number;
-}
-
-/** Anything that reports a cancellation through a callback: a ToolContext, a LazyAbort. */
-export interface AbortFollower {
-  onAbort(listener: (reason: unknown) => void): () => void;
 }
 
 export interface CallOptions {
@@ -288,7 +284,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       // The SDK gets a per-call SdkCancel (never an AbortSignal: see sdk-cancel.ts), so its listener dies with the call.
       const cancel = new SdkCancel();
       const relay = (reason: unknown): void => cancel.abort(reason);
-      const unfollow = callOptions.abort ? callOptions.abort.onAbort(relay) : callOptions.signal ? followSharedSignal(callOptions.signal, relay) : undefined;
+      const unfollow = callOptions.abort ? followCancellation(callOptions.abort, relay) : callOptions.signal ? followSharedSignal(callOptions.signal, relay) : undefined;
       try {
         const send = () => current.callTool({ name, arguments: args }, undefined, { signal: cancel.signal, timeout: requestTimeoutMs });
         if (!channel) return (await send()) as CallToolResult;

@@ -9,6 +9,7 @@ import { createPinnedFetch, type PinnedFetch } from '../egress/pinned-fetch.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { UserToolProvider, UpstreamStatus } from '../registry/provider.js';
+import { followCancellation } from '../execution/call-context.js';
 import { ToolError } from '../execution/tool-error.js';
 import { SdkCancel } from '../mcp/sdk-cancel.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../types.js';
@@ -119,7 +120,7 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           });
           let result: CallToolResult;
           const cancel = new SdkCancel();
-          const unfollow = ctx.onAbort((reason) => cancel.abort(reason));
+          const unfollow = followCancellation(ctx, (reason) => cancel.abort(reason));
           try {
             result = (await withCallDepth(ctx.depth + 1, () =>
               entry.connection.client.callTool({ name: upstream.name, arguments: args }, undefined, { signal: cancel.signal }),

@@ -1,7 +1,6 @@
 // Shared fixtures for policy, chain and approval unit tests: a tool, a call, a context and deps.
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
-import { onSignalAbort } from '../../src/execution/lazy-abort.js';
 import { successResult } from '../../src/execution/tool-result.js';
 import type { Clock, PolicyDeps } from '../../src/pipeline/deps.js';
 import type { Next, PolicyContext } from '../../src/pipeline/types.js';
@@ -10,6 +9,7 @@ import { createMemoryStore } from '../../src/store/memory.js';
 import type { StateStore } from '../../src/store/types.js';
 import type { JsonObject, Principal, Tool, ToolCall, ToolSpec } from '../../src/types.js';
 import type { Logger } from '../../src/pipeline/types.js';
+import { toolContext } from '../fixtures/mcp/context.js';
 
 export function makeTool(spec: Partial<ToolSpec> = {}): Tool {
   return defineTool({ name: 'lookup', handler: () => 'ok', ...spec });
@@ -26,15 +26,7 @@ const silentLog = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fa
 
 export function makeCtx(overrides: Partial<PolicyContext> = {}): PolicyContext {
   return {
-    principal: alice,
-    callId: 'call_1',
-    requestId: 'req-1',
-    signal: new AbortController().signal,
-    onAbort(listener) {
-      return onSignalAbort(this.signal, listener);
-    },
-    log: silentLog,
-    depth: 0,
+    ...toolContext({ principal: alice, callId: 'call_1', requestId: 'req-1', log: silentLog }),
     mode: 'default',
     checkAccess: () => ({ ok: true }),
     policyOptions: () => undefined,

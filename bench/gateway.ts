@@ -7,10 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/demo.js';
-import type { LoadSpec, LoadSummary } from './gateway/load.js';
+import type { LoadSpec } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
-import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
-import { aggregate } from './summary.js';
+import { firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { aggregate, type Aggregate, type MeasuredRun } from './summary.js';
 
 const here = join(packageRoot(), 'bench', 'gateway');
 
@@ -20,7 +20,7 @@ interface Target {
   env: Record<string, string>;
   child?: ChildProcess;
   port?: number;
-  runs: LoadSummary[];
+  runs: MeasuredRun[];
 }
 
 const positive = (value: string | undefined, fallback: number): number => {
@@ -38,8 +38,12 @@ async function startServer(target: Target): Promise<void> {
 
 const stopServer = (target: Target): Promise<void> => stopChild(target.child);
 
-function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<LoadSummary> {
-  return runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label);
+async function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<MeasuredRun> {
+  const before = processCpuMicros(target.child?.pid);
+  const run = await runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label);
+  const after = processCpuMicros(target.child?.pid);
+  if (before === undefined || after === undefined || run.requests === 0) return run;
+  return { ...run, serverCpuMicrosPerRequest: (after - before) / run.requests };
 }
 
 /** One request before any load: the target must answer 200 with ok:true, or the numbers mean nothing. */
@@ -50,6 +54,20 @@ async function checkTarget(target: Target, headers: Record<string, string>, body
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
+
+/**
+ * toolgate's own work per request, as server CPU over the bare route's. On a shared VM the req/s ratio
+ * moves with the machine's state (a slower kernel adds the same microseconds to both targets, which
+ * raises the ratio); this difference moves much less.
+ */
+function overheadLines(base: Aggregate, hotPath: Aggregate, fullChain: Aggregate): string[] {
+  if (base.cpuMicros === undefined || hotPath.cpuMicros === undefined || fullChain.cpuMicros === undefined) return [];
+  return [
+    `Server CPU per request: bare route ${fmt(base.cpuMicros, 1)} µs; toolgate's own work on top of it ` +
+      `${fmt(hotPath.cpuMicros - base.cpuMicros, 1)} µs on the hot path and ${fmt(fullChain.cpuMicros - base.cpuMicros, 1)} µs with the full chain.`,
+    '',
+  ];
+}
 
 export interface GatewayBenchOptions {
   durationSec: number;
@@ -79,7 +97,7 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
     { label: 'toolgate hot path only (JWT cache on; audit off, no rate limit)', script: 'toolgate-server.ts', env: { BENCH_CHAIN: 'hot-path' }, runs: [] },
     { label: 'toolgate (JWT, token cache off)', script: 'toolgate-server.ts', env: { BENCH_AUTH_CACHE_MAX: '0' }, runs: [] },
   ];
-  const [bare, cached, , uncached] = targets as [Target, Target, Target, Target];
+  const [bare, cached, hotPath, uncached] = targets as [Target, Target, Target, Target];
 
   try {
     await Promise.all(targets.map(startServer));
@@ -99,12 +117,13 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
   const base = aggregate(bare.runs);
   const rows = targets.map((target) => {
     const result = aggregate(target.runs);
-    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${fmt(result.p99 / base.p99, 2)} | ${result.failures} |`;
+    const cpu = result.cpuMicros === undefined ? '—' : fmt(result.cpuMicros, 1);
+    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${fmt(result.p99 / base.p99, 2)} | ${cpu} | ${result.failures} |`;
   });
   const on = aggregate(cached.runs);
   const off = aggregate(uncached.runs);
-  // Extra server time per request without the cache; the server owns one core, so 1/rps is its cost per request.
-  const verifyMicros = (1 / off.rps - 1 / on.rps) * 1e6;
+  // Extra server CPU per request without the cache; without /proc, 1/rps (the server owns one core).
+  const verifyMicros = off.cpuMicros !== undefined && on.cpuMicros !== undefined ? off.cpuMicros - on.cpuMicros : (1 / off.rps - 1 / on.rps) * 1e6;
 
   return [
     '## Gateway hot path: `POST /v1/execute` of `get_weather` with an HS256 JWT',
@@ -115,10 +134,11 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
       'The cache-on and cache-off rows run the full policy chain (audit events to a JSONL file, an active per-user rate limit); ' +
       'the hot-path row is what issue 2 names (JWT, validation, metrics, logging) with the audit sink off and no rate limit configured.',
     '',
-    '| target | req/s | p50 ms | p99 ms | req/s vs bare | p99 vs bare | non-2xx + errors |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | p50 ms | p99 ms | req/s vs bare | p99 vs bare | server CPU µs/req | non-2xx + errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
+    ...overheadLines(base, aggregate(hotPath.runs), on),
     `JWT verification: with the token cache ${fmt(on.rps)} req/s, without ${fmt(off.rps)} req/s ` +
       `(cache off = ${fmt(off.rps / on.rps, 2)} × cache on; ≈ ${fmt(Math.max(0, verifyMicros), 1)} µs of server time per verification).`,
     '',

@@ -2,6 +2,7 @@
 // the affinity) on core 1, the load generator in its own process on core 0. Unpinned, a 2-core machine
 // lets the scheduler put server, upstream and load generator anywhere, and the numbers are noise.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -52,4 +53,21 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
+}
+
+const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/**
+ * CPU time (user + system, µs) a process has used so far, from /proc; undefined where there is no /proc.
+ * Per-request CPU is steadier than req/s on a shared VM: it does not count time the core spent elsewhere.
+ */
+export function processCpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6;
+  } catch {
+    return undefined;
+  }
 }

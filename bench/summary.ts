@@ -7,16 +7,25 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** One run, with the server's CPU per request when it could be read. */
+export interface MeasuredRun extends LoadSummary {
+  serverCpuMicrosPerRequest?: number;
+}
+
 export interface Aggregate {
   rps: number;
   p50: number;
   p99: number;
   failures: number;
+  /** Mean server CPU per request over the runs that have it. */
+  cpuMicros?: number;
 }
 
 /** Mean throughput over the rounds; the median of each round's latency percentiles. */
-export function aggregate(runs: LoadSummary[]): Aggregate {
+export function aggregate(runs: MeasuredRun[]): Aggregate {
+  const cpu = runs.flatMap((run) => (run.serverCpuMicrosPerRequest === undefined ? [] : [run.serverCpuMicrosPerRequest]));
   return {
+    ...(cpu.length > 0 ? { cpuMicros: cpu.reduce((sum, value) => sum + value, 0) / cpu.length } : {}),
     rps: runs.reduce((sum, run) => sum + run.requestsPerSec, 0) / runs.length,
     p50: median(runs.map((run) => run.p50Ms)),
     p99: median(runs.map((run) => run.p99Ms)),

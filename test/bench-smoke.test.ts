@@ -16,8 +16,10 @@ describe('the gateway bench section', () => {
     for (const row of rows) {
       const cells = row.split('|').map((cell) => cell.trim());
       expect(Number(cells[2])).toBeGreaterThan(0); // req/s
-      expect(cells[7]).toBe('0'); // non-2xx + errors
+      expect(Number(cells[7])).toBeGreaterThan(0); // server CPU µs per request, from /proc
+      expect(cells[8]).toBe('0'); // non-2xx + errors
     }
     expect(markdown).toMatch(/JWT verification: with the token cache \d+ req\/s, without \d+ req\/s/);
+    expect(markdown).toMatch(/Server CPU per request: bare route [\d.]+ µs; toolgate's own work on top of it -?[\d.]+ µs on the hot path/);
   });
 });

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import type { LoadSummary } from './gateway/load.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
-import { firstLine, hasTaskset, nodeCommand, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
 const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 5);
@@ -23,13 +23,17 @@ const headers = { 'content-type': 'application/json', authorization: `Bearer ${B
 interface Server {
   url: string;
   child: ChildProcess;
+  /** The stdio upstream(s) the server spawned, for CPU accounting. */
+  upstreams: number[];
+  /** toolgate: its /metrics says how many calls did not end ok. */
+  isToolgate: boolean;
 }
 
 async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Server> {
   const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name]);
   const child = spawn(command, args, { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await firstLine(child, name, 20_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
-  return { url, child };
+  return { url, child, upstreams: child.pid === undefined ? [] : descendantPids(child.pid), isToolgate: name === 'toolgate' };
 }
 
 interface Row {
@@ -37,12 +41,53 @@ interface Row {
   server: Server;
   body: string;
   runs: LoadSummary[];
+  /** Per run: CPU per call in the server and in its upstream(s), µs. */
+  cpu: Array<{ server: number; upstream: number }>;
+  /** Per run (toolgate only): calls that did not end ok. */
+  notOk: number[];
+}
+
+/** toolgate's count of finished calls whose outcome was not ok, from its Prometheus metrics. */
+async function callsNotOk(server: Server): Promise<number> {
+  const text = await (await fetch(server.url.replace(/\/v1\/execute$/, '/metrics'))).text();
+  let total = 0;
+  for (const match of text.matchAll(/^toolgate_tool_calls_total\{[^}]*outcome="([^"]+)"[^}]*\} (\d+)/gm)) {
+    if (match[1] !== 'ok') total += Number(match[2]);
+  }
+  return total;
+}
+
+function cpuNow(server: Server): { server: number; upstream: number } | undefined {
+  const own = processCpuMicros(server.child.pid);
+  if (own === undefined) return undefined;
+  return { server: own, upstream: server.upstreams.reduce((sum, pid) => sum + (processCpuMicros(pid) ?? 0), 0) };
 }
 
 async function drive(row: Row, connections: number, durationSec: number): Promise<LoadSummary> {
+  const notOkBefore = row.server.isToolgate ? await callsNotOk(row.server) : 0;
+  const before = cpuNow(row.server);
   const result = await runLoad({ url: row.server.url, connections, durationSec, headers, body: row.body }, row.label);
+  const after = cpuNow(row.server);
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`${row.label}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
+  if (row.server.isToolgate) {
+    // Every run ends with up to `connections` calls in flight, which autocannon abandons (cancelled calls).
+    // Anything beyond that (CIRCUIT_OPEN, UPSTREAM_ERROR, …) means the req/s are not echo calls at all.
+    const notOk = (await callsNotOk(row.server)) - notOkBefore;
+    if (notOk > connections) throw new Error(`${row.label}: ${notOk} calls did not end ok (more than the ${connections} a run abandons at its end)`);
+    row.notOk.push(notOk);
+  }
+  if (before && after && result.requests > 0) {
+    row.cpu.push({ server: (after.server - before.server) / result.requests, upstream: (after.upstream - before.upstream) / result.requests });
+  }
   return result;
+}
+
+/** Mean CPU per call over the measured rounds, "server + upstream" in µs; a dash without /proc. */
+function cpuCell(row: Row, rounds: number): string {
+  const measured = row.cpu.slice(-rounds);
+  if (measured.length === 0) return '—';
+  const mean = (pick: (entry: { server: number; upstream: number }) => number): number => measured.reduce((sum, entry) => sum + pick(entry), 0) / measured.length;
+  return `${fmt(mean((entry) => entry.server))} + ${fmt(mean((entry) => entry.upstream))}`;
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
@@ -56,10 +101,10 @@ export async function bench(): Promise<string> {
     for (const connections of [1, 16]) {
       const load = connections === 1 ? 'sequential (1 conn)' : `concurrent (${connections} conns)`;
       const rows: Row[] = [
-        { label: 'floor: Fastify + 1 SDK client → echo', server: floor, body: echo, runs: [] },
-        { label: 'diagnostic: floor harness + toolgate upstream client → echo', server: client, body: echo, runs: [] },
-        { label: '**toolgate /v1/execute → echo**', server: gateway, body: echo, runs: [] },
-        { label: 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', server: gateway, body: weather, runs: [] },
+        { label: 'floor: Fastify + 1 SDK client → echo', server: floor, body: echo, runs: [], cpu: [], notOk: [] },
+        { label: 'diagnostic: floor harness + toolgate upstream client → echo', server: client, body: echo, runs: [], cpu: [], notOk: [] },
+        { label: '**toolgate /v1/execute → echo**', server: gateway, body: echo, runs: [], cpu: [], notOk: [] },
+        { label: 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', server: gateway, body: weather, runs: [], cpu: [], notOk: [] },
       ];
       for (const row of rows) await drive(row, connections, WARMUP_SECONDS); // JIT in both processes, connection pools
       for (let round = 0; round < ROUNDS; round += 1) {
@@ -71,7 +116,8 @@ export async function bench(): Promise<string> {
         const { rps, p50, p99 } = aggregate(row.runs);
         const ratio = fmt(rps / base, 2);
         const shown = row.label.startsWith('**') ? `**${ratio}**` : ratio;
-        lines.push(`| ${load} | ${row.label} | ${fmt(rps)} | ${fmt(p50)} | ${fmt(p99)} | ${shown} |`);
+        const notOk = row.server.isToolgate ? String(row.notOk.slice(-ROUNDS).reduce((sum, value) => sum + value, 0)) : '—';
+        lines.push(`| ${load} | ${row.label} | ${fmt(rps)} | ${fmt(p50)} | ${fmt(p99)} | ${cpuCell(row, ROUNDS)} | ${notOk} | ${shown} |`);
       }
     }
   } finally {
@@ -86,10 +132,12 @@ export async function bench(): Promise<string> {
     '',
     "The floor uses the SDK's stdio transport as it ships (one pipe write per message). toolgate's upstream client (toolgate and the " +
       'diagnostic row) sends the messages of one event-loop turn in one write (src/mcp/coalescing-stdio.ts), which saves the upstream ' +
-      "most of its per-call wake-ups under concurrent load; toolgate against the diagnostic row is the gateway's own cost.",
+      "most of its per-call wake-ups under concurrent load; toolgate against the diagnostic row is the gateway's own cost. " +
+      "CPU per call is read from /proc for the server and its stdio upstream. Calls not ok come from toolgate's own metrics: each run " +
+      'abandons the calls in flight at its end (at most one per connection); a run with more fails the bench.',
     '',
-    '| load | target | req/s | p50 ms | p99 ms | ratio to floor |',
-    '|---|---|---:|---:|---:|---:|',
+    '| load | target | req/s | p50 ms | p99 ms | CPU µs/call (server + upstream) | calls not ok | ratio to floor |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
     ...lines,
     '',
     'autocannon reports latency in whole milliseconds; at these rates the sequential p50 rounds to 0.',

@@ -2,7 +2,7 @@
 // the affinity) on core 1, the load generator in its own process on core 0. Unpinned, a 2-core machine
 // lets the scheduler put server, upstream and load generator anywhere, and the numbers are noise.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -70,4 +70,33 @@ export function processCpuMicros(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A process's descendants (the stdio upstreams a server spawned), by scanning /proc; [] without /proc. */
+export function descendantPids(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const parentOf = new Map<number, number>();
+  for (const name of entries) {
+    try {
+      parentOf.set(Number(name), Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const found: number[] = [];
+  const visit = (parent: number): void => {
+    for (const [child, ppid] of parentOf) {
+      if (ppid === parent) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
 }

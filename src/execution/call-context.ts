@@ -69,6 +69,14 @@ export function followCancellation(source: AbortFollower, listener: (reason: unk
   return source.signal ? onSignalAbort(source.signal, listener) : () => {};
 }
 
+/**
+ * True once the call's own caller cancelled it (client gone, batch or shutdown), as opposed to a policy
+ * inside the chain (the timeout aborts only its attempt). Reads a LazyAbort without creating its signal.
+ */
+export function callerCancelled(ctx: { readonly signal: AbortSignal }): boolean {
+  return ctx instanceof CallContext ? ctx.abortSource.aborted : ctx.signal.aborted;
+}
+
 /** The constructor's eleven fields: a CallContext with more was added to (by a custom policy) and is copied whole. */
 const OWN_FIELDS = 11;
 

@@ -13,6 +13,11 @@ export interface Circuit {
   admit(now: number): Admission;
   /** Reports how an admitted call ended; `probe` as returned by `admit`. */
   record(failed: boolean, now: number, probe: boolean): void;
+  /**
+   * An admitted call ended without saying anything about the upstream (its caller cancelled it): nothing is
+   * counted, and a probe gives its slot back so the next call probes instead.
+   */
+  release(probe: boolean): void;
 }
 
 export interface CircuitRegistry {
@@ -77,8 +82,15 @@ function createCircuit(options: CircuitOptions, onState: (state: CircuitStateNam
         probing = true;
         return { admit: true, probe: true };
       }
+      if (state === 'half_open' && !probing) {
+        probing = true; // the last probe was released without an answer
+        return { admit: true, probe: true };
+      }
       // Half-open lets exactly one probe through; everyone else is refused until it reports.
       return { admit: false, retryAfterMs: Math.max(1, openedAt + options.cooldownMs - now) };
+    },
+    release(probe) {
+      if (probe && state === 'half_open') probing = false;
     },
     record(failed, now, probe) {
       if (probe) {

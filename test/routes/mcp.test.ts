@@ -83,6 +83,33 @@ describe('POST /mcp with the SDK client', () => {
     await vi.waitFor(() => expect(upstreamState.cancelled.slice(before)).toEqual(['sleep']), { timeout: 5000 });
   });
 
+  it("does not open the upstream's circuit when clients hang up mid-call (more of them than the failure threshold)", async () => {
+    // Each hang-up cancels its upstream call, which ends as a failure; counted, these would trip the breaker
+    // (5 consecutive failures by default) and every caller would get CIRCUIT_OPEN for the cool-down.
+    const before = upstreamState.cancelled.length;
+    const sleeps = () => upstreamState.calls.filter((name) => name === 'sleep').length;
+    const sleepsBefore = sleeps();
+    const hangUps = Array.from({ length: 8 }, () => new AbortController());
+    const pending = hangUps.map((hangUp) =>
+      fetch(`${baseUrl}/v1/execute`, {
+        method: 'POST',
+        signal: hangUp.signal,
+        headers: { ...bearer(aliceToken), 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'ev_sleep', arguments: {} }),
+      }).catch((error: unknown) => error),
+    );
+    await vi.waitFor(() => expect(sleeps() - sleepsBefore).toBe(8), { timeout: 5000 });
+    for (const hangUp of hangUps) hangUp.abort();
+    await Promise.all(pending);
+    await vi.waitFor(() => expect(upstreamState.cancelled.length - before).toBe(8), { timeout: 5000 });
+    const after = await fetch(`${baseUrl}/v1/execute`, {
+      method: 'POST',
+      headers: { ...bearer(aliceToken), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ev_echo', arguments: { message: 'still here' } }),
+    });
+    expect(await after.json()).toMatchObject({ ok: true, output: 'Echo: still here' });
+  });
+
   it('sees a PERMISSION_DENIED result as isError with the TOOL_ERROR text', async () => {
     const client = await mcpClient(aliceToken);
     try {

@@ -52,6 +52,33 @@ describe('circuit-breaker policy', () => {
     expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
   });
 
+  it('does not count calls their caller cancelled (client hang-ups), and a cancelled probe gives its slot back', async () => {
+    const clock = fakeClock();
+    const policy = circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 500 }, makeDeps({ clock }));
+    const hungUp = () => {
+      const controller = new AbortController();
+      controller.abort(new Error('client closed the connection'));
+      return makeCtx({ signal: controller.signal });
+    };
+    // Twenty cancelled calls ending as TIMEOUT (or throwing): the circuit stays closed.
+    for (let i = 0; i < 10; i++) await policy(makeCall(upstreamTool), hungUp(), scripted(['TIMEOUT']));
+    for (let i = 0; i < 10; i++) {
+      await policy(makeCall(upstreamTool), hungUp(), async () => {
+        throw new Error('cancelled');
+      }).catch(() => undefined);
+    }
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+
+    // Real failures still open it; a probe whose caller hung up does not decide, and the next call probes.
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR', 'UPSTREAM_ERROR']));
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']));
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+    clock.advance(500);
+    expect((await policy(makeCall(upstreamTool), hungUp(), scripted(['TIMEOUT']))).error?.errorType).toBe('TIMEOUT');
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+  });
+
   it('does not count validation or permission failures', async () => {
     const policy = circuitBreakerPolicy({ failureThreshold: 2 }, makeDeps({ clock: fakeClock() }));
     const terminal = scripted(['VALIDATION_ERROR', 'PERMISSION_DENIED', 'VALIDATION_ERROR', 'ok']);

@@ -8,7 +8,7 @@ import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace } from '../registry/user-names.js';
 import type { Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
-import { CallContext } from './call-context.js';
+import { CallContext, callerCancelled } from './call-context.js';
 import type { LazyAbort } from './lazy-abort.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { failureResult } from './tool-result.js';
@@ -92,14 +92,14 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
     options.deadline,
   );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
-  return finishCall(await scope.chain(call, ctx), tool, started, metrics);
+  return finishCall(await scope.chain(call, ctx), tool, started, metrics, ctx);
 }
 
 // Module-level helpers, not per-call named closures: fewer allocations, and under tsx (esbuild keepNames)
 // every named closure created per call also costs an Object.defineProperty.
-function finishCall(result: ToolResult, tool: Tool | undefined, started: number, metrics: GatewayMetrics): ToolResult {
+function finishCall(result: ToolResult, tool: Tool | undefined, started: number, metrics: GatewayMetrics, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  metrics.recordCall(tool, result);
+  metrics.recordCall(tool, result, !result.ok && ctx !== undefined && callerCancelled(ctx));
   return result;
 }
 

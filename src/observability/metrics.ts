@@ -15,7 +15,8 @@ export interface GatewayMetrics {
   watchInFlight(source: () => number): void;
   readonly toolShadowed: Counter<'winner' | 'loser'>;
   readonly configReloads: Counter<'result'>;
-  recordCall(tool: Tool | undefined, result: ToolResult): void;
+  /** `cancelled`: the call failed after its own caller gave up on it (counted as outcome `cancelled`). */
+  recordCall(tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
 }
 
@@ -83,10 +84,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     },
     toolShadowed,
     configReloads,
-    recordCall(tool, result) {
+    recordCall(tool, result, cancelled = false) {
       const label = toolLabel(tool);
       const source = result.source ?? 'none';
-      const outcome = result.status ?? (result.ok ? 'ok' : result.error?.errorType ?? 'error');
+      // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
+      const outcome = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
       callCounter(label, source, outcome).inc();
       durationHistogram(label, source).observe(result.durationMs / 1000);
     },

@@ -86,6 +86,12 @@ describe('POST /mcp with the SDK client', () => {
   it("does not open the upstream's circuit when clients hang up mid-call (more of them than the failure threshold)", async () => {
     // Each hang-up cancels its upstream call, which ends as a failure; counted, these would trip the breaker
     // (5 consecutive failures by default) and every caller would get CIRCUIT_OPEN for the cool-down.
+    const sleepOutcomes = async (): Promise<Record<string, number>> => {
+      const text = await (await fetch(`${baseUrl}/metrics`)).text();
+      const lines = text.matchAll(/^toolgate_tool_calls_total\{tool="ev_sleep",source="global-mcp",outcome="([^"]+)"\} (\d+)$/gm);
+      return Object.fromEntries([...lines].map((match) => [match[1]!, Number(match[2])]));
+    };
+    const cancelledBefore = (await sleepOutcomes()).cancelled ?? 0;
     const before = upstreamState.cancelled.length;
     const sleeps = () => upstreamState.calls.filter((name) => name === 'sleep').length;
     const sleepsBefore = sleeps();
@@ -108,6 +114,9 @@ describe('POST /mcp with the SDK client', () => {
       body: JSON.stringify({ name: 'ev_echo', arguments: { message: 'still here' } }),
     });
     expect(await after.json()).toMatchObject({ ok: true, output: 'Echo: still here' });
+    // In the metrics they are cancelled calls, not upstream timeouts (alerts on TIMEOUT must not fire on hang-ups).
+    expect((await sleepOutcomes()).cancelled - cancelledBefore).toBe(8);
+    expect((await sleepOutcomes()).TIMEOUT).toBeUndefined();
   });
 
   it('sees a PERMISSION_DENIED result as isError with the TOOL_ERROR text', async () => {

@@ -6,7 +6,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Holds one of the replica's in-flight slots until the response completes or the client goes away. */
     admitted: boolean;
-
   }
 }
 

@@ -9,7 +9,6 @@
 // long-lived signal holds at most two listeners, whatever the number of calls.
 
 const used = new WeakSet<AbortSignal>();
-const inFlight = new WeakMap<AbortSignal, Set<AbortController>>();
 
 const noop = (): void => {};
 
@@ -26,27 +25,8 @@ export function linkAbort(parent: AbortSignal | null | undefined): LinkedSignal 
     return { signal: parent, unlink: noop };
   }
   const child = new AbortController();
-  if (parent.aborted) {
-    child.abort(parent.reason);
-    return { signal: child.signal, unlink: noop };
-  }
-  let children = inFlight.get(parent);
-  if (!children) {
-    const created = new Set<AbortController>();
-    inFlight.set(parent, created);
-    parent.addEventListener(
-      'abort',
-      () => {
-        for (const controller of created) controller.abort(parent.reason);
-        created.clear();
-      },
-      { once: true },
-    );
-    children = created;
-  }
-  const registered = children;
-  registered.add(child);
-  return { signal: child.signal, unlink: () => void registered.delete(child) };
+  const unlink = followSharedSignal(parent, (reason) => child.abort(reason));
+  return { signal: child.signal, unlink };
 }
 
 const followers = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();

@@ -1,6 +1,5 @@
 // A client that goes away mid-call: the tool's signal aborts (so executors stop work nobody will read),
 // while a client that stays sees its call finish normally. Real sockets: inject() cannot hang up.
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
@@ -14,8 +13,7 @@ const agent = new Agent({ connections: 4 });
 
 beforeAll(async () => {
   app = await buildTestApp(governedConfig());
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
   token = await signToken();
 });
 afterAll(async () => {

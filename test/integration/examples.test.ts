@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +16,7 @@ let url: string;
 beforeAll(async () => {
   const { config } = demoConfig({ TOOLGATE_DEV_API_KEY: KEY });
   app = await buildServer(config, { logger: false, defaultMetrics: false });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  url = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => app.close());
 

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
@@ -11,8 +10,7 @@ const agent = new Agent({ connections: 16 });
 
 beforeAll(async () => {
   app = await buildTestApp(testConfig({ server: { maxInFlight: 3 }, tenants: { acme: { limits: { maxInFlight: 2 } }, globex: {} } }));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
   token = await signToken();
 });
 afterAll(async () => {

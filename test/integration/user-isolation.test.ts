@@ -1,6 +1,5 @@
 // User-level MCP tools belong to one user: another user of the same tenant (or the same sub in another
 // tenant) never sees or calls them — not through the listing, /v1/execute, /mcp, aliases or odd spellings.
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
@@ -27,8 +26,7 @@ beforeAll(async () => {
       tools: { get_weather: { aliases: [ALICE_TOOL, 'weather'] } },
     }),
   );
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   tokens.alice = await signToken({ sub: 'alice' });
   tokens.bob = await signToken({ sub: 'bob' });
   tokens.aliceElsewhere = await signToken({ sub: 'alice', tenant: 'globex' });

@@ -1,5 +1,4 @@
 // toolgate as an MCP server, seen by the SDK's own Client over real HTTP; MCP upstreams wired through the app.
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
@@ -25,8 +24,7 @@ beforeAll(async () => {
       tenants: { acme: { mcpServices: ['ev'], tools: { allow: ['*'], deny: ['write_note'] } }, globex: {} },
     }),
   );
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   aliceToken = await signToken({ sub: 'alice' });
 });
 afterAll(async () => {

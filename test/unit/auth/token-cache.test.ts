@@ -16,27 +16,27 @@ describe('TokenCache', () => {
     expect(cache.get('k')).toBeUndefined();
   });
 
-  it('evicts the least recently used entry beyond its bound', () => {
+  // Two entries in a cache of two; `a` is hit `elapsedMs` after both were set, then a third entry arrives.
+  function hitThenOverflow(elapsedMs: number): TokenCache {
     let now = 1_000_000;
     const cache = new TokenCache(2, 60_000, () => now);
     cache.set('a', principal('a'), undefined);
     cache.set('b', principal('b'), undefined);
-    now += 1_000;
+    now += elapsedMs;
     cache.get('a');
     cache.set('c', principal('c'), undefined);
+    return cache;
+  }
+
+  it('evicts the least recently used entry beyond its bound', () => {
+    const cache = hitThenOverflow(1_000);
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')?.user).toBe('a');
     expect(cache.size).toBe(2);
   });
 
   it('reorders a hit at most once a second (a hit within the second keeps its place)', () => {
-    let now = 1_000_000;
-    const cache = new TokenCache(2, 60_000, () => now);
-    cache.set('a', principal('a'), undefined);
-    cache.set('b', principal('b'), undefined);
-    now += 999;
-    cache.get('a');
-    cache.set('c', principal('c'), undefined);
+    const cache = hitThenOverflow(999);
     expect(cache.get('a')).toBeUndefined();
     expect(cache.get('b')?.user).toBe('b');
   });

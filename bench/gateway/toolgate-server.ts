@@ -1,9 +1,9 @@
 // toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, the full policy chain
 // (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
-// logs at info through an asynchronous pino destination to /dev/null (real logging cost, no terminal).
+// logs at info through the asynchronous line writer `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off. BENCH_CHAIN=hot-path measures exactly the
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino, { type LoggerOptions } from 'pino';
@@ -14,6 +14,7 @@ const compiled = new URL('../../dist/src/app.js', import.meta.url);
 const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../../src/app.js')) as typeof import('../../src/app.js');
 import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
+import { LineWriter } from '../../src/observability/line-writer.js';
 import { loggerOptions } from '../../src/observability/logger.js';
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
 
@@ -33,8 +34,8 @@ const config = validateConfigObject(
   undefined,
 );
 
-// The same destination pino gives `npm start` on stdout (asynchronous, no minimum batch), aimed at /dev/null.
-const destination = pino.destination({ dest: '/dev/null', sync: false });
+// The same writer `npm start` logs through on stdout (src/observability/stdout.ts), aimed at /dev/null.
+const destination = new LineWriter(openSync('/dev/null', 'w'));
 const logger = pino(loggerOptions(config) as LoggerOptions, destination);
 const app = await buildServer(config, { loggerInstance: logger, defaultMetrics: true });
 await app.listen({ host: '127.0.0.1', port: 0 });

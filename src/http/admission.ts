@@ -29,22 +29,18 @@ export function installAdmission(app: FastifyInstance, maxInFlight: () => number
     // The raw response's `close` comes once for every response: after it finished, or when the client left
     // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
     // keep its slot forever (and enough of them would shed every request); onRequestAbort only covers a
-    // client that leaves during the upload. A client that left is counted with status 499 (nginx's).
-    // `finish` as well: inject()'s simulated responses finish without a `close`. Whichever comes first counts.
+    // client that leaves during the upload. A response closed before it was ended is a client that left,
+    // counted with status 499 (nginx's). One listener, not `finish` and `close`: a second listener per
+    // response showed under load. (inject()'s simulated responses emit `close` too, after `end`.)
     const track = (request: FastifyRequest, reply: FastifyReply): void => {
       const response = reply.raw;
-      let counted = false;
-      const completed = (status: string): void => {
-        if (counted) return;
-        counted = true;
+      response.on('close', () => {
         if (request.admitted) {
           request.admitted = false;
           inFlight -= 1;
         }
-        metrics.countHttp(request.method, label, status);
-      };
-      response.on('finish', () => completed(String(reply.statusCode)));
-      response.on('close', () => completed('499'));
+        metrics.countHttp(request.method, label, response.writableEnded ? String(reply.statusCode) : '499');
+      });
     };
     const admit: onRequestHookHandler = UNBOUNDED.has(label)
       ? (request, reply, done) => {

@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Tool, ToolResult } from '../types.js';
-import { deferredCounter, labelLookup } from './deferred-counter.js';
+import { deferredCounter } from './deferred-counter.js';
+import { PlainHistogram } from './plain-histogram.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -9,7 +10,7 @@ export const USER_TOOL_LABEL = '__user__';
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
-  readonly toolDuration: Histogram<'tool' | 'source'>;
+  readonly toolDuration: PlainHistogram<'tool' | 'source'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
   watchInFlight(source: () => number): void;
@@ -35,13 +36,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     labelNames: ['tool', 'source', 'outcome'] as const,
     registers: [registry],
   });
-  const toolDuration = new Histogram({
-    name: 'toolgate_tool_call_duration_seconds',
-    help: 'Tool call duration',
-    labelNames: ['tool', 'source'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  });
+  const toolDuration = new PlainHistogram(
+    'toolgate_tool_call_duration_seconds',
+    'Tool call duration',
+    ['tool', 'source'] as const,
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registry,
+  );
   const httpRequests = new Counter({
     name: 'toolgate_http_requests_total',
     help: 'HTTP requests by method, route pattern and status code',
@@ -70,8 +71,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     registers: [registry],
   });
   const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
-  // Label children found without prom-client hashing (and sorting) the label object on every observe.
-  const durationHistogram = labelLookup((tool, source) => toolDuration.labels(tool, source));
   const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
     registry,
@@ -90,7 +89,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
       callCounter(label, source, outcome).inc();
-      durationHistogram(label, source).observe(result.durationMs / 1000);
+      toolDuration.labels(label, source).observe(result.durationMs / 1000);
     },
   };
 }

@@ -154,17 +154,29 @@ export class Gateway {
     return this.poolIn(this.snapshot, principal, requestedMode);
   }
 
-  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<Pool> {
+  /**
+   * The pool, or a promise of it while the caller's own MCP servers are looked up. Not async: this runs
+   * on every call, and each async layer costs a promise and a microtask turn (callers that await get
+   * the same result).
+   */
+  private poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Pool | Promise<Pool> {
     const tenant = snapshot.tenants.get(principal.tenant);
     if (!tenant) throw new UnknownTenantError(principal.tenant);
     const mode = tenant.effectiveMode(requestedMode);
-    const userTools = this.deps.userProvider && tenant.config.userMcp.enabled ? await this.deps.userProvider.toolsFor(principal, this.deps.log) : [];
-    const build = (): Pool => assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });
-    if (userTools.length > 0) return build();
+    if (!this.deps.userProvider || !tenant.config.userMcp.enabled) return this.sharedPool(snapshot, tenant, principal, mode);
+    return this.deps.userProvider.toolsFor(principal, this.deps.log).then((userTools) =>
+      userTools.length > 0
+        ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
+        : this.sharedPool(snapshot, tenant, principal, mode),
+    );
+  }
+
+  /** The pool of a principal without tools of its own: one per tenant, mode and role set, cached on the snapshot. */
+  private sharedPool(snapshot: Snapshot, tenant: TenantView, principal: Principal, mode: ToolMode): Pool {
     const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
     let pool = snapshot.pools.get(key);
     if (!pool) {
-      pool = build();
+      pool = assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools: [], onShadowed: this.onShadowed });
       if (snapshot.pools.size >= MAX_CACHED_POOLS) snapshot.pools.clear();
       snapshot.pools.set(key, pool);
     }
@@ -172,19 +184,27 @@ export class Gateway {
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
-  async execute(request: CallRequest, options: CallOptions): Promise<ToolResult> {
-    const snapshot = this.snapshot;
-    const scope = await this.scopeFor(snapshot, options.principal, options.mode);
-    return executeCall(request, options, scope);
+  execute(request: CallRequest, options: CallOptions): Promise<ToolResult> {
+    try {
+      const scope = this.scopeIn(this.snapshot, options.principal, options.mode);
+      return scope instanceof Promise ? scope.then((resolved) => executeCall(request, options, resolved)) : executeCall(request, options, scope);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. */
   async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<ExecutionScope> {
+    return this.scopeIn(snapshot, principal, requestedMode);
+  }
+
+  private scopeIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): ExecutionScope | Promise<ExecutionScope> {
     const tenant = snapshot.tenants.get(principal.tenant);
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
-    const pool = await this.poolIn(snapshot, principal, requestedMode);
-    return { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics };
+    const pool = this.poolIn(snapshot, principal, requestedMode);
+    const scopeOf = (resolved: Pool): ExecutionScope => ({ catalog: snapshot.catalog, tenant, pool: resolved, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics });
+    return pool instanceof Promise ? pool.then(scopeOf) : scopeOf(pool);
   }
 
   /** The live snapshot, for callers that must run several calls on one config version. */

@@ -58,6 +58,8 @@ export function mcpResultText(result: CallToolResult): { text: string; hasRichCo
   return { text: parts.join('\n'), hasRichContent };
 }
 
+/** Shared and frozen: the answer for every caller without servers of their own. */
+const NO_TOOLS: readonly Tool[] = Object.freeze([]);
 const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${registrationPrefix(tenant, sub)}${serviceId}`;
 
 // Changing the URL, transport or headers of a registration must reconnect; the hash keeps header
@@ -154,26 +156,28 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     }
   }
 
+  async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<Tool[]> {
+    const perService = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log)));
+    // Two of a user's servers may offer the same name: the older registration wins, deterministically.
+    const seen = new Set<string>();
+    const tools: Tool[] = [];
+    for (const tool of perService.flat()) {
+      if (seen.has(tool.name)) {
+        log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
+        continue;
+      }
+      seen.add(tool.name);
+      tools.push(tool);
+    }
+    return tools;
+  }
+
   return {
     kind: 'user-mcp',
-    async toolsFor(principal, log) {
-      if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return [];
-      const registrations = await deps.registrations.list(principal.tenant, principal.user);
-      // Most callers have no servers of their own: no Promise.all, flat or Set for them (this runs per call).
-      if (registrations.length === 0) return [];
-      const perService = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log)));
-      // Two of a user's servers may offer the same name: the older registration wins, deterministically.
-      const seen = new Set<string>();
-      const tools: Tool[] = [];
-      for (const tool of perService.flat()) {
-        if (seen.has(tool.name)) {
-          log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
-          continue;
-        }
-        seen.add(tool.name);
-        tools.push(tool);
-      }
-      return tools;
+    // Not async for the common case: most callers have no servers of their own, and this runs per call.
+    toolsFor(principal, log) {
+      if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return Promise.resolve(NO_TOOLS);
+      return deps.registrations.list(principal.tenant, principal.user).then((registrations) => (registrations.length === 0 ? NO_TOOLS : toolsOfAll(principal, registrations, log)));
     },
     async forget(tenant, sub, serviceId) {
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));

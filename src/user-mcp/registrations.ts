@@ -111,6 +111,12 @@ function checkHeaders(headers: unknown): Checked<Record<string, string>> {
 
 type StoredRegistrations = Record<string, UserMcpRegistration>;
 
+/** Oldest first: when two of a user's servers offer the same tool name, the older registration wins. */
+function listed(value: string | null): UserMcpRegistration[] {
+  if (value === null) return [];
+  return Object.values(parseStored(value)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.serviceId.localeCompare(b.serviceId));
+}
+
 function parseStored(value: string | null): StoredRegistrations {
   if (value === null) return {};
   try {
@@ -149,10 +155,9 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
     throw new Error('user MCP registrations: too many concurrent updates');
   }
 
-  async function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
-    const registrations = Object.values(parseStored(await store.get(keyOf(tenant, sub))));
-    // Oldest first: when two of a user's servers offer the same tool name, the older registration wins.
-    return registrations.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.serviceId.localeCompare(b.serviceId));
+  // Not async: it runs on every call (the caller's own servers come first in the precedence).
+  function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
+    return store.get(keyOf(tenant, sub)).then(listed);
   }
 
   async function get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined> {

@@ -3,7 +3,8 @@
 // with the stdio upstream it spawns (children inherit the affinity), so every target pays for its own
 // upstream on the same core; autocannon runs in its own process on core 0. Runs alternate over rounds so
 // drift spreads over every target. Loopback only, bounded (≈ 2 min with the defaults).
-// Env: BENCH_MCP_SECONDS (per run, default 5), BENCH_MCP_ROUNDS (default 3).
+// Env: BENCH_MCP_SECONDS (per run, default 3), BENCH_MCP_ROUNDS (default 3), BENCH_MCP_WARMUP (s, default 3; once, before the first load).
+// Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
@@ -12,9 +13,10 @@ import { BENCH_API_KEY } from './mcp-targets.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
-const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 5);
+const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 3);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_MCP_ROUNDS ?? 3));
-const WARMUP_SECONDS = 5; // the JIT settles toolgate's larger hot path later than the floor's
+// The JIT settles toolgate's larger hot path later than the floor's.
+const WARMUP_SECONDS = Number(process.env.BENCH_MCP_WARMUP ?? 3);
 const targetsScript = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
 const echo = JSON.stringify({ name: 'echo', arguments: { message: 'hello' } });
 const weather = JSON.stringify({ name: 'get_weather', arguments: { city: 'Oslo' } });
@@ -108,7 +110,8 @@ export async function bench(): Promise<string> {
         { label: '**toolgate /v1/execute → echo**', server: gateway, body: echo, runs: [], cpu: [], failed: [] },
         { label: 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', server: gateway, body: weather, runs: [], cpu: [], failed: [] },
       ];
-      for (const row of rows) await drive(row, connections, WARMUP_SECONDS); // JIT in both processes, connection pools
+      // JIT in every process, connection pools; the servers stay up between loads, so once is enough.
+      if (connections === 1) for (const row of rows) await drive(row, connections, WARMUP_SECONDS);
       for (let round = 0; round < ROUNDS; round += 1) {
         const order = round % 2 === 0 ? rows : [...rows].reverse();
         for (const row of order) row.runs.push(await drive(row, connections, SECONDS));
@@ -126,7 +129,7 @@ export async function bench(): Promise<string> {
     await Promise.all(started.map((server) => stopChild(server.child)));
   }
   return [
-    `### MCP: server-everything \`echo\` over stdio (${ROUNDS} round(s) × ${SECONDS} s per target, alternating, after ${WARMUP_SECONDS} s warm-up; loopback)`,
+    `### MCP: server-everything \`echo\` over stdio (${ROUNDS} round(s) × ${SECONDS} s per target, alternating, after ${WARMUP_SECONDS} s warm-up per target before the first load; loopback)`,
     '',
     hasTaskset
       ? 'Each server and the stdio upstream it spawns pinned to core 1, autocannon to core 0 (taskset); req/s is the mean over rounds, latency the median.'

@@ -23,6 +23,8 @@ const parts: string[] = [
   '',
 ];
 let failed = false;
+const runStarted = performance.now();
+const took: string[] = [];
 
 for (const name of SECTIONS) {
   if (only && !only.includes(name)) continue;
@@ -32,6 +34,7 @@ for (const name of SECTIONS) {
     continue;
   }
   process.stderr.write(`bench: running ${name}…\n`);
+  const sectionStarted = performance.now();
   try {
     const section = (await import(pathToFileURL(file).href)) as BenchModule;
     const markdown = await section.bench();
@@ -43,7 +46,13 @@ for (const name of SECTIONS) {
     process.stderr.write(`bench: section ${name} failed: ${message}\n`);
     parts.push(`## ${name}\n\nfailed: ${message}\n`);
   }
+  took.push(`${name} ${Math.round((performance.now() - sectionStarted) / 1000)} s`);
 }
+
+// The whole run is meant to stay under 5 minutes on this 2-core machine: say how long it took.
+const timing = `Whole run: ${Math.round((performance.now() - runStarted) / 1000)} s (${took.join(', ')}).`;
+process.stdout.write(`${timing}\n`);
+parts.push('', timing);
 
 const out = join(benchDir, 'results.md');
 await writeFile(out, `${parts.join('\n').trimEnd()}\n`);

@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Tool, ToolResult } from '../types.js';
 import { deferredCounter } from './deferred-counter.js';
 import { PlainHistogram } from './plain-histogram.js';
+import { stdoutLinesDropped } from './stdout.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -56,6 +57,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     registers: [registry],
     collect() {
       this.set(inFlightSource());
+    },
+  });
+  let droppedSeen = 0;
+  new Counter({
+    name: 'toolgate_log_lines_dropped_total',
+    help: 'Log and stdout audit lines dropped because the stdout reader fell too far behind',
+    registers: [registry],
+    collect() {
+      const dropped = stdoutLinesDropped();
+      if (dropped > droppedSeen) this.inc(dropped - droppedSeen);
+      droppedSeen = dropped;
     },
   });
   const toolShadowed = new Counter({

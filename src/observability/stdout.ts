@@ -16,3 +16,8 @@ export function stdoutDestination(): LineWriter {
   }
   return shared;
 }
+
+/** Lines the stdout writer dropped because its reader fell too far behind (0 until it exists). */
+export function stdoutLinesDropped(): number {
+  return shared?.dropped ?? 0;
+}

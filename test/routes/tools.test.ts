@@ -132,7 +132,9 @@ describe('operations routes', () => {
     expect(metrics).toContain('toolgate_tool_calls_total{tool="get_weather",source="function",outcome="ok"}');
     expect(metrics).toContain('toolgate_tool_calls_total{tool="__unknown__",source="none",outcome="UNKNOWN_TOOL"}');
     expect(metrics).not.toContain('hostile');
-    expect(metrics).toContain('toolgate_tool_call_duration_seconds_bucket');
+    expect(metrics).toContain('toolgate_tool_call_duration_seconds_bucket{le="0.001",tool="get_weather",source="function"}');
+    expect(metrics).toContain('toolgate_tool_call_duration_seconds_count{tool="get_weather",source="function"} 1');
+    expect(metrics).toContain('toolgate_log_lines_dropped_total 0');
     expect(metrics).toMatch(/toolgate_http_requests_total\{method="POST",route="\/v1\/execute",status="200"\}/);
     const doc = (await app.inject({ url: '/openapi.json' })).json();
     expect(doc.openapi).toBe('3.1.0');

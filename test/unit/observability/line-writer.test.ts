@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineWriter, type LineWriterOptions } from '../../../src/observability/line-writer.js';
 
@@ -119,5 +121,14 @@ describe('LineWriter', () => {
     calls[0]!.finish(null, 10);
     expect(done).toBe(true);
     expect(calls).toHaveLength(1);
+  });
+
+  it('gets every line of a process that exits at once out on stdout, in order', () => {
+    const script = fileURLToPath(new URL('../../fixtures/observability/stdout-lines.ts', import.meta.url));
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script, '20000'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    expect(child.status).toBe(0);
+    const numbers = child.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { n: number }).n);
+    expect(numbers).toHaveLength(20000);
+    expect(numbers.every((n, i) => n === i)).toBe(true);
   });
 });

@@ -3,7 +3,8 @@
 // verification with the token cache off. Loopback only, bounded. Each server runs in its own process
 // pinned to core 1 and the load generator on core 0 (when taskset exists), and runs alternate so
 // drift (thermal, other load) spreads over every target instead of biasing one.
-// Env: BENCH_DURATION (s per run, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (32), BENCH_WARMUP (s, 3: the JIT settles
+// Env: BENCH_DURATION (s per run, default 3), BENCH_ROUNDS (default 5: on this shared VM the machine's speed moves within a
+// minute, and more, shorter alternations spread its swings more evenly over the targets), BENCH_CONNECTIONS (32), BENCH_WARMUP (s, 3: the JIT settles
 // toolgate's larger hot path later than a bare route's). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -79,8 +80,8 @@ export interface GatewayBenchOptions {
 
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayBenchOptions {
   return {
-    durationSec: positive(env.BENCH_DURATION, 5),
-    rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 3))),
+    durationSec: positive(env.BENCH_DURATION, 3),
+    rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 5))),
     connections: Math.max(1, Math.floor(positive(env.BENCH_CONNECTIONS, 32))),
     warmupSec: positive(env.BENCH_WARMUP, 3),
   };

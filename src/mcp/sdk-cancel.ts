@@ -34,12 +34,13 @@ export class SdkCancel {
     if (index >= 0) this.listeners.splice(index, 1);
   }
 
-  abort(reason: unknown): void {
+  /** Bound, so a cancellation source can be handed `cancel.abort` directly. */
+  readonly abort = (reason: unknown): void => {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
     const listeners = this.listeners;
     this.listeners = undefined;
     if (listeners) for (const listener of listeners) listener();
-  }
+  };
 }

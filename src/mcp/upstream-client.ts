@@ -283,8 +283,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       const from = generation;
       // The SDK gets a per-call SdkCancel (never an AbortSignal: see sdk-cancel.ts), so its listener dies with the call.
       const cancel = new SdkCancel();
-      const relay = (reason: unknown): void => cancel.abort(reason);
-      const unfollow = callOptions.abort ? followCancellation(callOptions.abort, relay) : callOptions.signal ? followSharedSignal(callOptions.signal, relay) : undefined;
+      const unfollow = callOptions.abort
+        ? followCancellation(callOptions.abort, cancel.abort)
+        : callOptions.signal
+          ? followSharedSignal(callOptions.signal, cancel.abort)
+          : undefined;
       try {
         const send = () => current.callTool({ name, arguments: args }, undefined, { signal: cancel.signal, timeout: requestTimeoutMs });
         if (!channel) return (await send()) as CallToolResult;

@@ -42,6 +42,13 @@ function tableFor(counter: Counter<string>): Map<string, Cell> {
   return table;
 }
 
+/** The label object of one label set, values in `labelNames` order (missing ones empty). */
+export function labelRecord(labelNames: readonly string[], values: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+  return labels;
+}
+
 /**
  * Values found by up to three label values through one Map per label: no joined key string and no rest
  * arguments, since metric lookups run several times per call. Label values must be bounded, as for any
@@ -74,9 +81,7 @@ export function deferredCounter<T extends string>(counter: Counter<T>, labelName
     const key = values.join('\u0000');
     let cell = table.get(key);
     if (cell === undefined) {
-      const labels: Record<string, string> = {};
-      labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
-      table.set(key, (cell = new Cell(labels)));
+      table.set(key, (cell = new Cell(labelRecord(labelNames, values))));
     }
     return cell;
   });

@@ -78,9 +78,7 @@ export class LineWriter {
    */
   flushSync(): void {
     if (this.pending.length === 0) return;
-    const chunk = Buffer.from(this.pending.join(''));
-    this.pending = [];
-    this.pendingChars = 0;
+    const chunk = this.drain();
     const giveUpAt = Date.now() + 1000;
     let offset = 0;
     while (offset < chunk.length) {
@@ -95,11 +93,17 @@ export class LineWriter {
     this.release();
   }
 
+  /** The next batch for the write in flight. */
   private take(): Buffer {
+    this.taken += 1;
+    return this.drain();
+  }
+
+  /** Every waiting line, joined once, and the backlog emptied. */
+  private drain(): Buffer {
     const lines = this.pending;
     this.pending = [];
     this.pendingChars = 0;
-    this.taken += 1;
     return Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
   }
 

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { labelLookup } from './deferred-counter.js';
+import { labelLookup, labelRecord } from './deferred-counter.js';
 
 export interface HistogramCell {
   observe(value: number): void;
@@ -59,9 +59,7 @@ export class PlainHistogram<T extends string> {
     if (labelNames.length > 3) throw new Error('PlainHistogram supports at most three labels');
     this.bounds = [...buckets].sort((a, b) => a - b);
     this.lookup = labelLookup((...values) => {
-      const labels: Record<string, string> = {};
-      labelNames.forEach((label, i) => (labels[label] = values[i] ?? ''));
-      const cell = new Cell(labels, this.bounds);
+      const cell = new Cell(labelRecord(labelNames, values), this.bounds);
       this.cells.push(cell);
       return cell;
     });

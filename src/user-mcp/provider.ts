@@ -122,7 +122,7 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           });
           let result: CallToolResult;
           const cancel = new SdkCancel();
-          const unfollow = followCancellation(ctx, (reason) => cancel.abort(reason));
+          const unfollow = followCancellation(ctx, cancel.abort);
           try {
             result = (await withCallDepth(ctx.depth + 1, () =>
               entry.connection.client.callTool({ name: upstream.name, arguments: args }, undefined, { signal: cancel.signal }),

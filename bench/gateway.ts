@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/demo.js';
+import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import type { LoadSpec } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
 import { firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
@@ -31,7 +32,8 @@ const positive = (value: string | undefined, fallback: number): number => {
 };
 
 async function startServer(target: Target): Promise<void> {
-  const [command, args] = nodeCommand(SERVER_CORE, join(here, target.script));
+  // Every server (the bare route too) runs with the V8 flags `npm start` uses.
+  const [command, args] = nodeCommand(SERVER_CORE, join(here, target.script), [], SERVER_NODE_FLAGS);
   const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
   target.child = child;
   const { port } = await firstLine(child, target.label, 30_000, (line) => JSON.parse(line) as { port: number });

@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
+import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import type { LoadSummary } from './gateway/load.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
@@ -32,7 +33,8 @@ interface Server {
 }
 
 async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Server> {
-  const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name]);
+  // Every server (the floor harness too) runs with the V8 flags `npm start` uses.
+  const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name], SERVER_NODE_FLAGS);
   const child = spawn(command, args, { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await firstLine(child, name, 20_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
   return { url, child, upstreams: child.pid === undefined ? [] : descendantPids(child.pid), isToolgate: name === 'toolgate' };

@@ -3,16 +3,18 @@
 // verification with the token cache off. Loopback only, bounded. Each server runs in its own process
 // pinned to core 1 and the load generator on core 0 (when taskset exists), and runs alternate so
 // drift (thermal, other load) spreads over every target instead of biasing one.
-// Env: BENCH_DURATION (s per run, default 3), BENCH_ROUNDS (default 5: on this shared VM the machine's speed moves within a
-// minute, and more, shorter alternations spread its swings more evenly over the targets), BENCH_CONNECTIONS (32), BENCH_WARMUP (s, 3: the JIT settles
-// toolgate's larger hot path later than a bare route's). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
+// Every round starts every server afresh: on this VM one process of the very same server can run 1.5×
+// slower than another for tens of seconds (all its code alike, native code included, with the same
+// syscalls per request), so a target measured in a single process measured that process's luck.
+// Env: BENCH_DURATION (s per run, default 2.5), BENCH_ROUNDS (default 4), BENCH_CONNECTIONS (32), BENCH_WARMUP
+// (s per server per round, default 2). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/demo.js';
 import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import type { LoadSpec } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
-import { firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { firstLine, hasTaskset, nodeCommand, pinProcess, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate, type Aggregate, type MeasuredRun } from './summary.js';
 
 const here = join(packageRoot(), 'bench', 'gateway');
@@ -32,19 +34,24 @@ const positive = (value: string | undefined, fallback: number): number => {
 };
 
 async function startServer(target: Target): Promise<void> {
-  // Every server (the bare route too) runs with the V8 flags `npm start` uses.
-  const [command, args] = nodeCommand(SERVER_CORE, join(here, target.script), [], SERVER_NODE_FLAGS);
+  // Every server (the bare route too) runs with the V8 flags `npm start` uses. Servers start up on both
+  // cores (four start-ups on one core took 13 s of every round) and are pinned to the server core once listening.
+  const [command, args] = nodeCommand(undefined, join(here, target.script), [], SERVER_NODE_FLAGS);
   const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
   target.child = child;
   const { port } = await firstLine(child, target.label, 30_000, (line) => JSON.parse(line) as { port: number });
+  pinProcess(child.pid, SERVER_CORE);
   target.port = port;
 }
 
 const stopServer = (target: Target): Promise<void> => stopChild(target.child);
 
+/** One measured run (after its warm-up, when the spec has one, in the same load process). */
 async function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<MeasuredRun> {
-  const before = processCpuMicros(target.child?.pid);
-  const run = await runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label);
+  let before = processCpuMicros(target.child?.pid);
+  const run = await runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label, () => {
+    before = processCpuMicros(target.child?.pid);
+  });
   const after = processCpuMicros(target.child?.pid);
   if (before === undefined || after === undefined || run.requests === 0) return run;
   return { ...run, serverCpuMicrosPerRequest: (after - before) / run.requests };
@@ -82,10 +89,10 @@ export interface GatewayBenchOptions {
 
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayBenchOptions {
   return {
-    durationSec: positive(env.BENCH_DURATION, 3),
-    rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 5))),
+    durationSec: positive(env.BENCH_DURATION, 2.5),
+    rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 4))),
     connections: Math.max(1, Math.floor(positive(env.BENCH_CONNECTIONS, 32))),
-    warmupSec: positive(env.BENCH_WARMUP, 3),
+    warmupSec: positive(env.BENCH_WARMUP, 2),
   };
 }
 
@@ -103,26 +110,26 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
   ];
   const [bare, cached, hotPath, uncached] = targets as [Target, Target, Target, Target];
 
-  try {
-    await Promise.all(targets.map(startServer));
-    for (const target of targets) await checkTarget(target, headers, body);
-    if (warmupSec > 0) {
-      for (const target of targets) await drive(target, { connections, durationSec: warmupSec, headers, body });
-    }
-    for (let round = 0; round < rounds; round += 1) {
+  for (let round = 0; round < rounds; round += 1) {
+    try {
+      // Fresh processes each round; each is warmed just before its measured run.
+      await Promise.all(targets.map(startServer));
+      for (const target of targets) await checkTarget(target, headers, body);
       // Alternate the order each round as well, so no target always runs first.
       const order = round % 2 === 0 ? targets : [...targets].reverse();
-      for (const target of order) target.runs.push(await drive(target, { connections, durationSec, headers, body }));
+      for (const target of order) target.runs.push(await drive(target, { connections, durationSec, warmupSec, headers, body }));
+    } finally {
+      await Promise.all(targets.map(stopServer));
     }
-  } finally {
-    await Promise.all(targets.map(stopServer));
   }
 
   const base = aggregate(bare.runs);
   const rows = targets.map((target) => {
     const result = aggregate(target.runs);
     const cpu = result.cpuMicros === undefined ? '—' : fmt(result.cpuMicros, 1);
-    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${fmt(result.p99 / base.p99, 2)} | ${cpu} | ${result.failures} |`;
+    // Each round's ratio to the bare route's run of the same round (fresh processes, minutes apart at most).
+    const perRound = target.runs.map((run, i) => fmt(run.requestsPerSec / bare.runs[i]!.requestsPerSec, 2)).join(' ');
+    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${perRound} | ${fmt(result.p99 / base.p99, 2)} | ${cpu} | ${result.failures} |`;
   });
   const on = aggregate(cached.runs);
   const off = aggregate(uncached.runs);
@@ -132,14 +139,14 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
   return [
     '## Gateway hot path: `POST /v1/execute` of `get_weather` with an HS256 JWT',
     '',
-    `${connections} connections, ${rounds} round(s) × ${durationSec} s per target, alternating; ${warmupSec} s warm-up each.`,
+    `${connections} connections, ${rounds} round(s) × ${durationSec} s per target, alternating; every round starts every server afresh and warms it for ${warmupSec} s just before its run.`,
     hasTaskset ? 'Servers pinned to core 1, autocannon to core 0 (taskset).' : 'taskset not found: processes are not pinned, numbers are noisier.',
     'toolgate logs JSON at info level through the asynchronous line writer `npm start` uses on stdout, aimed at /dev/null; validation and metrics on. ' +
       'The cache-on and cache-off rows run the full policy chain (audit events to a JSONL file, an active per-user rate limit); ' +
       'the hot-path row is what issue 2 names (JWT, validation, metrics, logging) with the audit sink off and no rate limit configured.',
     '',
-    '| target | req/s | p50 ms | p99 ms | req/s vs bare | p99 vs bare | server CPU µs/req | non-2xx + errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | p50 ms | p99 ms | req/s vs bare | req/s vs bare, per round | p99 vs bare | server CPU µs/req | non-2xx + errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
     ...overheadLines(base, aggregate(hotPath.runs), on),

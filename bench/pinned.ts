@@ -14,10 +14,15 @@ export const LOAD_CORE = '0';
 
 export const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
 
-/** argv for a node process running a TS file (with V8 flags before it), pinned to a core when taskset exists. */
-export function nodeCommand(core: string, script: string, args: string[] = [], nodeFlags: readonly string[] = []): [string, string[]] {
+/** argv for a node process running a TS file (with V8 flags before it), pinned to a core when taskset exists (and a core is given). */
+export function nodeCommand(core: string | undefined, script: string, args: string[] = [], nodeFlags: readonly string[] = []): [string, string[]] {
   const node = [process.execPath, ...nodeFlags, '--import', 'tsx', script, ...args];
-  return hasTaskset ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
+  return hasTaskset && core !== undefined ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
+}
+
+/** Pins a running process, every thread of it, to a core (servers start on both cores, then are pinned to be measured). */
+export function pinProcess(pid: number | undefined, core: string): void {
+  if (hasTaskset && pid !== undefined) spawnSync('taskset', ['-a', '-p', '-c', core, String(pid)], { stdio: 'ignore' });
 }
 
 /** The first stdout line of a child that `accept` maps to a value; rejects if the child exits first or is too slow. */
@@ -38,11 +43,16 @@ export async function firstLine<T>(child: ChildProcess, what: string, timeoutMs:
   }
 }
 
-/** One autocannon run in its own process on the load core; its summary. */
-export async function runLoad(spec: LoadSpec, what: string): Promise<LoadSummary> {
+/** One autocannon run in its own process on the load core; its summary. `onWarmedUp` runs between a warm-up and the measured run. */
+export async function runLoad(spec: LoadSpec, what: string, onWarmedUp?: () => void): Promise<LoadSummary> {
   const [command, args] = nodeCommand(LOAD_CORE, join(packageRoot(), 'bench', 'gateway', 'load.ts'), [JSON.stringify(spec)]);
   const child = spawn(command, args, { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
-  return firstLine(child, `load on ${what}`, (spec.durationSec + 30) * 1000, (line) => JSON.parse(line) as LoadSummary);
+  return firstLine(child, `load on ${what}`, (spec.durationSec + (spec.warmupSec ?? 0) + 30) * 1000, (line) => {
+    const parsed = JSON.parse(line) as LoadSummary | { warmedUp: true };
+    if (!('warmedUp' in parsed)) return parsed;
+    onWarmedUp?.();
+    return undefined;
+  });
 }
 
 /** Stops a server child (SIGTERM, SIGKILL after 5 s). */

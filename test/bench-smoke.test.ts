@@ -8,8 +8,8 @@ import { bench } from '../bench/gateway.js';
 const hasProc = existsSync('/proc/self/stat');
 
 describe('the gateway bench section', () => {
-  it('runs bare Fastify and toolgate (cache on and off, hot path only) and reports every row without failed requests', { timeout: 90_000 }, async () => {
-    const markdown = await bench({ durationSec: 1, rounds: 1, connections: 8, warmupSec: 0 });
+  it('runs bare Fastify and toolgate (cache on and off, hot path only), in fresh processes each round, and reports every row without failed requests', { timeout: 120_000 }, async () => {
+    const markdown = await bench({ durationSec: 1, rounds: 2, connections: 8, warmupSec: 0.5 });
     const rows = markdown.split('\n').filter((line) => /^\| (bare|toolgate)/.test(line));
     expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual([
       'bare Fastify route',
@@ -20,9 +20,13 @@ describe('the gateway bench section', () => {
     for (const row of rows) {
       const cells = row.split('|').map((cell) => cell.trim());
       expect(Number(cells[2])).toBeGreaterThan(0); // req/s
-      if (hasProc) expect(Number(cells[7])).toBeGreaterThan(0); // server CPU µs per request, from /proc
-      expect(cells[8]).toBe('0'); // non-2xx + errors
+      const perRound = cells[6]!.split(' ').map(Number); // each round's ratio to the bare route's run of that round
+      expect(perRound).toHaveLength(2);
+      for (const ratio of perRound) expect(ratio).toBeGreaterThan(0);
+      if (hasProc) expect(Number(cells[8])).toBeGreaterThan(0); // server CPU µs per request, from /proc
+      expect(cells[9]).toBe('0'); // non-2xx + errors
     }
+    expect(rows[0]!.split('|')[6]!.trim()).toBe('1.00 1.00');
     expect(markdown).toMatch(/JWT verification: with the token cache \d+ req\/s, without \d+ req\/s/);
     if (hasProc) expect(markdown).toMatch(/Server CPU per request: bare route [\d.]+ µs; toolgate's own work on top of it -?[\d.]+ µs on the hot path/);
   });

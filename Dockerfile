@@ -25,5 +25,4 @@ EXPOSE 8080
 # Slim images have no curl: node itself probes /healthz (liveness; readiness is /readyz).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# V8 flags as `npm start` sets them (src/config/node-flags.ts says why).
-CMD ["node", "--max-semi-space-size=32", "dist/src/server.js"]
+CMD ["node", "dist/src/server.js"]

@@ -11,7 +11,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/demo.js';
-import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import type { LoadSpec } from './gateway/load.js';
 import { benchToken } from './gateway/token.js';
 import { firstLine, hasTaskset, nodeCommand, pinProcess, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
@@ -34,9 +33,9 @@ const positive = (value: string | undefined, fallback: number): number => {
 };
 
 async function startServer(target: Target): Promise<void> {
-  // Every server (the bare route too) runs with the V8 flags `npm start` uses. Servers start up on both
-  // cores (four start-ups on one core took 13 s of every round) and are pinned to the server core once listening.
-  const [command, args] = nodeCommand(undefined, join(here, target.script), [], SERVER_NODE_FLAGS);
+  // Servers start up on both cores (four start-ups on one core took 13 s of every round) and are pinned
+  // to the server core once listening.
+  const [command, args] = nodeCommand(undefined, join(here, target.script));
   const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
   target.child = child;
   const { port } = await firstLine(child, target.label, 30_000, (line) => JSON.parse(line) as { port: number });

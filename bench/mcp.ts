@@ -3,15 +3,14 @@
 // with the stdio upstream it spawns (children inherit the affinity), so every target pays for its own
 // upstream on the same core; autocannon runs in its own process on core 0. Runs alternate over rounds so
 // drift spreads over every target. Loopback only, bounded (≈ 2 min with the defaults).
-// Env: BENCH_MCP_SECONDS (per run, default 2.5), BENCH_MCP_ROUNDS (default 3), BENCH_MCP_WARMUP (s, default 3; once per target, just before its first run).
+// Env: BENCH_MCP_SECONDS (per run, default 2.5), BENCH_MCP_ROUNDS (default 3), BENCH_MCP_WARMUP (s, default 3; once, before the first load).
 // Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
-import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import type { LoadSummary } from './gateway/load.js';
 import { BENCH_API_KEY } from './mcp-targets.js';
-import { descendantPids, firstLine, hasTaskset, nodeCommand, pinProcess, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
+import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
 const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 2.5);
@@ -33,14 +32,10 @@ interface Server {
 }
 
 async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Server> {
-  // Every server (the floor harness too) runs with the V8 flags `npm start` uses. It starts up on both
-  // cores and is pinned to the server core, with the stdio upstream it spawned, once it listens.
-  const [command, args] = nodeCommand(undefined, targetsScript, [name], SERVER_NODE_FLAGS);
+  const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name]);
   const child = spawn(command, args, { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await firstLine(child, name, 20_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
-  const upstreams = child.pid === undefined ? [] : descendantPids(child.pid);
-  for (const pid of [child.pid, ...upstreams]) pinProcess(pid, SERVER_CORE);
-  return { url, child, upstreams, isToolgate: name === 'toolgate' };
+  return { url, child, upstreams: child.pid === undefined ? [] : descendantPids(child.pid), isToolgate: name === 'toolgate' };
 }
 
 interface Row {
@@ -73,13 +68,10 @@ function cpuNow(server: Server): { server: number; upstream: number } | undefine
   return { server: own, upstream: server.upstreams.reduce((sum, pid) => sum + (processCpuMicros(pid) ?? 0), 0) };
 }
 
-/** One measured run, after a warm-up in the same load process when `warmupSec` is given (failed calls count from before it). */
-async function drive(row: Row, connections: number, durationSec: number, warmupSec = 0): Promise<LoadSummary> {
+async function drive(row: Row, connections: number, durationSec: number): Promise<LoadSummary> {
   const failedBefore = row.server.isToolgate ? await callsFailed(row.server) : 0;
-  let before = cpuNow(row.server);
-  const result = await runLoad({ url: row.server.url, connections, durationSec, warmupSec, headers, body: row.body }, row.label, () => {
-    before = cpuNow(row.server);
-  });
+  const before = cpuNow(row.server);
+  const result = await runLoad({ url: row.server.url, connections, durationSec, headers, body: row.body }, row.label);
   const after = cpuNow(row.server);
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`${row.label}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
   if (row.server.isToolgate) {
@@ -108,11 +100,8 @@ export async function bench(): Promise<string> {
   const lines: string[] = [];
   const started: Server[] = [];
   try {
-    // Start-ups run side by side (on both cores); whatever started is stopped below even if another failed.
-    const starting = await Promise.allSettled([start('floor'), start('floor-client'), start('toolgate')]);
-    for (const outcome of starting) if (outcome.status === 'fulfilled') started.push(outcome.value);
-    for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
-    const [floor, client, gateway] = started as [Server, Server, Server];
+    const [floor, client, gateway] = [await start('floor'), await start('floor-client'), await start('toolgate')];
+    started.push(floor, client, gateway);
     for (const connections of [1, 16]) {
       const load = connections === 1 ? 'sequential (1 conn)' : `concurrent (${connections} conns)`;
       const rows: Row[] = [
@@ -121,11 +110,11 @@ export async function bench(): Promise<string> {
         { label: '**toolgate /v1/execute → echo**', server: gateway, body: echo, runs: [], cpu: [], failed: [] },
         { label: 'diagnostic: toolgate /v1/execute → function tool (core, no MCP)', server: gateway, body: weather, runs: [], cpu: [], failed: [] },
       ];
-      // JIT in every process, connection pools: each row warms up before its first run; the servers
-      // stay up between loads, so once is enough.
+      // JIT in every process, connection pools; the servers stay up between loads, so once is enough.
+      if (connections === 1) for (const row of rows) await drive(row, connections, WARMUP_SECONDS);
       for (let round = 0; round < ROUNDS; round += 1) {
         const order = round % 2 === 0 ? rows : [...rows].reverse();
-        for (const row of order) row.runs.push(await drive(row, connections, SECONDS, round === 0 && connections === 1 ? WARMUP_SECONDS : 0));
+        for (const row of order) row.runs.push(await drive(row, connections, SECONDS));
       }
       const base = aggregate(rows[0]!.runs).rps;
       for (const row of rows) {
@@ -140,7 +129,7 @@ export async function bench(): Promise<string> {
     await Promise.all(started.map((server) => stopChild(server.child)));
   }
   return [
-    `### MCP: server-everything \`echo\` over stdio (${ROUNDS} round(s) × ${SECONDS} s per target, alternating, after ${WARMUP_SECONDS} s warm-up per target just before its first run; loopback)`,
+    `### MCP: server-everything \`echo\` over stdio (${ROUNDS} round(s) × ${SECONDS} s per target, alternating, after ${WARMUP_SECONDS} s warm-up per target before the first load; loopback)`,
     '',
     hasTaskset
       ? 'Each server and the stdio upstream it spawns pinned to core 1, autocannon to core 0 (taskset); req/s is the mean over rounds, latency the median.'

@@ -14,9 +14,9 @@ export const LOAD_CORE = '0';
 
 export const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
 
-/** argv for a node process running a TS file (with V8 flags before it), pinned to a core when taskset exists (and a core is given). */
-export function nodeCommand(core: string | undefined, script: string, args: string[] = [], nodeFlags: readonly string[] = []): [string, string[]] {
-  const node = [process.execPath, ...nodeFlags, '--import', 'tsx', script, ...args];
+/** argv for a node process running a TS file, pinned to a core when taskset exists (and a core is given). */
+export function nodeCommand(core: string | undefined, script: string, args: string[] = []): [string, string[]] {
+  const node = [process.execPath, '--import', 'tsx', script, ...args];
   return hasTaskset && core !== undefined ? ['taskset', ['-c', core, ...node]] : [node[0]!, node.slice(1)];
 }
 

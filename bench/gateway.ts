@@ -6,7 +6,7 @@
 // Every round starts every server afresh: on this VM one process of the very same server can run 1.5×
 // slower than another for tens of seconds (all its code alike, native code included, with the same
 // syscalls per request), so a target measured in a single process measured that process's luck.
-// Env: BENCH_DURATION (s per run, default 2.5), BENCH_ROUNDS (default 4), BENCH_CONNECTIONS (32), BENCH_WARMUP
+// Env: BENCH_DURATION (s per run, default 2), BENCH_ROUNDS (default 4), BENCH_CONNECTIONS (32), BENCH_WARMUP
 // (s per server per round, default 2). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -88,7 +88,7 @@ export interface GatewayBenchOptions {
 
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayBenchOptions {
   return {
-    durationSec: positive(env.BENCH_DURATION, 2.5),
+    durationSec: positive(env.BENCH_DURATION, 2),
     rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 4))),
     connections: Math.max(1, Math.floor(positive(env.BENCH_CONNECTIONS, 32))),
     warmupSec: positive(env.BENCH_WARMUP, 2),

@@ -3,7 +3,7 @@
 // with the stdio upstream it spawns (children inherit the affinity), so every target pays for its own
 // upstream on the same core; autocannon runs in its own process on core 0. Runs alternate over rounds so
 // drift spreads over every target. Loopback only, bounded (≈ 2 min with the defaults).
-// Env: BENCH_MCP_SECONDS (per run, default 2.5), BENCH_MCP_ROUNDS (default 3), BENCH_MCP_WARMUP (s, default 3; once, before the first load).
+// Env: BENCH_MCP_SECONDS (per run, default 2), BENCH_MCP_ROUNDS (default 3), BENCH_MCP_WARMUP (s, default 2; once, before the first load).
 // Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,10 +13,10 @@ import { BENCH_API_KEY } from './mcp-targets.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
-const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 2.5);
+const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_MCP_ROUNDS ?? 3));
 // The JIT settles toolgate's larger hot path later than the floor's.
-const WARMUP_SECONDS = Number(process.env.BENCH_MCP_WARMUP ?? 3);
+const WARMUP_SECONDS = Number(process.env.BENCH_MCP_WARMUP ?? 2);
 const targetsScript = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
 const echo = JSON.stringify({ name: 'echo', arguments: { message: 'hello' } });
 const weather = JSON.stringify({ name: 'get_weather', arguments: { city: 'Oslo' } });

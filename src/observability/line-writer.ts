@@ -2,23 +2,15 @@ import { write as fsWrite, writeSync as fsWriteSync } from 'node:fs';
 
 type WriteCallback = (error: NodeJS.ErrnoException | null, written: number) => void;
 
-/** Writes text (encoded as UTF-8) or bytes to a descriptor; calls back with the bytes written. */
-export type WriteFn = (fd: number, data: string | Buffer, callback: WriteCallback) => void;
-/** The synchronous form: bytes written. */
-export type WriteSyncFn = (fd: number, data: Buffer) => number;
-
 export interface LineWriterOptions {
   /** Characters that may wait unwritten; beyond it lines are dropped and counted (a stuck reader must not exhaust memory). */
   maxPendingChars?: number;
   /** Retry delay when a non-blocking pipe is full. */
   retryMs?: number;
   /** fs.write / fs.writeSync (tests inject partial writes and EAGAIN). */
-  write?: WriteFn;
-  writeSync?: WriteSyncFn;
+  write?: (fd: number, buffer: Buffer, offset: number, length: number, position: null, callback: WriteCallback) => void;
+  writeSync?: (fd: number, buffer: Buffer, offset: number) => number;
 }
-
-const writeToFd: WriteFn = (fd, data, callback) =>
-  typeof data === 'string' ? fsWrite(fd, data, null, 'utf8', callback) : fsWrite(fd, data, 0, data.length, null, callback);
 
 /**
  * An asynchronous, ordered writer of text lines to a file descriptor: stdout, shared by the JSON logs
@@ -28,11 +20,6 @@ const writeToFd: WriteFn = (fd, data, callback) =>
  * Why not pino's SonicBoom: it appends each line to one growing string and measures that string's UTF-8
  * length on every write, which flattens (copies) it. The cost of a line then grows with the backlog:
  * about 4 KB allocated per request under load, and 10 KB and ~30 µs per line once 16 KB wait.
- *
- * A batch goes to fs.write as a string and is encoded on the native side, instead of first into a
- * Buffer of its own (a batch is larger than Buffer's pool slices, so each was a separate external
- * allocation for the GC to track). Only the rare remainder of a short write becomes a Buffer, to go on
- * from a byte offset.
  */
 export class LineWriter {
   private pending: string[] = [];
@@ -55,7 +42,7 @@ export class LineWriter {
   ) {
     this.maxPendingChars = options.maxPendingChars ?? 64 * 1024 * 1024;
     this.retryMs = options.retryMs ?? 10;
-    this.fsWrite = options.write ?? writeToFd;
+    this.fsWrite = options.write ?? fsWrite;
     this.fsWriteSync = options.writeSync ?? fsWriteSync;
   }
 
@@ -73,7 +60,7 @@ export class LineWriter {
     this.pendingChars += line.length;
     if (!this.writing) {
       this.writing = true;
-      this.writeChunk(this.take());
+      this.writeChunk(this.take(), 0);
     }
     return true;
   }
@@ -91,12 +78,12 @@ export class LineWriter {
    */
   flushSync(): void {
     if (this.pending.length === 0) return;
-    const chunk = Buffer.from(this.drain());
+    const chunk = this.drain();
     const giveUpAt = Date.now() + 1000;
     let offset = 0;
     while (offset < chunk.length) {
       try {
-        offset += this.fsWriteSync(this.fd, chunk.subarray(offset));
+        offset += this.fsWriteSync(this.fd, chunk, offset);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() > giveUpAt) break;
       }
@@ -107,35 +94,32 @@ export class LineWriter {
   }
 
   /** The next batch for the write in flight. */
-  private take(): string {
+  private take(): Buffer {
     this.taken += 1;
     return this.drain();
   }
 
   /** Every waiting line, joined once, and the backlog emptied. */
-  private drain(): string {
+  private drain(): Buffer {
     const lines = this.pending;
     this.pending = [];
     this.pendingChars = 0;
-    return lines.length === 1 ? lines[0]! : lines.join('');
+    return Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
   }
 
-  /** Writes one batch (or what is left of it, as bytes) and then the next, until nothing waits. */
-  private writeChunk(chunk: string | Buffer): void {
-    this.fsWrite(this.fd, chunk, (error, written) => {
+  private writeChunk(chunk: Buffer, offset: number): void {
+    this.fsWrite(this.fd, chunk, offset, chunk.length - offset, null, (error, written) => {
       if (error) {
         // A full non-blocking pipe: try again shortly. Anything else drops this chunk (a log writer must
         // not take the process down) and reaches the flush callbacks.
-        if (error.code === 'EAGAIN') return void setTimeout(() => this.writeChunk(chunk), this.retryMs);
+        if (error.code === 'EAGAIN') return void setTimeout(() => this.writeChunk(chunk, offset), this.retryMs);
         this.failed = error;
-      } else {
-        // fs.write reports bytes; a short write (a pipe) goes on from that byte of the encoded text.
-        const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-        if (written < bytes) return this.writeChunk((typeof chunk === 'string' ? Buffer.from(chunk) : chunk).subarray(written));
+      } else if (offset + written < chunk.length) {
+        return this.writeChunk(chunk, offset + written);
       }
       this.finished += 1;
       if (this.waiters.length > 0) this.release();
-      if (this.pending.length > 0) this.writeChunk(this.take());
+      if (this.pending.length > 0) this.writeChunk(this.take(), 0);
       else this.writing = false;
     });
   }

@@ -6,6 +6,7 @@ import { demoConfig } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
+import { stdoutDestination } from './observability/stdout.js';
 
 async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
   const path = process.env.TOOLGATE_CONFIG;
@@ -70,6 +71,9 @@ async function main(): Promise<void> {
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();
     await app.close();
+    // close-with-grace exits with process.exit next, and the exit-time flushSync cannot wait for a batch the
+    // thread pool still carries (a slow stdout reader): wait for the log lines here, within the grace delay.
+    await new Promise<void>((resolve) => stdoutDestination().flush(() => resolve()));
   });
 }
 

@@ -75,6 +75,9 @@ export class LineWriter {
   /**
    * Writes the lines still waiting, synchronously (process exit). A chunk already handed to the thread
    * pool is not written twice; a pipe that stays full for a second is given up rather than hang the exit.
+   * Known limit: when the reader of a pipe has fallen behind, the chunk in flight is blocked in the thread
+   * pool, and nothing here can wait for it; it is then lost at exit, or lands after the lines written here.
+   * Graceful shutdown does not meet this (it waits for `flush` before exiting).
    */
   flushSync(): void {
     if (this.pending.length === 0) return;

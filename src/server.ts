@@ -71,8 +71,8 @@ async function main(): Promise<void> {
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();
     await app.close();
-    // close-with-grace exits with process.exit next, and the exit-time flushSync cannot wait for a batch the
-    // thread pool still carries (a slow stdout reader): wait for the log lines here, within the grace delay.
+    // close-with-grace exits with process.exit next: log lines still waiting (a full non-blocking stdout is
+    // retried on a timer) go out here, within the grace delay, rather than in the one-second exit flush.
     await new Promise<void>((resolve) => stdoutDestination().flush(() => resolve()));
   });
 }

@@ -4,9 +4,8 @@ let shared: LineWriter | undefined;
 
 /**
  * The one writer of this process's stdout, shared by the JSON logs and the `stdout` audit sink: one
- * asynchronous, ordered buffer instead of a blocking write per line (stdout to a pipe or file is
- * synchronous in Node on Linux), and no two writers whose large writes could interleave mid-line.
- * What still waits is written synchronously when the process exits.
+ * ordered buffer written once per event-loop turn instead of a write per line, and no two writers whose
+ * large writes could interleave mid-line. What still waits is written when the process exits.
  */
 export function stdoutDestination(): LineWriter {
   if (!shared) {

@@ -6,18 +6,22 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineWriter, type LineWriterOptions } from '../../../src/observability/line-writer.js';
 
-type WriteFn = NonNullable<LineWriterOptions['write']>;
-type Pending = { chunk: string; offset: number; finish: (error: NodeJS.ErrnoException | null, written: number) => void };
+type WriteSyncFn = NonNullable<LineWriterOptions['writeSync']>;
 
-/** A write function whose calls complete only when the test says so. */
-function manualWrites() {
-  const calls: Pending[] = [];
-  const write: WriteFn = (_fd, buffer, offset, length, _position, callback) => {
-    calls.push({ chunk: buffer.subarray(offset, offset + length).toString(), offset, finish: callback });
+/** A writeSync that records what it was given and answers with the next scripted outcome (default: all written). */
+function scriptedWrites(...outcomes: Array<number | NodeJS.ErrnoException>) {
+  const calls: string[] = [];
+  const writeSync: WriteSyncFn = (_fd, buffer, offset) => {
+    calls.push(buffer.subarray(offset).toString());
+    const next = outcomes.shift();
+    if (next instanceof Error) throw next;
+    return next ?? buffer.length - offset;
   };
-  return { calls, write };
+  return { calls, writeSync };
 }
 
+const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const flushed = (writer: LineWriter): Promise<Error | undefined> => new Promise((resolve) => writer.flush(resolve));
 
 describe('LineWriter', () => {
@@ -37,105 +41,97 @@ describe('LineWriter', () => {
       const line = `{"n":${i},"text":"é ✓ ${'x'.repeat(i % 50)}"}\n`;
       expected.push(line);
       writer.write(line);
-      if (i % 300 === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i % 300 === 0) await nextTurn();
     }
     expect(await flushed(writer)).toBeUndefined();
     closeSync(fd);
     expect(readFileSync(path, 'utf8')).toBe(expected.join(''));
   });
 
-  it('keeps one write in flight and sends the lines that waited meanwhile as one chunk', () => {
-    const { calls, write } = manualWrites();
-    const writer = new LineWriter(9, { write });
-    writer.write('a\n');
+  it('sends the lines of one event-loop turn in one write, after the turn', async () => {
+    const { calls, writeSync } = scriptedWrites();
+    const writer = new LineWriter(9, { writeSync });
     for (let i = 0; i < 100; i += 1) writer.write(`${i}\n`);
-    expect(calls.map((call) => call.chunk)).toEqual(['a\n']);
-    calls[0]!.finish(null, 2);
-    expect(calls).toHaveLength(2);
-    expect(calls[1]!.chunk).toBe(Array.from({ length: 100 }, (_, i) => `${i}\n`).join(''));
+    expect(calls).toHaveLength(0);
+    await nextTurn();
+    expect(calls).toEqual([Array.from({ length: 100 }, (_, i) => `${i}\n`).join('')]);
   });
 
-  it('finishes a partial write before anything else, and retries a full pipe (EAGAIN)', async () => {
-    const { calls, write } = manualWrites();
-    const writer = new LineWriter(9, { write, retryMs: 1 });
+  it('finishes a short write before anything else, and retries a full pipe (EAGAIN) without losing order', async () => {
+    const { calls, writeSync } = scriptedWrites(5, errno('EAGAIN'));
+    const writer = new LineWriter(9, { writeSync, retryMs: 1 });
     writer.write('hello world\n');
-    writer.write('next\n');
-    calls[0]!.finish(null, 5);
-    expect(calls[1]).toMatchObject({ chunk: ' world\n', offset: 5 });
-    calls[1]!.finish(Object.assign(new Error('again'), { code: 'EAGAIN' }), 0);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(calls[2]).toMatchObject({ chunk: ' world\n', offset: 5 });
-    calls[2]!.finish(null, 7);
-    expect(calls[3]!.chunk).toBe('next\n');
+    await nextTurn();
+    writer.write('next\n'); // arrives while the rest waits for the pipe
+    expect(calls).toEqual(['hello world\n', ' world\n']);
+    expect(await flushed(writer)).toBeUndefined();
+    expect(calls).toEqual(['hello world\n', ' world\n', ' world\n', 'next\n']);
   });
 
-  it('answers a flush for the lines before it, even while later lines keep coming', () => {
-    const { calls, write } = manualWrites();
-    const writer = new LineWriter(9, { write });
+  it('answers a flush within the turn it was asked in, even while later lines keep coming', async () => {
+    const { calls, writeSync } = scriptedWrites();
+    const writer = new LineWriter(9, { writeSync });
     writer.write('1\n');
-    writer.write('2\n');
     let done = false;
     writer.flush(() => (done = true));
-    writer.write('3\n'); // joins the batch of "2": the flush waits for that batch, not for everything ever written
-    calls[0]!.finish(null, 2);
-    expect(done).toBe(false);
-    writer.write('4\n');
-    calls[1]!.finish(null, calls[1]!.chunk.length);
+    writer.write('2\n');
+    await nextTurn();
     expect(done).toBe(true);
-    expect(calls[2]!.chunk).toBe('4\n');
+    writer.write('3\n');
+    await nextTurn();
+    expect(calls).toEqual(['1\n2\n', '3\n']);
   });
 
   it('reports a failed write to flush and goes on with the next lines', async () => {
-    const { calls, write } = manualWrites();
-    const writer = new LineWriter(9, { write });
+    const { calls, writeSync } = scriptedWrites(errno('EBADF'));
+    const writer = new LineWriter(9, { writeSync });
     writer.write('lost\n');
-    const result = flushed(writer);
-    calls[0]!.finish(Object.assign(new Error('bad fd'), { code: 'EBADF' }), 0);
-    expect((await result)?.message).toBe('bad fd');
+    expect((await flushed(writer))?.message).toBe('EBADF');
     writer.write('after\n');
-    expect(calls[1]!.chunk).toBe('after\n');
+    await nextTurn();
+    expect(calls).toEqual(['lost\n', 'after\n']);
   });
 
-  it('drops and counts lines beyond the backlog bound instead of growing without limit', () => {
-    const { calls, write } = manualWrites();
-    const writer = new LineWriter(9, { write, maxPendingChars: 10 });
-    expect(writer.write('first\n')).toBe(true); // goes straight to the write in flight
+  it('drops and counts lines beyond the backlog bound instead of growing without limit', async () => {
+    const { calls, writeSync } = scriptedWrites(errno('EAGAIN'));
+    const writer = new LineWriter(9, { writeSync, maxPendingChars: 10, retryMs: 1 });
+    expect(writer.write('first\n')).toBe(true);
+    await nextTurn(); // the pipe is full: "first" waits as the rest of its batch
     expect(writer.write('12345\n')).toBe(true);
     expect(writer.write('67890\n')).toBe(false);
     expect(writer.dropped).toBe(1);
-    calls[0]!.finish(null, 6);
-    expect(calls[1]!.chunk).toBe('12345\n');
+    await flushed(writer);
+    expect(calls).toEqual(['first\n', 'first\n', '12345\n']);
   });
 
-  it('writes what waits synchronously on flushSync (exit), and releases the flushes that waited for it', () => {
-    const { calls, write } = manualWrites();
-    const synced: string[] = [];
-    const writer = new LineWriter(9, { write, writeSync: (_fd, buffer, offset) => (synced.push(buffer.subarray(offset).toString()), buffer.length - offset) });
-    writer.write('in flight\n');
+  it('writes everything that waits on flushSync (exit), in order, and releases the flushes that waited', async () => {
+    const { calls, writeSync } = scriptedWrites(3, errno('EAGAIN'));
+    const writer = new LineWriter(9, { writeSync, retryMs: 1000 });
+    writer.write('in a full pipe\n');
+    await nextTurn(); // 3 bytes out, then the pipe is full: the rest waits for a retry
     writer.write('waiting\n');
     let done = false;
     writer.flush(() => (done = true));
     writer.flushSync();
-    expect(synced).toEqual(['waiting\n']);
-    expect(done).toBe(false); // the chunk in flight is not out yet
-    calls[0]!.finish(null, 10);
+    expect(calls).toEqual(['in a full pipe\n', 'a full pipe\n', 'a full pipe\n', 'waiting\n']);
     expect(done).toBe(true);
-    expect(calls).toHaveLength(1);
   });
 
-  // stdout is a file here, not a pipe: through a pipe whose reader falls behind (a loaded CI machine), the
-  // batch still in flight in the thread pool at exit is blocked, and it is lost or lands after the lines
-  // the exit flush writes. That limitation is the writer's, documented at flushSync; this test pins the rest.
-  it('gets every line of a process that exits at once out on stdout, in order', () => {
+  it('gets every line of a process that exits at once out on stdout, in order, to a file and to a pipe', () => {
+    const script = fileURLToPath(new URL('../../fixtures/observability/stdout-lines.ts', import.meta.url));
+    const numbersIn = (text: string) => text.trimEnd().split('\n').map((line) => (JSON.parse(line) as { n: number }).n);
+    const inOrder = (numbers: number[]) => numbers.length === 20000 && numbers.every((n, i) => n === i);
+
     dir = mkdtempSync(join(tmpdir(), 'line-writer-'));
     const path = join(dir, 'stdout.log');
     const fd = openSync(path, 'w');
-    const script = fileURLToPath(new URL('../../fixtures/observability/stdout-lines.ts', import.meta.url));
-    const child = spawnSync(process.execPath, ['--import', 'tsx', script, '20000'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
+    const toFile = spawnSync(process.execPath, ['--import', 'tsx', script, '20000'], { stdio: ['ignore', fd, 'pipe'] });
     closeSync(fd);
-    expect(child.status).toBe(0);
-    const numbers = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => (JSON.parse(line) as { n: number }).n);
-    expect(numbers).toHaveLength(20000);
-    expect(numbers.every((n, i) => n === i)).toBe(true);
+    expect(toFile.status).toBe(0);
+    expect(inOrder(numbersIn(readFileSync(path, 'utf8')))).toBe(true);
+
+    const toPipe = spawnSync(process.execPath, ['--import', 'tsx', script, '20000'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    expect(toPipe.status).toBe(0);
+    expect(inOrder(numbersIn(toPipe.stdout))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, the full policy chain
 // (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
-// logs at info through the asynchronous line writer `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
+// logs at info through the line writer `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off. BENCH_CHAIN=hot-path measures exactly the
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
 import { existsSync, openSync, rmSync } from 'node:fs';

@@ -90,8 +90,8 @@ export class LineWriter {
 
   /** Writes what waits; a full non-blocking pipe is tried again after `retryMs`. */
   private drain(): void {
-    if (this.writeOut() === false) this.release();
-    else this.retryTimer = setTimeout(() => {
+    if (!this.writeOut()) return this.release();
+    this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.drain();
     }, this.retryMs);
@@ -118,7 +118,7 @@ export class LineWriter {
         this.rest = undefined;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-          this.rest = offset > 0 ? chunk.subarray(offset) : chunk;
+          this.rest = chunk.subarray(offset);
           return true;
         }
         this.failed = error as Error;

@@ -164,11 +164,14 @@ export class Gateway {
     if (!tenant) throw new UnknownTenantError(principal.tenant);
     const mode = tenant.effectiveMode(requestedMode);
     if (!this.deps.userProvider || !tenant.config.userMcp.enabled) return this.sharedPool(snapshot, tenant, principal, mode);
-    return this.deps.userProvider.toolsFor(principal, this.deps.log).then((userTools) =>
-      userTools.length > 0
-        ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
-        : this.sharedPool(snapshot, tenant, principal, mode),
-    );
+    const userTools = this.deps.userProvider.toolsFor(principal, this.deps.log);
+    return userTools instanceof Promise ? userTools.then((tools) => this.poolWith(snapshot, tenant, principal, mode, tools)) : this.poolWith(snapshot, tenant, principal, mode, userTools);
+  }
+
+  private poolWith(snapshot: Snapshot, tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
+    return userTools.length > 0
+      ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
+      : this.sharedPool(snapshot, tenant, principal, mode);
   }
 
   /** The pool of a principal without tools of its own: one per tenant, mode and role set, cached on the snapshot. */

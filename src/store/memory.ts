@@ -50,6 +50,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async get(key) {
       return live(key)?.value ?? null;
     },
+    getInProcess(key) {
+      return live(key)?.value ?? null;
+    },
     async set(key, value, opts) {
       sweep();
       entries.set(key, { value, expiresAt: expiryOf(opts?.ttlMs) });

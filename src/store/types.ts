@@ -6,6 +6,11 @@
 export interface StateStore {
   readonly kind: 'memory' | 'redis';
   get(key: string): Promise<string | null>;
+  /**
+   * The same read, answered synchronously: only a store that holds its state in this process has it
+   * (memory). Per-call reads use it to skip a promise; Redis has none, and callers then use `get`.
+   */
+  getInProcess?(key: string): string | null;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   /** Writes only when the key does not exist; true when written. */
   setIfAbsent(key: string, value: string, options?: { ttlMs?: number }): Promise<boolean>;

@@ -174,9 +174,12 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
 
   return {
     kind: 'user-mcp',
-    // Not async for the common case: most callers have no servers of their own, and this runs per call.
+    // Synchronous for the common case: most callers have no servers of their own, and this runs per call.
+    // With an in-process store that is known without a promise; with Redis it is one GET.
     toolsFor(principal, log) {
-      if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return Promise.resolve(NO_TOOLS);
+      if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return NO_TOOLS;
+      const known = deps.registrations.listInProcess(principal.tenant, principal.user);
+      if (known !== undefined) return known.length === 0 ? NO_TOOLS : toolsOfAll(principal, known, log);
       return deps.registrations.list(principal.tenant, principal.user).then((registrations) => (registrations.length === 0 ? NO_TOOLS : toolsOfAll(principal, registrations, log)));
     },
     async forget(tenant, sub, serviceId) {

@@ -7,6 +7,7 @@ import { createClientCache } from '../../../src/user-mcp/client-cache.js';
 import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import type { Principal, Tool, ToolContext } from '../../../src/types.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
 import { createTestStore } from '../../helpers/memory-store.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';
 
@@ -166,6 +167,26 @@ describe('user-level MCP provider', () => {
     await registrations.delete('acme', 'bob', 'svc-b');
     await provider.forget('acme', 'bob');
     expect(await provider.toolsFor(bob, log)).toEqual([]);
+  });
+});
+
+describe('user-level MCP provider over an in-process store', () => {
+  it('answers a caller without servers of their own synchronously, and one with servers as the store says', async () => {
+    const memoryRegistrations = createUserMcpRegistrations({ store: createMemoryStore(), egress, maxServers: () => 5 });
+    const local = createUserMcpProvider({ registrations: memoryRegistrations, egress, enabledFor: (tenant) => tenant !== 'disabled' });
+    try {
+      // Not a promise: this runs on every call, and most callers have no servers.
+      expect(local.toolsFor(principal('acme', 'carol'), log)).toEqual([]);
+      expect(local.toolsFor(principal('disabled', 'alice'), log)).toEqual([]);
+      await memoryRegistrations.put('acme', 'carol', 'svc-a', { url: upstreamA.url });
+      const listed = local.toolsFor(principal('acme', 'carol'), log);
+      expect(listed).toBeInstanceOf(Promise);
+      expect(names(await listed)).toContain('user_carol_tool_echo');
+      // Over a store without in-process reads (Redis), every answer waits for the store.
+      expect(provider.toolsFor(principal('acme', 'carol'), log)).toBeInstanceOf(Promise);
+    } finally {
+      await local.close();
+    }
   });
 });
 

@@ -133,3 +133,22 @@ describe('the memory store clock', () => {
     expect((await store.hitWindow('w', 1, 50)).allowed).toBe(true);
   });
 });
+
+describe('the memory store in-process read', () => {
+  it('answers getInProcess as get does, expiry included, without a promise', async () => {
+    let t = 1_000;
+    const store = createMemoryStore({ now: () => t });
+    expect(store.getInProcess?.('k')).toBeNull();
+    await store.set('k', 'v', { ttlMs: 100 });
+    expect(store.getInProcess?.('k')).toBe('v');
+    t += 100;
+    expect(store.getInProcess?.('k')).toBeNull();
+    expect(await store.get('k')).toBeNull();
+  });
+
+  it('is absent from the Redis store, whose reads always wait for the server', async () => {
+    const store = createRedisStore({ url: REDIS_URL, prefix });
+    expect(store.getInProcess).toBeUndefined();
+    await store.close();
+  });
+});

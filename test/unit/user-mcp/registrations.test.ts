@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createUserMcpRegistrations, registrationView } from '../../../src/user-mcp/registrations.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
 import { createTestStore } from '../../helpers/memory-store.js';
 
 const DNS: Record<string, string[]> = { 'mcp.example.test': ['93.184.216.34'], 'internal.test': ['10.0.0.5'] };
@@ -102,5 +103,23 @@ describe('user-level MCP registrations', () => {
       createdAt: stored!.createdAt,
     });
     expect(JSON.stringify(view)).not.toContain('s3cret');
+  });
+
+  it('lists without waiting where the store holds its state in this process, the same list as list()', async () => {
+    const registrations = createUserMcpRegistrations({ store: createMemoryStore(), egress: { allow: [], resolve: async (host) => DNS[host] ?? [] }, maxServers: () => 3 });
+    expect(registrations.listInProcess('acme', 'alice')).toEqual([]);
+    expect(registrations.listInProcess('acme', 'alice')).toBe(registrations.listInProcess('acme', 'bob'));
+    await registrations.put('acme', 'alice', 'notes', { url: URL_OK });
+    expect(registrations.listInProcess('acme', 'alice')).toEqual(await registrations.list('acme', 'alice'));
+    expect(registrations.listInProcess('acme', 'alice')?.map((r) => r.serviceId)).toEqual(['notes']);
+    expect(registrations.listInProcess('other', 'alice')).toEqual([]);
+    await registrations.delete('acme', 'alice', 'notes');
+    expect(registrations.listInProcess('acme', 'alice')).toEqual([]);
+  });
+
+  it('has no in-process list over a store without synchronous reads (Redis): callers wait for list()', async () => {
+    const { registrations } = setup();
+    await registrations.put('acme', 'alice', 'notes', { url: URL_OK });
+    expect(registrations.listInProcess('acme', 'alice')).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { CallContext, isPlainCallContext } from '../src/execution/call-context.j
 import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
+import { DeadlineQueue } from '../src/pipeline/deadline-queue.js';
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { DeadlineAware } from '../src/pipeline/deps.js';
@@ -61,6 +62,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { defaultMs, tools } = parsePolicyOptions<{ defaultMs: number; tools: Record<string, number> }>('timeout', timeoutOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const rules = Object.entries(tools).map(([glob, ms]) => ({ matches: picomatch(glob, { dot: true }), ms }));
+  const deadlines = new DeadlineQueue();
   // Not async, and no Promise.race: one promise per attempt, settled by whichever comes first (this was the
   // costliest layer of the chain under load). Only the first settle counts; a late result or rejection of an
   // abandoned handler is observed here and dropped, so it is never unhandled.
@@ -77,13 +79,13 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     const attempt = attemptContext(ctx, abort);
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const timer = deadlines.schedule(Math.min(limitMs, MAX_TIMER_MS), () => {
         if (settled) return;
         settled = true;
         abort.abort(new ToolError('TIMEOUT', `${call.name} timed out`));
         abort.dispose();
         resolve(timedOutResult(call, limitMs));
-      }, Math.min(limitMs, MAX_TIMER_MS));
+      });
       let running: Promise<ToolResult>;
       try {
         running = next(call, attempt);
@@ -94,14 +96,14 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
         (result) => {
           if (settled) return;
           settled = true;
-          clearTimeout(timer);
+          timer.cancel();
           abort.dispose();
           resolve(result);
         },
         (error: unknown) => {
           if (settled) return;
           settled = true;
-          clearTimeout(timer);
+          timer.cancel();
           abort.dispose();
           reject(error);
         },

@@ -1,8 +1,8 @@
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
-import type { Policy } from '../src/pipeline/types.js';
-import type { ErrorType } from '../src/types.js';
+import type { Next, Policy, PolicyContext } from '../src/pipeline/types.js';
+import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
 
 export const retryOptionsSchema = {
   type: 'object',
@@ -32,11 +32,12 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const retryable = new Set<ErrorType>(on);
-  return inertFor(async (call, ctx, next) => {
-    let result = await next(call, ctx);
-    if (!(call.tool.readOnly || call.tool.idempotent)) return result;
+  const isFinal = (result: ToolResult): boolean => result.ok || !result.error || !retryable.has(result.error.errorType);
+
+  async function retryAfter(first: ToolResult, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> {
+    let result = first;
     for (let attempt = 1; attempt < attempts; attempt++) {
-      if (result.ok || !result.error || !retryable.has(result.error.errorType)) break;
+      if (isFinal(result)) break;
       const cap = Math.min(maxMs, baseMs * 2 ** (attempt - 1));
       const delay = Math.round(cap / 2 + clock.random() * (cap / 2));
       const deadline = deadlineOf(ctx);
@@ -47,5 +48,18 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
       result = await next(call, ctx);
     }
     return result;
+  }
+
+  // The first attempt without an async frame (this layer runs on every call of a read-only tool); the
+  // backoff loop only once a retryable failure came back.
+  return inertFor((call, ctx, next) => {
+    let first: Promise<ToolResult>;
+    try {
+      first = next(call, ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!(call.tool.readOnly || call.tool.idempotent) || attempts === 1) return first;
+    return first.then((result) => (isFinal(result) ? result : retryAfter(result, call, ctx, next)));
   }, (tool) => !(tool.readOnly || tool.idempotent));
 }

@@ -7,6 +7,8 @@ export function toolErrorString(errorType: ErrorType, error: string, tool: strin
 
 export function isToolOutput(value: unknown): value is ToolOutput {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  // Most handler results have no `output` key: answered without listing their keys (this runs on every success).
+  if (!Object.hasOwn(value, 'output')) return false;
   const keys = Object.keys(value);
   return keys.includes('output') && keys.every((key) => key === 'output' || key === 'trace');
 }

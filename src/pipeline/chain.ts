@@ -81,11 +81,15 @@ function instrument(name: string, policy: Policy, metrics: PolicyMetrics): Polic
   return (call, ctx, next) => {
     let passed = false;
     // An inline anonymous arrow: a named per-call closure also costs a defineProperty under tsx (keepNames).
-    return policy(call, ctx, (c, x) => {
+    const answer = policy(call, ctx, (c, x) => {
       passed = true;
       pass.inc();
       return next(c, x);
-    }).then((result) => {
+    });
+    // Handed on already (retry, timeout and most policies do so at once): the decision is counted, and
+    // waiting for the result would only add a promise per layer.
+    if (passed) return answer;
+    return answer.then((result) => {
       if (!passed) metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
       return result;
     });

@@ -40,8 +40,19 @@ interface Snapshot {
   readonly catalog: Catalog;
   readonly tenants: ReadonlyMap<string, TenantView>;
   readonly chains: ReadonlyMap<string, Next>;
-  readonly pools: Map<string, Pool>;
+  readonly pools: PoolCache;
 }
+
+/**
+ * Shared pools of principals without tools of their own: by tenant, mode and role set, and by the
+ * principal object itself (token-cache principals serve many calls, so most calls skip building the key).
+ */
+interface PoolCache {
+  readonly byKey: Map<string, Pool>;
+  readonly byPrincipal: Readonly<Record<ToolMode, WeakMap<Principal, Pool>>>;
+}
+
+const emptyPoolCache = (): PoolCache => ({ byKey: new Map(), byPrincipal: { default: new WeakMap(), readonly: new WeakMap() } });
 
 const MAX_CACHED_POOLS = 1000;
 
@@ -101,7 +112,7 @@ export class Gateway {
       const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
       const chains = new Map<string, Next>();
       for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, this.deps.policyDeps, config.baseDir));
-      return { config, providers, catalog: this.catalogFor(config, providers), tenants, chains, pools: new Map() };
+      return { config, providers, catalog: this.catalogFor(config, providers), tenants, chains, pools: emptyPoolCache() };
     } catch (error) {
       await Promise.allSettled(started.map((provider) => provider.close?.()));
       throw error;
@@ -121,7 +132,7 @@ export class Gateway {
   private refreshCatalog(provider: ToolProvider): void {
     const current = this.snapshot;
     if (![...current.providers.values()].includes(provider)) return;
-    this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: new Map() };
+    this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: emptyPoolCache() };
   }
 
   /**
@@ -176,13 +187,18 @@ export class Gateway {
 
   /** The pool of a principal without tools of its own: one per tenant, mode and role set, cached on the snapshot. */
   private sharedPool(snapshot: Snapshot, tenant: TenantView, principal: Principal, mode: ToolMode): Pool {
+    const byPrincipal = snapshot.pools.byPrincipal[mode];
+    let pool = byPrincipal.get(principal);
+    if (pool) return pool;
     const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
-    let pool = snapshot.pools.get(key);
+    const byKey = snapshot.pools.byKey;
+    pool = byKey.get(key);
     if (!pool) {
       pool = assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools: [], onShadowed: this.onShadowed });
-      if (snapshot.pools.size >= MAX_CACHED_POOLS) snapshot.pools.clear();
-      snapshot.pools.set(key, pool);
+      if (byKey.size >= MAX_CACHED_POOLS) byKey.clear();
+      byKey.set(key, pool);
     }
+    byPrincipal.set(principal, pool);
     return pool;
   }
 

@@ -68,13 +68,13 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   const tool = resolution.tool;
 
   const structural = tool.checkStructure?.(parsed.args);
-  const invalid = { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics };
-  if (structural) return invalidCall(structural, invalid);
+  if (structural) return invalidCall(structural, { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics });
   const validate = scope.validatorFor(scope.pool.schemaOf(tool));
   if (validate === undefined) options.log.warn({ tool: tool.name }, 'tool input schema does not compile; schema validation skipped');
   const check = validate?.(parsed.args);
   if (check && !check.ok) {
-    return invalidCall(`${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`, invalid);
+    const message = `${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`;
+    return invalidCall(message, { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics });
   }
 
   const tenant = scope.tenant;

@@ -10,7 +10,7 @@ import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
-import { AccessLogController, loggerOptions } from './observability/logger.js';
+import { AccessLogController, createLogger, writesAccessLinesDirectly } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
@@ -55,15 +55,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
 export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // By default logs go to the stdout writer the `stdout` audit sink shares (one ordered, non-blocking buffer).
+  const loggerInstance = options.loggerInstance ?? (options.logger === undefined ? createLogger(config, stdoutDestination()) : undefined);
   const app: FastifyInstance = Fastify({
-    // By default logs go to the stdout writer the `stdout` audit sink shares (one ordered, non-blocking buffer).
-    ...(options.loggerInstance
-      ? { loggerInstance: options.loggerInstance }
-      : { logger: options.logger ?? { ...(loggerOptions(config) as object), stream: stdoutDestination() } }),
+    ...(loggerInstance ? { loggerInstance } : { logger: options.logger }),
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId', directAccessLines: writesAccessLinesDirectly(loggerInstance) }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

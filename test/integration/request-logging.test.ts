@@ -2,29 +2,35 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loggerOptions } from '../../src/observability/logger.js';
+import { createLogger, loggerOptions } from '../../src/observability/logger.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 
-// Logs as `npm start` writes them (JSON at info, the configured redaction), captured line by line.
-const raw: string[] = [];
-const lines = (): Array<Record<string, unknown>> => raw.map((line) => JSON.parse(line) as Record<string, unknown>);
-let app: FastifyInstance;
-let token: string;
+// Logs as `npm start` writes them (JSON at info, the configured redaction), captured line by line: through
+// toolgate's own logger (access lines written directly) and through a plain pino instance (pino formats them).
+const loggers = {
+  'toolgate logger': (config: ReturnType<typeof testConfig>, stream: Writable) => createLogger(config, stream),
+  'plain pino logger': (config: ReturnType<typeof testConfig>, stream: Writable) => pino(loggerOptions(config) as pino.LoggerOptions, stream),
+};
 
-beforeAll(async () => {
-  const config = testConfig({ logging: { level: 'info' } });
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      raw.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
+describe.each(Object.entries(loggers))('request logging through a %s', (_kind, makeLogger) => {
+  const raw: string[] = [];
+  const lines = (): Array<Record<string, unknown>> => raw.map((line) => JSON.parse(line) as Record<string, unknown>);
+  let app: FastifyInstance;
+  let token: string;
+
+  beforeAll(async () => {
+    const config = testConfig({ logging: { level: 'info' } });
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        raw.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    app = await buildTestApp(config, { logger: undefined, loggerInstance: makeLogger(config, stream) });
+    token = await signToken();
   });
-  app = await buildTestApp(config, { logger: undefined, loggerInstance: pino(loggerOptions(config) as pino.LoggerOptions, stream) });
-  token = await signToken();
-});
-afterAll(async () => app.close());
+  afterAll(async () => app.close());
 
-describe('request logging', () => {
   it('puts the request id on every line of a request and writes one access line per request, without credentials', async () => {
     raw.length = 0;
     const execute = (requestId: string, body: Record<string, unknown>, headers = bearer(token)) =>

@@ -14,13 +14,17 @@ declare module 'autocannon' {
     p99: number;
     total: number;
   }
-  interface Result {
+  export interface Result {
     requests: Histogram;
     latency: Histogram;
     non2xx: number;
     errors: number;
     timeouts: number;
   }
-  function autocannon(options: Options): Promise<Result>;
+  /** A run in progress: thenable for its Result, and an emitter of per-response events. */
+  interface Instance extends PromiseLike<Result> {
+    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
+  }
+  function autocannon(options: Options): Instance;
   export default autocannon;
 }

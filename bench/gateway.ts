@@ -6,8 +6,12 @@
 // Every round starts every server afresh: on this VM one process of the very same server can run 1.5×
 // slower than another for tens of seconds (all its code alike, native code included, with the same
 // syscalls per request), so a target measured in a single process measured that process's luck.
+// Each server is warmed for 4 s before its measured run: with every thread of the server pinned to one core,
+// V8's optimising compiler competes with the requests, and toolgate (far more code than the bare route) was
+// still compiling after 2 s (first 2 s window ~36 µs of CPU per request, 28–29 in every later one; p99 4 ms
+// against 2), so a 2 s warm-up measured the JIT as much as the gateway.
 // Env: BENCH_DURATION (s per run, default 2), BENCH_ROUNDS (default 4), BENCH_CONNECTIONS (32), BENCH_WARMUP
-// (s per server per round, default 2). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
+// (s per server per round, default 4). Defaults keep the whole `npm run bench` under 5 minutes on 2 cores.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/demo.js';
@@ -91,7 +95,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayBen
     durationSec: positive(env.BENCH_DURATION, 2),
     rounds: Math.max(1, Math.floor(positive(env.BENCH_ROUNDS, 4))),
     connections: Math.max(1, Math.floor(positive(env.BENCH_CONNECTIONS, 32))),
-    warmupSec: positive(env.BENCH_WARMUP, 2),
+    warmupSec: positive(env.BENCH_WARMUP, 4),
   };
 }
 
@@ -128,7 +132,7 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
     const cpu = result.cpuMicros === undefined ? '—' : fmt(result.cpuMicros, 1);
     // Each round's ratio to the bare route's run of the same round (fresh processes, minutes apart at most).
     const perRound = target.runs.map((run, i) => fmt(run.requestsPerSec / bare.runs[i]!.requestsPerSec, 2)).join(' ');
-    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.rps / base.rps, 2)} | ${perRound} | ${fmt(result.p99 / base.p99, 2)} | ${cpu} | ${result.failures} |`;
+    return `| ${target.label} | ${fmt(result.rps)} | ${fmt(result.p50, 2)} | ${fmt(result.p99, 2)} | ${fmt(result.rps / base.rps, 2)} | ${perRound} | ${fmt(result.p99 / base.p99, 2)} | ${cpu} | ${result.failures} |`;
   });
   const on = aggregate(cached.runs);
   const off = aggregate(uncached.runs);

@@ -6,16 +6,17 @@
 import { existsSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino, { type LoggerOptions } from 'pino';
 // The gateway under test is the compiled output `npm start` runs (npm run bench builds it first), not the
 // TypeScript under tsx: esbuild's keepNames wraps every named closure in a defineProperty call at run time.
-// Falls back to the sources when nothing is built (the bench smoke test under a bare `npm test`).
-const compiled = new URL('../../dist/src/app.js', import.meta.url);
-const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../../src/app.js')) as typeof import('../../src/app.js');
+// Its logger and log writer come from there too. Falls back to the sources when nothing is built (the
+// bench smoke test under a bare `npm test`).
+const built = existsSync(new URL('../../dist/src/app.js', import.meta.url));
+const load = <T>(module: string): Promise<T> => import(built ? new URL(`../../dist/src/${module}`, import.meta.url).href : `../../src/${module}`) as Promise<T>;
+const { buildServer } = await load<typeof import('../../src/app.js')>('app.js');
+const { LineWriter } = await load<typeof import('../../src/observability/line-writer.js')>('observability/line-writer.js');
+const { createLogger } = await load<typeof import('../../src/observability/logger.js')>('observability/logger.js');
 import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
-import { LineWriter } from '../../src/observability/line-writer.js';
-import { loggerOptions } from '../../src/observability/logger.js';
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
 
 const cacheMax = Number(process.env.BENCH_AUTH_CACHE_MAX ?? 10000);
@@ -34,9 +35,9 @@ const config = validateConfigObject(
   undefined,
 );
 
-// The same writer `npm start` logs through on stdout (src/observability/stdout.ts), aimed at /dev/null.
+// The logger and writer `npm start` logs through on stdout (src/app.ts, src/observability/stdout.ts), aimed at /dev/null.
 const destination = new LineWriter(openSync('/dev/null', 'w'));
-const logger = pino(loggerOptions(config) as LoggerOptions, destination);
+const logger = createLogger(config, destination);
 const app = await buildServer(config, { loggerInstance: logger, defaultMetrics: true });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

@@ -59,9 +59,17 @@ const directFormat = new WeakSet<object>();
  */
 export function createLogger(config: GatewayConfig, destination: pino.DestinationStream): pino.Logger {
   const logger = pino(loggerOptions(config) as pino.LoggerOptions, destination);
-  const redactsAccessField = config.logging.redact.some((path) => (ACCESS_LINE_KEYS as readonly string[]).includes(path.split(/[.[]/)[0]!));
-  if (!redactsAccessField) directFormat.add(logger);
+  if (!config.logging.redact.some(namesAccessField)) directFormat.add(logger);
   return logger;
+}
+
+// The first key of a redact path: `a.b`, `a[0]`, `["a"]` or `['a']`; a wildcard may name any key.
+const TOP_KEY = /^\s*(?:\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|([^.[\s]*))/;
+
+function namesAccessField(path: string): boolean {
+  const match = TOP_KEY.exec(path);
+  const key = match?.[1] ?? match?.[2] ?? match?.[3] ?? '';
+  return key === '*' || (ACCESS_LINE_KEYS as readonly string[]).includes(key);
 }
 
 /** True for a logger from createLogger whose access line may be written directly. */

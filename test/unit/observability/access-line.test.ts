@@ -47,7 +47,10 @@ describe('the direct access line', () => {
     expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info' } }), stream))).toBe(true);
     expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info', redact: ['url'] } }), stream))).toBe(false);
     expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info', redact: ['method.x'] } }), stream))).toBe(false);
-    expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info', redact: ['body.password'] } }), stream))).toBe(true);
+    for (const path of ['["url"]', "['statusCode']", '*', '*.x', 'msg', 'responseTime[0]']) {
+      expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info', redact: [path] } }), stream)), path).toBe(false);
+    }
+    expect(writesAccessLinesDirectly(createLogger(testConfig({ logging: { level: 'info', redact: ['body.password', 'urls', '["x"]'] } }), stream))).toBe(true);
     expect(writesAccessLinesDirectly({})).toBe(false);
     expect(writesAccessLinesDirectly(undefined)).toBe(false);
   });

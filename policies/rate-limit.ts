@@ -2,7 +2,9 @@ import picomatch from 'picomatch';
 import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
-import { passThrough, type Policy } from '../src/pipeline/types.js';
+import { passThrough, type Next, type Policy, type PolicyContext } from '../src/pipeline/types.js';
+import type { WindowHit } from '../src/store/types.js';
+import type { Principal, ToolCall, ToolResult } from '../src/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 
 const DIMENSIONS = ['tenant', 'user', 'tool'] as const;
@@ -45,15 +47,33 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { limit, windowMs, per, tools } = parsePolicyOptions<RateLimitOptions>('rate-limit', rateLimitOptionsSchema, options);
   const dimensions = new Set<Dimension>(Array.isArray(per) ? per : [per]);
   const counts = picomatch(tools, { dot: true });
-  return inertFor(async (call, ctx, next) => {
-    if (ctx.approval || !counts(call.name)) return next(call, ctx);
-    const parts = [`t=${encodeURIComponent(ctx.principal.tenant)}`];
-    if (dimensions.has('user')) parts.push(`u=${encodeURIComponent(ctx.principal.user)}`);
-    if (dimensions.has('tool')) parts.push(`n=${encodeURIComponent(call.name)}`);
-    const hit = await deps.store.hitWindow(`ratelimit:${windowMs}:${limit}:${parts.join('|')}`, limit, windowMs);
-    if (!hit.allowed) {
-      return callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs });
+  // The principal's part of the key, once per principal object (token-cache principals serve many calls).
+  const principalParts = new WeakMap<Principal, string>();
+  const keyOf = (principal: Principal, tool: string): string => {
+    let key = principalParts.get(principal);
+    if (key === undefined) {
+      const parts = [`t=${encodeURIComponent(principal.tenant)}`];
+      if (dimensions.has('user')) parts.push(`u=${encodeURIComponent(principal.user)}`);
+      principalParts.set(principal, (key = `ratelimit:${windowMs}:${limit}:${parts.join('|')}`));
     }
-    return next(call, ctx);
+    return dimensions.has('tool') ? `${key}|n=${encodeURIComponent(tool)}` : key;
+  };
+  const decide = (hit: WindowHit, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> =>
+    hit.allowed
+      ? next(call, ctx)
+      : Promise.resolve(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }));
+
+  // Not async: over a store in this process the hit is counted and the call handed on in the same turn.
+  return inertFor((call, ctx, next) => {
+    if (ctx.approval || !counts(call.name)) return next(call, ctx);
+    let key: string;
+    try {
+      key = keyOf(ctx.principal, call.name); // encodeURIComponent throws on a lone surrogate
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const local = deps.store.inProcess;
+    if (local) return decide(local.hitWindow(key, limit, windowMs), call, ctx, next);
+    return deps.store.hitWindow(key, limit, windowMs).then((hit) => decide(hit, call, ctx, next));
   }, (tool) => !counts(tool.name));
 }

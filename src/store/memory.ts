@@ -1,4 +1,4 @@
-import type { StateStore, WindowHit } from './types.js';
+import type { InProcessStore, StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -45,14 +45,33 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   };
   const expiryOf = (ttlMs: number | undefined): number | undefined => (ttlMs === undefined ? undefined : now() + ttlMs);
 
+  const hitWindow = (key: string, limit: number, windowMs: number): WindowHit => {
+    sweep();
+    const at = now();
+    let window = windows.get(key);
+    if (!window) windows.set(key, (window = { hits: [], head: 0, windowMs }));
+    window.windowMs = windowMs;
+    const { hits } = window;
+    while (window.head < hits.length && hits[window.head]! <= at - windowMs) window.head += 1;
+    if (window.head > 1024 && window.head * 2 > hits.length) {
+      hits.splice(0, window.head);
+      window.head = 0;
+    }
+    const count = hits.length - window.head;
+    if (count >= limit) {
+      return { allowed: false, count, retryAfterMs: Math.max(1, hits[window.head]! + windowMs - at) };
+    }
+    hits.push(at);
+    return { allowed: true, count: count + 1, retryAfterMs: 0 };
+  };
+  const inProcess: InProcessStore = { get: (key) => live(key)?.value ?? null, hitWindow };
+
   return {
     kind: 'memory',
     async get(key) {
       return live(key)?.value ?? null;
     },
-    getInProcess(key) {
-      return live(key)?.value ?? null;
-    },
+    inProcess,
     async set(key, value, opts) {
       sweep();
       entries.set(key, { value, expiresAt: expiryOf(opts?.ttlMs) });
@@ -84,24 +103,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       }
       return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
-    async hitWindow(key, limit, windowMs): Promise<WindowHit> {
-      sweep();
-      const at = now();
-      let window = windows.get(key);
-      if (!window) windows.set(key, (window = { hits: [], head: 0, windowMs }));
-      window.windowMs = windowMs;
-      const { hits } = window;
-      while (window.head < hits.length && hits[window.head]! <= at - windowMs) window.head += 1;
-      if (window.head > 1024 && window.head * 2 > hits.length) {
-        hits.splice(0, window.head);
-        window.head = 0;
-      }
-      const count = hits.length - window.head;
-      if (count >= limit) {
-        return { allowed: false, count, retryAfterMs: Math.max(1, hits[window.head]! + windowMs - at) };
-      }
-      hits.push(at);
-      return { allowed: true, count: count + 1, retryAfterMs: 0 };
+    async hitWindow(key, limit, windowMs) {
+      return hitWindow(key, limit, windowMs);
     },
     async close() {
       entries.clear();

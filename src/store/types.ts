@@ -7,10 +7,11 @@ export interface StateStore {
   readonly kind: 'memory' | 'redis';
   get(key: string): Promise<string | null>;
   /**
-   * The same read, answered synchronously: only a store that holds its state in this process has it
-   * (memory). Per-call reads use it to skip a promise; Redis has none, and callers then use `get`.
+   * The per-call operations answered synchronously: only a store that holds its state in this process
+   * has them (memory). Hot paths use them to skip a promise per call; Redis has none, and callers use
+   * the methods above. A wrapper that changes one of those methods must change or drop this one too.
    */
-  getInProcess?(key: string): string | null;
+  readonly inProcess?: InProcessStore;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   /** Writes only when the key does not exist; true when written. */
   setIfAbsent(key: string, value: string, options?: { ttlMs?: number }): Promise<boolean>;
@@ -22,6 +23,12 @@ export interface StateStore {
   /** Atomic sliding-window hit: counts one hit unless the window already holds `limit`. */
   hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit>;
   close(): Promise<void>;
+}
+
+/** The same semantics as the StateStore methods of the same names, without waiting. */
+export interface InProcessStore {
+  get(key: string): string | null;
+  hitWindow(key: string, limit: number, windowMs: number): WindowHit;
 }
 
 export interface WindowHit {

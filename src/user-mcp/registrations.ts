@@ -166,8 +166,8 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
   }
 
   function listInProcess(tenant: string, sub: string): readonly UserMcpRegistration[] | undefined {
-    if (!store.getInProcess) return undefined;
-    const raw = store.getInProcess(keyOf(tenant, sub));
+    if (!store.inProcess) return undefined;
+    const raw = store.inProcess.get(keyOf(tenant, sub));
     return raw === null ? NONE : listed(raw);
   }
 

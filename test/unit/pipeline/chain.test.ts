@@ -13,10 +13,25 @@ const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 /** Wraps a store to count hitWindow calls. */
 function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: number } {
   const inner = deps.store;
-  const counted = { ...inner, kind: inner.kind, hits: 0 } as StateStore & { hits: number };
-  counted.hitWindow = async (...args) => {
-    counted.hits++;
-    return inner.hitWindow(...args);
+  const local = inner.inProcess;
+  // Both paths count: the policy takes the in-process one when the store has it (the memory store does).
+  const counted: StateStore & { hits: number } = {
+    ...inner,
+    kind: inner.kind,
+    hits: 0,
+    hitWindow: async (...args) => {
+      counted.hits++;
+      return inner.hitWindow(...args);
+    },
+    ...(local && {
+      inProcess: {
+        get: local.get,
+        hitWindow: (...args) => {
+          counted.hits++;
+          return local.hitWindow(...args);
+        },
+      },
+    }),
   };
   return counted;
 }

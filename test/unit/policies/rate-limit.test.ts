@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rateLimitPolicy } from '../../../policies/rate-limit.js';
+import { createTestStore } from '../../helpers/memory-store.js';
 import { alice, bob, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 describe('rate-limit policy', () => {
@@ -47,5 +48,38 @@ describe('rate-limit policy', () => {
     for (let i = 0; i < 5; i++) expect((await policy(makeCall(), makeCtx(), recordingTerminal())).ok).toBe(true);
     expect(() => rateLimitPolicy({ limit: 5, per: 'ip' }, makeDeps())).toThrow(/policies\.rate-limit\.per/);
     expect(() => rateLimitPolicy({ windowMs: 5 }, makeDeps())).toThrow(/limit/);
+  });
+
+  it('over an in-process store counts and hands the call on in the same turn; over a store without one, after its answer', async () => {
+    const local = rateLimitPolicy({ limit: 5 }, makeDeps());
+    const terminal = recordingTerminal();
+    const pending = local(makeCall(), makeCtx(), terminal);
+    expect(terminal.calls).toHaveLength(1);
+    expect((await pending).ok).toBe(true);
+
+    const store = createTestStore(); // no inProcess, like Redis
+    let hits = 0;
+    store.hitWindow = async () => ({ allowed: ++hits <= 1, count: hits, retryAfterMs: hits <= 1 ? 0 : 10 });
+    const remote = rateLimitPolicy({ limit: 1 }, makeDeps({ store }));
+    const waited = remote(makeCall(), makeCtx(), terminal);
+    expect(terminal.calls).toHaveLength(1);
+    expect((await waited).ok).toBe(true);
+    expect(terminal.calls).toHaveLength(2);
+    expect((await remote(makeCall(), makeCtx(), terminal)).error?.errorType).toBe('RATE_LIMITED');
+  });
+
+  it('keys the window by tenant, user and tool exactly as before (counters survive a rolling upgrade)', async () => {
+    const store = createTestStore();
+    const keys: string[] = [];
+    store.hitWindow = async (key) => {
+      keys.push(key);
+      return { allowed: true, count: 1, retryAfterMs: 0 };
+    };
+    const terminal = recordingTerminal();
+    const odd = { ...alice, user: 'x@y|z' };
+    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: ['user', 'tool'] }, makeDeps({ store }))(makeCall(makeTool({ name: 'a-b' })), makeCtx({ principal: odd }), terminal);
+    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tenant' }, makeDeps({ store }))(makeCall(), makeCtx({ principal: odd }), terminal);
+    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tool' }, makeDeps({ store }))(makeCall(makeTool({ name: 'a-b' })), makeCtx(), terminal);
+    expect(keys).toEqual([`ratelimit:1000:3:t=${alice.tenant}|u=x%40y%7Cz|n=a-b`, `ratelimit:1000:3:t=${alice.tenant}`, `ratelimit:1000:3:t=${alice.tenant}|n=a-b`]);
   });
 });

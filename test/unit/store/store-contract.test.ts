@@ -134,21 +134,31 @@ describe('the memory store clock', () => {
   });
 });
 
-describe('the memory store in-process read', () => {
-  it('answers getInProcess as get does, expiry included, without a promise', async () => {
+describe('the memory store in-process operations', () => {
+  it('answers get as the store does, expiry included, without a promise', async () => {
     let t = 1_000;
     const store = createMemoryStore({ now: () => t });
-    expect(store.getInProcess?.('k')).toBeNull();
+    expect(store.inProcess?.get('k')).toBeNull();
     await store.set('k', 'v', { ttlMs: 100 });
-    expect(store.getInProcess?.('k')).toBe('v');
+    expect(store.inProcess?.get('k')).toBe('v');
     t += 100;
-    expect(store.getInProcess?.('k')).toBeNull();
+    expect(store.inProcess?.get('k')).toBeNull();
     expect(await store.get('k')).toBeNull();
   });
 
-  it('is absent from the Redis store, whose reads always wait for the server', async () => {
+  it('counts hitWindow in the same windows as the store does', async () => {
+    let t = 1_000;
+    const store = createMemoryStore({ now: () => t });
+    expect(store.inProcess?.hitWindow('w', 2, 50)).toEqual({ allowed: true, count: 1, retryAfterMs: 0 });
+    expect(await store.hitWindow('w', 2, 50)).toEqual({ allowed: true, count: 2, retryAfterMs: 0 });
+    expect(store.inProcess?.hitWindow('w', 2, 50)).toEqual({ allowed: false, count: 2, retryAfterMs: 50 });
+    t += 50;
+    expect(store.inProcess?.hitWindow('w', 2, 50)).toMatchObject({ allowed: true, count: 1 });
+  });
+
+  it('are absent from the Redis store, whose operations always wait for the server', async () => {
     const store = createRedisStore({ url: REDIS_URL, prefix });
-    expect(store.getInProcess).toBeUndefined();
+    expect(store.inProcess).toBeUndefined();
     await store.close();
   });
 });

@@ -50,9 +50,11 @@ interface Snapshot {
 interface PoolCache {
   readonly byKey: Map<string, Pool>;
   readonly byPrincipal: Readonly<Record<ToolMode, WeakMap<Principal, Pool>>>;
+  /** The execution scope of each pool (a pool belongs to one tenant): one object per pool, not per call. */
+  readonly scopes: WeakMap<Pool, ExecutionScope>;
 }
 
-const emptyPoolCache = (): PoolCache => ({ byKey: new Map(), byPrincipal: { default: new WeakMap(), readonly: new WeakMap() } });
+const emptyPoolCache = (): PoolCache => ({ byKey: new Map(), byPrincipal: { default: new WeakMap(), readonly: new WeakMap() }, scopes: new WeakMap() });
 
 const MAX_CACHED_POOLS = 1000;
 
@@ -222,8 +224,16 @@ export class Gateway {
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
     const pool = this.poolIn(snapshot, principal, requestedMode);
-    const scopeOf = (resolved: Pool): ExecutionScope => ({ catalog: snapshot.catalog, tenant, pool: resolved, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics });
-    return pool instanceof Promise ? pool.then(scopeOf) : scopeOf(pool);
+    return pool instanceof Promise ? pool.then((resolved) => this.scopeOf(snapshot, tenant, chain, resolved)) : this.scopeOf(snapshot, tenant, chain, pool);
+  }
+
+  private scopeOf(snapshot: Snapshot, tenant: TenantView, chain: Next, pool: Pool): ExecutionScope {
+    let scope = snapshot.pools.scopes.get(pool);
+    if (!scope) {
+      scope = { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics };
+      snapshot.pools.scopes.set(pool, scope);
+    }
+    return scope;
   }
 
   /** The live snapshot, for callers that must run several calls on one config version. */

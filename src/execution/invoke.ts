@@ -1,19 +1,44 @@
-import type { Next } from '../pipeline/types.js';
+import type { Next, PolicyContext } from '../pipeline/types.js';
+import type { ToolCall, ToolResult } from '../types.js';
 import { isToolError } from './tool-error.js';
 import { callFailure, successResult } from './tool-result.js';
 
 /**
  * The end of every policy chain: runs the tool's handler and turns whatever happens into a ToolResult.
  * Typed failures keep their errorType; anything else is TOOL_EXCEPTION with its message only (no stack).
+ * Not async: a handler that returns a plain value (most in-process tools) is answered without an async
+ * frame or a promise to await it; a promise or other thenable is followed as `await` would.
  */
-export const invokeTool: Next = async (call, ctx) => {
+export const invokeTool: Next = (call, ctx) => {
+  let returned: unknown;
   try {
-    const returned = await call.tool.handler(call.arguments, ctx);
-    return successResult(call, returned);
+    returned = call.tool.handler(call.arguments, ctx);
+    if (!isThenable(returned)) return Promise.resolve(successResult(call, returned));
   } catch (error) {
-    if (isToolError(error)) return callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
-    if (ctx.signal.aborted) return callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
-    const message = error instanceof Error ? error.message : String(error);
-    return callFailure(call, 'TOOL_EXCEPTION', message || 'tool failed');
+    return Promise.resolve(failureOf(call, ctx, error));
   }
+  return Promise.resolve(returned).then(
+    (value) => settled(call, ctx, value),
+    (error: unknown) => failureOf(call, ctx, error),
+  );
 };
+
+/** successResult, or the failure it throws (an output JSON cannot hold, say) as a ToolResult. */
+function settled(call: ToolCall, ctx: PolicyContext, value: unknown): ToolResult {
+  try {
+    return successResult(call, value);
+  } catch (error) {
+    return failureOf(call, ctx, error);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function failureOf(call: ToolCall, ctx: PolicyContext, error: unknown): ToolResult {
+  if (isToolError(error)) return callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
+  if (ctx.signal.aborted) return callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
+  const message = error instanceof Error ? error.message : String(error);
+  return callFailure(call, 'TOOL_EXCEPTION', message || 'tool failed');
+}

@@ -14,23 +14,29 @@ export type SchemaCheck = { ok: true } | { ok: false; message: string };
  * are untrusted: `addUsedSchema: false` keeps their `$id`s from colliding, and a schema that does not
  * compile only loses schema validation (the object check already passed) — it is logged by the caller.
  */
-export function createSchemaValidator(): (schema: Readonly<JsonObject>) => ((args: JsonObject) => SchemaCheck) | undefined {
+type Check = (args: JsonObject) => SchemaCheck;
+
+/** The answer for valid arguments: one shared object (this runs on every call). */
+const VALID: SchemaCheck = Object.freeze({ ok: true });
+
+export function createSchemaValidator(): (schema: Readonly<JsonObject>) => Check | undefined {
   const ajv = new Ajv({ allErrors: false, strict: false, addUsedSchema: false, validateSchema: false, coerceTypes: false });
   addFormats(ajv);
-  const cache = new WeakMap<object, ValidateFunction | null>();
+  // The check itself is cached per schema too, not only the compiled validator: no closure per call.
+  const cache = new WeakMap<object, Check | null>();
   return (schema) => {
-    let compiled = cache.get(schema);
-    if (compiled === undefined) {
+    let check = cache.get(schema);
+    if (check === undefined) {
+      let validate: ValidateFunction;
       try {
-        compiled = ajv.compile(schema as JsonObject);
+        validate = ajv.compile(schema as JsonObject);
+        check = (args) => (validate(args) ? VALID : { ok: false, message: describeErrors(validate.errors ?? []) });
       } catch {
-        compiled = null;
+        check = null;
       }
-      cache.set(schema, compiled);
+      cache.set(schema, check);
     }
-    if (compiled === null) return undefined;
-    const validate = compiled;
-    return (args) => (validate(args) ? { ok: true } : { ok: false, message: describeErrors(validate.errors ?? []) });
+    return check ?? undefined;
   };
 }
 

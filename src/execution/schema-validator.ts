@@ -9,16 +9,16 @@ const addFormats: AddFormats =
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
-/**
- * Compiles each model-visible schema once (cached by schema object identity). Upstream schemas
- * are untrusted: `addUsedSchema: false` keeps their `$id`s from colliding, and a schema that does not
- * compile only loses schema validation (the object check already passed) — it is logged by the caller.
- */
 type Check = (args: JsonObject) => SchemaCheck;
 
 /** The answer for valid arguments: one shared object (this runs on every call). */
 const VALID: SchemaCheck = Object.freeze({ ok: true });
 
+/**
+ * Compiles each model-visible schema once (cached by schema object identity). Upstream schemas
+ * are untrusted: `addUsedSchema: false` keeps their `$id`s from colliding, and a schema that does not
+ * compile only loses schema validation (the object check already passed) — it is logged by the caller.
+ */
 export function createSchemaValidator(): (schema: Readonly<JsonObject>) => Check | undefined {
   const ajv = new Ajv({ allErrors: false, strict: false, addUsedSchema: false, validateSchema: false, coerceTypes: false });
   addFormats(ajv);

@@ -69,7 +69,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   return {
     kind: 'memory',
     async get(key) {
-      return live(key)?.value ?? null;
+      return inProcess.get(key);
     },
     inProcess,
     async set(key, value, opts) {

@@ -172,6 +172,11 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     return tools;
   }
 
+  // A user without registrations shares one frozen empty list.
+  function toolsFrom(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): readonly Tool[] | Promise<Tool[]> {
+    return registrations.length === 0 ? NO_TOOLS : toolsOfAll(principal, registrations, log);
+  }
+
   return {
     kind: 'user-mcp',
     // Synchronous for the common case: most callers have no servers of their own, and this runs per call.
@@ -179,8 +184,8 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     toolsFor(principal, log) {
       if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return NO_TOOLS;
       const known = deps.registrations.listInProcess(principal.tenant, principal.user);
-      if (known !== undefined) return known.length === 0 ? NO_TOOLS : toolsOfAll(principal, known, log);
-      return deps.registrations.list(principal.tenant, principal.user).then((registrations) => (registrations.length === 0 ? NO_TOOLS : toolsOfAll(principal, registrations, log)));
+      if (known !== undefined) return toolsFrom(principal, known, log);
+      return deps.registrations.list(principal.tenant, principal.user).then((registrations) => toolsFrom(principal, registrations, log));
     },
     async forget(tenant, sub, serviceId) {
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));

@@ -81,7 +81,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store });
   // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
-  const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => config.tenants[tenant]?.userMcp.maxServers ?? 0 });
+  // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
+  const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0 });
   const userProvider = createUserMcpProvider({ registrations, egress });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
@@ -113,7 +114,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     await agent.close();
   });
 
-  const admission = installAdmission(app, () => config.server.maxInFlight, metrics);
+  const admission = installAdmission(app, () => gateway.config.server.maxInFlight, metrics);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     reply.header('x-request-id', request.id);

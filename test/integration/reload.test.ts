@@ -101,3 +101,30 @@ describe('hot reload', () => {
     expect(fired).toBe(1);
   });
 });
+
+describe('per-tenant settings after a reload', () => {
+  it('a tenant added by reload gets its own userMcp.maxServers, not the start-up config', async () => {
+    const bobKey = 'tg_reload_bob_key';
+    const withBeta = `${yaml([])}  beta:
+    userMcp: { maxServers: 2 }
+`.replace('roles: [admin] }', `roles: [admin] }\n    - { id: b, sha256: "${sha256(bobKey)}", tenant: beta, user: bob, roles: [] }`);
+    const file = join(dir, 'tenants.yaml');
+    await writeFile(file, yaml([]));
+    // The egress check resolves through this map: the PUT below never connects, so no traffic leaves.
+    const resolve = async (host: string) => (host === 'mcp.example.test' ? ['93.184.216.34'] : []);
+    const tenantApp = await buildTestApp(await loadConfigFile(file), { loadConfig: () => loadConfigFile(file), resolve });
+    try {
+      await writeFile(file, withBeta);
+      expect((await tenantApp.inject({ method: 'POST', url: '/v1/admin/reload', headers })).statusCode).toBe(200);
+      const put = (serviceId: string) =>
+        tenantApp.inject({ method: 'PUT', url: `/v1/users/bob/mcp-servers/${serviceId}`, headers: bearer(bobKey), payload: { url: 'http://mcp.example.test/mcp' } });
+      expect((await put('one')).statusCode).toBe(201);
+      expect((await put('two')).statusCode).toBe(201);
+      const third = await put('three');
+      expect(third.statusCode).toBe(409);
+      expect(third.json().message).toBe('at most 2 MCP servers per user');
+    } finally {
+      await tenantApp.close();
+    }
+  });
+});

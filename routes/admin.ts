@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/admin.js';
+import { logReload } from '../src/plugins/gateway.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
 /** Operator routes: config reload and upstream status — role `admin`. */
@@ -16,14 +17,29 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
         tags: ['admin'],
         summary: 'Reload the configuration file (also on SIGHUP)',
         security: bearerSecurity,
-        response: { 200: { type: 'object', properties: { reloaded: { type: 'boolean' }, changed: { type: 'boolean' } } }, ...errorResponses },
+        response: {
+          200: {
+            type: 'object',
+            required: ['reloaded', 'changed', 'restartRequired'],
+            properties: {
+              reloaded: { type: 'boolean' },
+              changed: { type: 'boolean' },
+              restartRequired: {
+                type: 'array',
+                items: { type: 'string' },
+                description: 'Changed settings that are read only at start-up (e.g. `egress.allow`, `audit`): they apply after a restart',
+              },
+            },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
       try {
-        const { changed } = await app.reloadConfig();
-        request.log.info({ changed }, 'configuration reloaded');
-        return { reloaded: true, changed };
+        const { changed, restartRequired } = await app.reloadConfig();
+        logReload(request.log, { changed, restartRequired });
+        return { reloaded: true, changed, restartRequired };
       } catch (error) {
         if (error instanceof ConfigError) throw new errors.TG_CONFIG_INVALID(error.message);
         throw error;

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { JSONWebKeySet } from 'jose';
 import { createAuthenticator } from './auth/authenticator.js';
+import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
 import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
@@ -15,7 +16,7 @@ import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
-import { gatewayPlugin } from './plugins/gateway.js';
+import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
 import { tenantGatePlugin } from './plugins/tenant-gate.js';
 import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
@@ -95,7 +96,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
   // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
-  const reloadConfig = async (): Promise<{ changed: boolean }> => {
+  const reloadConfig = async (): Promise<ReloadOutcome> => {
     let next: GatewayConfig;
     let nextAuthenticator;
     try {
@@ -105,9 +106,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
       metrics.configReloads.inc({ result: 'error' });
       throw error;
     }
-    const result = await gateway.reload(next);
+    const { changed } = await gateway.reload(next);
     authenticator = nextAuthenticator;
-    return result;
+    // Start-up settings are compared with the config the process started with: they still run on it.
+    return { changed, restartRequired: settingsNeedingRestart(config, next) };
   };
 
   app.addHook('onClose', async () => {

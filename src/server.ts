@@ -7,6 +7,7 @@ import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
 import { stdoutDestination } from './observability/stdout.js';
+import { logReload } from './plugins/gateway.js';
 
 async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
   const path = process.env.TOOLGATE_CONFIG;
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
 
   const reload = (trigger: string) => () => {
     app.reloadConfig().then(
-      ({ changed }) => app.log.info({ changed, trigger }, 'configuration reloaded'),
+      (outcome) => logReload(app.log, outcome, trigger),
       (error: unknown) => app.log.error({ err: error, trigger }, 'configuration reload refused; the previous configuration keeps serving'),
     );
   };

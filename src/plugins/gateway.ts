@@ -1,18 +1,25 @@
 import fp from 'fastify-plugin';
 import type { Gateway } from '../gateway.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Logger } from '../types.js';
+
+/** What a reload did: whether the config changed, and which changed settings apply only after a restart. */
+export interface ReloadOutcome {
+  changed: boolean;
+  restartRequired: string[];
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     gateway: Gateway;
     metrics: GatewayMetrics;
     /** Re-reads the config source and swaps it in (admin route, SIGHUP). */
-    reloadConfig: () => Promise<{ changed: boolean }>;
+    reloadConfig: () => Promise<ReloadOutcome>;
   }
 }
 
 /** Shares the gateway runtime with every route and closes its upstreams when the app closes. */
-export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; reloadConfig: () => Promise<{ changed: boolean }> }>(
+export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; reloadConfig: () => Promise<ReloadOutcome> }>(
   async (app, { gateway, metrics, reloadConfig }) => {
     app.decorate('gateway', gateway);
     app.decorate('metrics', metrics);
@@ -23,3 +30,9 @@ export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; rel
   },
   { name: 'toolgate-gateway' },
 );
+
+/** One log line per reload (admin route, SIGHUP, file watch); a warning when some changes wait for a restart. */
+export function logReload(log: Logger, { changed, restartRequired }: ReloadOutcome, trigger?: string): void {
+  if (restartRequired.length > 0) log.warn({ changed, restartRequired, trigger }, 'configuration reloaded; changed settings that apply only after a restart');
+  else log.info({ changed, trigger }, 'configuration reloaded');
+}

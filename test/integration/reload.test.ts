@@ -48,7 +48,7 @@ describe('hot reload', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await writeFile(path, yaml(['slow']));
     const reloaded = await reload();
-    expect(reloaded.json()).toEqual({ reloaded: true, changed: true });
+    expect(reloaded.json()).toEqual({ reloaded: true, changed: true, restartRequired: [] });
     const finished = await inFlight;
     expect(finished.json()).toMatchObject({ ok: true, output: 'waited 400' });
     const next = await app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'slow', arguments: { ms: 1 } } });
@@ -79,6 +79,19 @@ describe('hot reload', () => {
     await writeFile(path, yaml([]));
     await reload();
     expect((await app.inject({ url: '/v1/tools', headers })).headers.etag).not.toBe(before);
+  });
+
+  it('names the changed settings that need a restart (egress.allow, audit), and keeps naming them until one', async () => {
+    await writeFile(path, yaml([]).replace('audit: { sink: "off" }', 'audit: { sink: stdout }\negress: { allow: [10.1.2.0/24] }'));
+    const first = await reload();
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual({ reloaded: true, changed: true, restartRequired: ['audit', 'egress.allow'] });
+    // A later reload that changes something else still runs on the start-up egress and audit settings.
+    await writeFile(path, yaml(['slow']).replace('audit: { sink: "off" }', 'audit: { sink: stdout }\negress: { allow: [10.1.2.0/24] }'));
+    expect((await reload()).json().restartRequired).toEqual(['audit', 'egress.allow']);
+    // Back to the running values: nothing waits for a restart.
+    await writeFile(path, yaml([]));
+    expect((await reload()).json()).toEqual({ reloaded: true, changed: true, restartRequired: [] });
   });
 
   it('refuses reload to a non-admin', async () => {

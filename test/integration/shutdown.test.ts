@@ -188,6 +188,12 @@ describe('graceful shutdown of the real server', () => {
     await server.logLine((line) => line.trigger === 'SIGHUP' && line.msg === 'configuration reloaded');
     expect((await call()).error?.errorType).toBe('PERMISSION_DENIED');
 
+    // A setting read only at start-up: applied nowhere, but named in a warning.
+    await writeFile(file, watched.replace('  acme: {}', '  acme: { tools: { deny: [get_weather] } }').replace('tenants:', 'egress: { allow: [10.1.2.0/24] }\ntenants:'));
+    server.child.kill('SIGHUP');
+    const warned = await server.logLine((line) => line.trigger === 'SIGHUP' && Array.isArray(line.restartRequired));
+    expect(warned).toMatchObject({ level: 40, restartRequired: ['egress.allow'], msg: 'configuration reloaded; changed settings that apply only after a restart' });
+
     server.child.kill('SIGTERM');
     expect(await server.exit).toEqual({ code: 0, signal: null });
   });

@@ -1,0 +1,36 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { GatewayConfig } from './types.js';
+
+/**
+ * Settings read once at start-up (listener, store, audit sink, logger, egress allowlist of user MCP
+ * servers, file watcher): a reload validates them but cannot apply them. `server.maxInFlight` is not
+ * here: admission reads it from the live snapshot.
+ */
+const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
+  ['server', 'host'],
+  ['server', 'port'],
+  ['server', 'bodyLimit'],
+  ['server', 'trustProxy'],
+  ['server', 'shutdownGraceMs'],
+  ['store'],
+  ['audit'],
+  ['egress', 'allow'],
+  ['logging', 'level'],
+  ['logging', 'redact'],
+  ['reload', 'watch'],
+];
+
+function at(config: GatewayConfig, path: readonly string[]): unknown {
+  let value: unknown = config;
+  for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
+/**
+ * The start-up settings in which `next` differs from the configuration the process runs with, as
+ * dotted paths (`egress.allow`, `audit`). Compared with what is running, not the previous reload, so a
+ * change stays listed until a restart applies it.
+ */
+export function settingsNeedingRestart(running: GatewayConfig, next: GatewayConfig): string[] {
+  return START_UP_SETTINGS.filter((path) => !isDeepStrictEqual(at(running, path), at(next, path))).map((path) => path.join('.'));
+}

@@ -72,7 +72,7 @@ export async function bench(): Promise<string> {
   for (let i = 0; i < RESOLVES; i += 1) {
     const name = i % 4 === 0 ? `alias_${(i * 10) % TOOL_COUNT}` : `tool_${String((i * 7) % TOOL_COUNT).padStart(5, '0')}`;
     const start = performance.now();
-    resolveToolName(name, pool, catalog, users);
+    resolveToolName(name, pool, catalog, users, tenant.reaches);
     resolveSamples.push(performance.now() - start);
   }
   const ms = (value: number) => value.toFixed(3);

@@ -34,7 +34,7 @@ export async function executeBatch(batch: BatchRequest, options: BatchCallOption
   const classify = (call: CallRequest): boolean => {
     if (typeof call.name !== 'string') return true;
     const parsed = parseArguments(call.name, call.arguments);
-    const resolution = resolveToolName(call.name, scope.pool, scope.catalog, users);
+    const resolution = resolveToolName(call.name, scope.pool, scope.catalog, users, scope.tenant.reaches);
     return !parsed.ok || !resolution.ok || isCallConcurrencySafe(resolution.tool, parsed.args);
   };
   return runBatch(batch.calls, {

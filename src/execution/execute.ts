@@ -63,7 +63,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   if (!parsed.ok) return finishCall(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }), undefined, started, metrics);
 
   const { principal } = options;
-  const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user));
+  const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user), scope.tenant.reaches);
   if (!resolution.ok) return finishCall(failureResult(resolution.errorType, resolution.message, { callId, name }), undefined, started, metrics);
   const tool = resolution.tool;
 

@@ -13,20 +13,31 @@ export interface UserNamespace {
   isUserToolName(name: string): boolean;
 }
 
+/** True when the caller's tenant has the tool at all (TenantView.reaches), whatever this caller may do now. */
+export type TenantReach = (tool: Tool) => boolean;
+
+/** The one answer for a name the caller's tenant cannot reach, whether or not anyone else has it. */
+export function unknownTool(name: string): Resolution {
+  return { ok: false, errorType: 'UNKNOWN_TOOL', message: `unknown tool: ${name}` };
+}
+
 /**
- * Name → tool for one principal (CONTRACT §3). A primary name of a tool outside the pool is refused,
- * never masked by an alias; aliases are accepted only for tools the principal can see.
+ * Name → tool for one principal (CONTRACT §3). A primary name of a tool the tenant has but this caller may
+ * not use now (role, mode, the tenant's own deny rules) is PERMISSION_DENIED, never masked by an alias.
+ * A name the tenant can never reach — another tenant's function, a service outside its `mcpServices`,
+ * another user's `user_…` tool — takes exactly the path of a name nobody has (alias lookup, then
+ * UNKNOWN_TOOL), so answers never tell a tenant what others have.
  */
-export function resolveToolName(name: string, pool: Pool, catalog: Catalog, users: UserNamespace): Resolution {
+export function resolveToolName(name: string, pool: Pool, catalog: Catalog, users: UserNamespace, reaches: TenantReach): Resolution {
   const visible = pool.byName.get(name);
   if (visible) return { ok: true, tool: visible };
-  if (users.isUserToolName(name) && !name.startsWith(users.ownPrefix)) {
-    return { ok: false, errorType: 'PERMISSION_DENIED', message: `tool ${name} belongs to another user` };
-  }
-  if (catalog.byName.has(name)) {
+  // Another user's namespace: refused before any alias lookup (an alias must never spell someone's tool),
+  // with the unknown-name answer whether or not that user registered such a tool.
+  if (users.isUserToolName(name) && !name.startsWith(users.ownPrefix)) return unknownTool(name);
+  if (catalog.byName.get(name)?.some(reaches)) {
     return { ok: false, errorType: 'PERMISSION_DENIED', message: `tool ${name} is not available to this caller` };
   }
   const aliased = (catalog.byAlias.get(name) ?? []).map((tool) => pool.byName.get(tool.name)).find((tool) => tool !== undefined && tool.aliases.includes(name));
   if (aliased) return { ok: true, tool: aliased, resolvedFrom: name };
-  return { ok: false, errorType: 'UNKNOWN_TOOL', message: `unknown tool: ${name}` };
+  return unknownTool(name);
 }

@@ -19,6 +19,13 @@ export interface TenantView {
   readonly id: string;
   readonly config: TenantConfig;
   admits(tool: Tool, principal: Principal, mode: ToolMode): AccessDecision;
+  /**
+   * True when the tenant has the tool at all: not disabled, inside its `tools.allow` globs, from a source
+   * it uses (its built-ins, `functions`, `mcpServices`). What `admits` adds on top — the tenant's deny
+   * globs, role rules, mode — only says whether this caller may use it now. Calls to a tool the tenant
+   * does not have answer exactly as an unknown name (src/registry/resolve.ts).
+   */
+  reaches(tool: Tool): boolean;
   effectiveMode(requested: ToolMode): ToolMode;
   /** Binding keys the model must never see for this tool (tool templates + tenant bindings). */
   boundKeys(tool: Tool): readonly string[];
@@ -60,9 +67,13 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     }
   }
 
+  // An own arrow, not a method: name resolution holds it as is (no `this`).
+  const reaches = (tool: Tool): boolean => tool.permission !== 'deny' && allow(tool.name) && sourceAllows(tool);
+
   return {
     id,
     config,
+    reaches,
     effectiveMode: (requested) => (config.mode === 'readonly' ? 'readonly' : requested),
     admits(tool, principal, requestedMode) {
       if (tool.permission === 'deny') return { ok: false, reason: 'tool is disabled' };

@@ -37,7 +37,7 @@ export function parseUserToolName(name: string): { userKey: string; toolName: st
   return match ? { userKey: match[1], toolName: match[2] } : null;
 }
 
-/** True when `name` has the user-tool shape but belongs to someone other than `sub` (→ PERMISSION_DENIED). */
+/** True when `name` has the user-tool shape but belongs to someone other than `sub` (refused as an unknown name). */
 export function isForeignUserToolName(name: string, sub: string): boolean {
   const parsed = parseUserToolName(name);
   return parsed !== null && parsed.userKey !== userKey(sub);

@@ -68,7 +68,7 @@ describe('two replicas on one Redis', () => {
     const called = await execute(replicaB, { name: 'user_alice_tool_lookup', arguments: { q: 'x' } });
     expect(called.json()).toMatchObject({ ok: true, output: 'found x', source: 'user-mcp' });
     const otherUser = await execute(replicaA, { name: 'user_alice_tool_lookup', arguments: { q: 'x' } }, bob);
-    expect(otherUser.json().error.errorType).toBe('PERMISSION_DENIED');
+    expect(otherUser.json().error.errorType).toBe('UNKNOWN_TOOL');
     await replicaB.inject({ method: 'DELETE', url: '/v1/users/alice/mcp-servers/search', headers: bearer(alice) });
     const afterDelete = await replicaA.inject({ method: 'GET', url: '/v1/users/alice/mcp-servers', headers: bearer(alice) });
     expect(afterDelete.json().servers).toEqual([]);

@@ -63,9 +63,9 @@ describe('user-level MCP isolation', () => {
     }
   });
 
-  it("answers PERMISSION_DENIED to another user calling the owner's tool, even through an operator alias", async () => {
+  it("answers another user calling the owner's tool as an unknown name, even through an operator alias", async () => {
     const denied = await execute(tokens.bob!, ALICE_TOOL);
-    expect(denied).toMatchObject({ ok: false, error: { errorType: 'PERMISSION_DENIED' } });
+    expect(denied).toMatchObject({ ok: false, error: { errorType: 'UNKNOWN_TOOL', error: `unknown tool: ${ALICE_TOOL}` } });
     expect(JSON.stringify(denied)).not.toContain('secret for');
     // The same sub in another tenant is another user: there the name is only the operator's alias of
     // get_weather (her own, empty namespace), never the acme registration.
@@ -89,7 +89,7 @@ describe('user-level MCP isolation', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(ALICE_TOOL);
       const result = await client.callTool({ name: ALICE_TOOL, arguments: { q: 'x' } });
       expect(result.isError).toBe(true);
-      expect(JSON.stringify(result.content)).toContain('PERMISSION_DENIED');
+      expect(JSON.stringify(result.content)).toContain('UNKNOWN_TOOL');
       expect(JSON.stringify(result.content)).not.toContain('secret for');
     });
   });

@@ -47,11 +47,11 @@ describe('built-in tools over POST /v1/execute', () => {
     expect(res.json().error).toEqual({ errorType: 'VALIDATION_ERROR', error: 'unsupported bash action: rm' });
   });
 
-  it('refuses built-ins to a tenant that did not enable them and hides them from its listing', async () => {
+  it('refuses built-ins to a tenant that did not enable them (as unknown names) and hides them from its listing', async () => {
     for (const [name, args] of [['read_file', { path: 'x' }], ['bash', { command: 'id' }]] as const) {
       const res = await execute(globex, name, args);
       expect(res.statusCode).toBe(200);
-      expect(res.json().error.errorType).toBe('PERMISSION_DENIED');
+      expect(res.json().error).toEqual({ errorType: 'UNKNOWN_TOOL', error: `unknown tool: ${name}` });
     }
     const listed = await app!.inject({ method: 'GET', url: '/v1/tools', headers: globex });
     expect(listed.json().tools.map((t: { name: string }) => t.name)).not.toContain('bash');

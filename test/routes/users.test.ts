@@ -73,7 +73,7 @@ describe('user MCP server routes', () => {
     expect(upstream.requests.at(-1)?.['x-api-key']).toBe('secret-value');
 
     const stolen = await open.inject({ method: 'POST', url: '/v1/execute', headers: bearer(await token('bob')), payload: { name: 'user_alice_tool_echo', arguments: { text: 'hi' } } });
-    expect(stolen.json()).toMatchObject({ ok: false, error: { errorType: 'PERMISSION_DENIED' } });
+    expect(stolen.json()).toMatchObject({ ok: false, error: { errorType: 'UNKNOWN_TOOL' } });
   });
 
   it('handles URL-encoded subs with / and unicode', async () => {

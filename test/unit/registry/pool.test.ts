@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { resolveToolName } from '../../../src/registry/resolve.js';
 import { isUserToolName, userToolPrefix } from '../../../src/registry/user-names.js';
 import { createShadowReporter } from '../../../src/registry/pool.js';
+import { createTenantView } from '../../../src/registry/tenant-view.js';
 import { catalogOf, poolOf, principal, silentLog, tenantConfig, tool } from '../../helpers/registry.js';
 
 const names = (pool: { tools: readonly { name: string }[] }) => pool.tools.map((t) => t.name);
@@ -65,24 +66,69 @@ describe('aliases', () => {
   const catalog = catalogOf([tool('get_weather', 'function', { aliases: ['weather'] }), tool('secret_tool', 'function', { aliases: ['weather_admin'] }), tool('weather_admin')]);
   const tenant = tenantConfig({ tools: { deny: ['secret_tool', 'weather_admin'] } });
   const pool = poolOf(catalog, tenant);
+  const reaches = createTenantView('t', tenant).reaches;
 
   it('resolves an alias of a visible tool and reports resolvedFrom', () => {
-    expect(resolveToolName('weather', pool, catalog, users())).toMatchObject({ ok: true, resolvedFrom: 'weather', tool: { name: 'get_weather' } });
+    expect(resolveToolName('weather', pool, catalog, users(), reaches)).toMatchObject({ ok: true, resolvedFrom: 'weather', tool: { name: 'get_weather' } });
   });
 
-  it('refuses a hidden primary name instead of masking it with an alias', () => {
-    expect(resolveToolName('weather_admin', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
-    expect(resolveToolName('secret_tool', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
+  it("refuses a primary name the tenant's own deny rules hide instead of masking it with an alias", () => {
+    expect(resolveToolName('weather_admin', pool, catalog, users(), reaches)).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
+    expect(resolveToolName('secret_tool', pool, catalog, users(), reaches)).toMatchObject({ ok: false, errorType: 'PERMISSION_DENIED' });
   });
 
   it('answers UNKNOWN_TOOL for a name nobody has', () => {
-    expect(resolveToolName('nope', pool, catalog, users())).toMatchObject({ ok: false, errorType: 'UNKNOWN_TOOL' });
+    expect(resolveToolName('nope', pool, catalog, users(), reaches)).toEqual({ ok: false, errorType: 'UNKNOWN_TOOL', message: 'unknown tool: nope' });
   });
 
-  it("refuses another user's tool prefix, even one that starts like the caller's", () => {
-    expect(resolveToolName('user_bob_tool_x', pool, catalog, users('alice'))).toMatchObject({ errorType: 'PERMISSION_DENIED' });
-    expect(resolveToolName('user_1-2_tool_x', pool, catalog, users('1'))).toMatchObject({ errorType: 'PERMISSION_DENIED' });
-    expect(resolveToolName('user_alice_tool_x', pool, catalog, users('alice'))).toMatchObject({ errorType: 'UNKNOWN_TOOL' });
+  it("answers another user's tool prefix exactly as an unknown name, even one that starts like the caller's", () => {
+    expect(resolveToolName('user_bob_tool_x', pool, catalog, users('alice'), reaches)).toEqual({ ok: false, errorType: 'UNKNOWN_TOOL', message: 'unknown tool: user_bob_tool_x' });
+    expect(resolveToolName('user_1-2_tool_x', pool, catalog, users('1'), reaches)).toMatchObject({ errorType: 'UNKNOWN_TOOL' });
+    expect(resolveToolName('user_alice_tool_x', pool, catalog, users('alice'), reaches)).toMatchObject({ errorType: 'UNKNOWN_TOOL' });
+  });
+});
+
+describe('names the tenant can never reach (no oracle of what other tenants have)', () => {
+  const catalog = catalogOf([
+    tool('acme_only', 'function'),
+    tool('shared_fn', 'function', { aliases: ['globex_secret'] }),
+    tool('globex_secret', 'function'),
+    tool('remote_tool', 'global-mcp', { service: 'svc_b' }),
+    tool('outside_allow', 'function'),
+    tool('disabled', 'function', { permission: 'deny' }),
+    tool('bash', 'builtin'),
+  ]);
+  // Enables its own functions only; `outside_allow` is enabled but outside the allow globs.
+  const tenant = tenantConfig({ functions: ['acme_only', 'shared_fn', 'outside_allow', 'disabled'], builtins: ['read_file'], tools: { allow: ['acme_*', 'shared_*', 'remote_*', 'globex_*', 'disabled', 'bash'] } });
+  const reaches = createTenantView('t', tenant).reaches;
+  const resolve = (name: string, options: Parameters<typeof poolOf>[2] = {}) => resolveToolName(name, poolOf(catalog, tenant, options), catalog, users(), reaches);
+  const unknown = (name: string) => ({ ok: false, errorType: 'UNKNOWN_TOOL', message: `unknown tool: ${name}` });
+
+  it.each([
+    ['a service outside mcpServices', 'remote_tool'],
+    ['a tool outside the allow globs', 'outside_allow'],
+    ['a tool disabled for everyone', 'disabled'],
+    ['a built-in the tenant does not enable', 'bash'],
+  ])('answers %s exactly as a name nobody has', (_label, name) => {
+    expect(catalog.byName.has(name)).toBe(true);
+    expect(resolve(name)).toEqual(unknown(name));
+    expect(resolve(`${name}_nobody_has_this`)).toEqual(unknown(`${name}_nobody_has_this`));
+  });
+
+  it("treats another tenant's function as an unknown name, alias lookup included", () => {
+    // Unknown names fall through to the aliases of visible tools; so does a name only another tenant has.
+    expect(resolve('globex_secret')).toMatchObject({ ok: true, tool: { name: 'shared_fn' }, resolvedFrom: 'globex_secret' });
+    const withoutAlias = catalogOf([tool('acme_only', 'function'), tool('globex_secret', 'function')]);
+    expect(resolveToolName('globex_secret', poolOf(withoutAlias, tenant), withoutAlias, users(), reaches)).toEqual(unknown('globex_secret'));
+  });
+
+  it('keeps PERMISSION_DENIED for a tool the tenant has but this caller may not use now (role, mode)', () => {
+    const withRole = tenantConfig({ functions: ['acme_only'], roles: { viewer: { deny: ['acme_*'] } } });
+    const viewer = principal({ roles: ['viewer'] });
+    expect(resolveToolName('acme_only', poolOf(catalog, withRole, { principal: viewer }), catalog, users(), createTenantView('t', withRole).reaches)).toMatchObject({
+      errorType: 'PERMISSION_DENIED',
+    });
+    expect(resolve('acme_only', { mode: 'readonly' })).toMatchObject({ errorType: 'PERMISSION_DENIED' });
   });
 });
 

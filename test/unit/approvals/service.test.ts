@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApprovalService } from '../../../src/approvals/service.js';
 import { ApprovalError, type ApprovalRecord, type CreateApprovalInput } from '../../../src/approvals/types.js';
@@ -9,8 +8,9 @@ import { createRedisStore } from '../../../src/store/redis.js';
 import type { StateStore } from '../../../src/store/types.js';
 import type { Principal } from '../../../src/types.js';
 import { makeCall, makeTool } from '../../helpers/policy-fixtures.js';
+import { deleteRedisKeys, testRedisUrl } from '../../helpers/redis.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const prefix = `tg-test-approvals:${randomBytes(6).toString('hex')}:`;
 
 const requester: Principal = { tenant: 'acme', user: 'alice', roles: ['user'], claims: { sub: 'alice' } };
@@ -40,16 +40,11 @@ const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> =>
   );
 
 afterAll(async () => {
-  const admin = new Redis(REDIS_URL);
-  const keys = await admin.keys(`${prefix}*`);
-  if (keys.length > 0) await admin.del(...keys);
-  await admin.quit();
+  if (REDIS_URL) await deleteRedisKeys(REDIS_URL, prefix);
 });
 
-const stores: Array<[string, () => StateStore]> = [
-  ['memory', () => createMemoryStore()],
-  ['redis', () => createRedisStore({ url: REDIS_URL, prefix })],
-];
+const stores: Array<[string, () => StateStore]> = [['memory', () => createMemoryStore()]];
+if (REDIS_URL) stores.push(['redis', () => createRedisStore({ url: REDIS_URL, prefix })]);
 
 describe.each(stores)('approvals on the %s store', (_kind, makeStore) => {
   const store = makeStore();

@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
+import { invalidToolCall } from '../src/mcp/call-params.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -63,12 +64,16 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
+      const invalid = invalidToolCall(request.body);
+      if (invalid) return reply.send(invalid);
       // The same tenant in-flight bound as /v1/execute: one slot per MCP request, held until it is answered.
       const { tenant } = request.principal;
       app.tenantGate.enter(tenant, app.gateway.tenant(tenant)!.config.limits.maxInFlight);
       const server = serverFor(app, request, reply);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
+      // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
+      reply.raw.setHeader('x-request-id', request.id);
       reply.raw.once('close', () => {
         app.tenantGate.leave(tenant);
         void transport.close();

@@ -71,6 +71,22 @@ async function createKeyResolver(jwt: JwtConfig, options: AuthenticatorOptions):
   return { getKey, algorithms: [...new Set(algorithms)] };
 }
 
+/**
+ * A token without `exp` would stay valid forever (a leaked one cannot be outlived), so it is refused
+ * unless `requireExp` is off; `maxTokenLifetimeSec` bounds how long an issuer may make a token live.
+ * Returns the refusal, or undefined. (jose has already checked `exp`/`nbf` against the clock.)
+ */
+function lifetimeCheck(payload: JWTPayload, jwt: JwtConfig, nowMs: number): string | undefined {
+  const exp = typeof payload.exp === 'number' ? payload.exp : undefined;
+  if (exp === undefined) {
+    if (jwt.requireExp || jwt.maxTokenLifetimeSec !== undefined) return 'token has no expiry (exp)';
+    return undefined;
+  }
+  if (jwt.maxTokenLifetimeSec === undefined) return undefined;
+  const from = typeof payload.iat === 'number' ? payload.iat : nowMs / 1000;
+  return exp - from > jwt.maxTokenLifetimeSec ? `token lifetime exceeds ${jwt.maxTokenLifetimeSec} s` : undefined;
+}
+
 export async function createAuthenticator(config: AuthConfig, options: AuthenticatorOptions = {}): Promise<Authenticator> {
   const now = options.now ?? Date.now;
   const cache = new TokenCache(config.cache.max, config.cache.ttlMs, now);
@@ -104,6 +120,8 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
       const code = (error as { code?: string }).code;
       throw new AuthenticationError(code === 'ERR_JWT_EXPIRED' ? 'token expired' : 'invalid token');
     }
+    const lifetimeProblem = lifetimeCheck(payload, jwt, now());
+    if (lifetimeProblem) throw new AuthenticationError(lifetimeProblem);
     const tenant = payload[jwt.tenantClaim];
     if (typeof tenant !== 'string' || tenant.length === 0) throw new AuthenticationError(`token has no string "${jwt.tenantClaim}" claim`);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new AuthenticationError('token has no subject');

@@ -225,6 +225,8 @@ export const configSchema = {
             tenantClaim: { type: 'string', default: 'tenant' },
             rolesClaim: { type: 'string', default: 'roles' },
             clockToleranceSec: { type: 'integer', minimum: 0, maximum: 300, default: 30 },
+            requireExp: { type: 'boolean', default: true },
+            maxTokenLifetimeSec: { type: 'integer', minimum: 1 },
           },
         },
         apiKeys: {

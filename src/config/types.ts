@@ -23,6 +23,10 @@ export interface JwtConfig {
   tenantClaim: string;
   rolesClaim: string;
   clockToleranceSec: number;
+  /** A token without `exp` is refused unless this is false (a token without `exp` never expires). */
+  requireExp: boolean;
+  /** Refuse tokens whose `exp - iat` (or `exp - now` without `iat`) exceeds this. */
+  maxTokenLifetimeSec?: number;
 }
 
 export interface ApiKeyConfig {

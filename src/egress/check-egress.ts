@@ -39,6 +39,13 @@ function allowlistOf(allow: readonly string[]): EgressAllowlist {
 
 const deny = (message: string): EgressVerdict => ({ ok: false, code: 'TG_EGRESS_DENIED', message });
 
+/** The raw authority: after the scheme and any run of slashes or backslashes, up to the path, query or fragment. */
+function authorityOf(url: string): string {
+  const afterScheme = url.slice(url.indexOf(':') + 1).replace(/^[/\\]*/, '');
+  const end = afterScheme.search(/[/\\?#]/);
+  return end === -1 ? afterScheme : afterScheme.slice(0, end);
+}
+
 /**
  * Decides whether `url` may be fetched on a user's behalf. Every address the hostname resolves to
  * must pass (one private answer among public ones is enough to refuse: a rebinding resolver picks
@@ -46,6 +53,9 @@ const deny = (message: string): EgressVerdict => ({ ok: false, code: 'TG_EGRESS_
  */
 export async function checkEgress(url: string, options: EgressOptions): Promise<EgressVerdict> {
   if (typeof url !== 'string' || url.length === 0 || url.length > MAX_URL_LENGTH) return deny('URL is missing or too long');
+  // Refused on the raw text, before any parsing or lookup: the URL parser reports `http://:@host/` (and
+  // `http:@host/`) as having no credentials, yet a userinfo separator in the authority is never legitimate here.
+  if (authorityOf(url).includes('@')) return deny('credentials in the URL are not allowed (use headers)');
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -32,6 +32,14 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
+ * An auth-param value as an RFC 7235 quoted-string, so a message can never end the value early: `"` and
+ * `\` are backslash-escaped; anything but tab and printable ASCII is dropped (a header cannot carry it).
+ */
+export function quotedString(value: string): string {
+  return `"${value.replace(/[^\t\x20-\x7e]/g, '').replace(/["\\]/g, '\\$&')}"`;
+}
+
+/**
  * Bearer authentication as a preHandler: the principal comes only from a verified token, never from
  * headers, query strings or bodies. Unknown tenants are checked against the live config on every request.
  */
@@ -57,7 +65,7 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
       if (known) return admit(known);
       current.authenticate(token).then(admit, (error: unknown) => {
         if (!(error instanceof AuthenticationError)) return done(error as Error);
-        reply.header('www-authenticate', `Bearer realm="toolgate", error="invalid_token", error_description="${error.message}"`);
+        reply.header('www-authenticate', `Bearer realm="toolgate", error="invalid_token", error_description=${quotedString(error.message)}`);
         done(new errors.TG_UNAUTHENTICATED(error.message));
       });
     });

@@ -49,6 +49,26 @@ describe('authentication with HS256 JWTs and API keys', () => {
     expect(res.json().message).toBe('token expired');
   });
 
+  it('writes the WWW-Authenticate error_description as an RFC 7235 quoted-string', async () => {
+    const res = await listTools(app, bearer(await signToken({ tenant: undefined })));
+    const header = String(res.headers['www-authenticate']);
+    // Every auth-param is token=token or token=quoted-string; an unescaped quote in a value breaks this.
+    const params = /^Bearer ((?:[a-z_]+=(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(?:, |$))+)$/.exec(header);
+    expect(params, header).not.toBeNull();
+    const description = /error_description="((?:[^"\\]|\\.)*)"/.exec(header)?.[1]?.replace(/\\(.)/g, '$1');
+    expect(description).toBe('token has no string "tenant" claim');
+    expect(description).toBe(res.json().message);
+  });
+
+  it('refuses a token without exp by default', async () => {
+    const forever = await new SignJWT({ tenant: 'acme' })
+      .setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('https://issuer.test').setAudience('toolgate').setIssuedAt()
+      .sign(new TextEncoder().encode(JWT_SECRET));
+    const res = await listTools(app, bearer(forever));
+    expect(res.statusCode).toBe(401);
+    expect(res.json().message).toBe('token has no expiry (exp)');
+  });
+
   it('refuses a token that is not valid yet (nbf)', async () => {
     const early = await new SignJWT({ tenant: 'acme' })
       .setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('https://issuer.test').setAudience('toolgate')
@@ -99,6 +119,44 @@ describe('authentication with HS256 JWTs and API keys', () => {
     });
     // The body schema refuses the unknown field outright.
     expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('token lifetime settings', () => {
+  const unsigned = (iat: number | undefined, exp: number | undefined) => {
+    let jwt = new SignJWT({ tenant: 'acme' }).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('https://issuer.test').setAudience('toolgate');
+    if (iat !== undefined) jwt = jwt.setIssuedAt(iat);
+    if (exp !== undefined) jwt = jwt.setExpirationTime(exp);
+    return jwt.sign(new TextEncoder().encode(JWT_SECRET));
+  };
+  const jwtConfig = (extra: Record<string, unknown>) =>
+    testConfig({ auth: { jwt: { secret: JWT_SECRET, issuer: 'https://issuer.test', audience: 'toolgate', ...extra } } });
+
+  it('accepts a token without exp only when requireExp is false', async () => {
+    const app = await buildTestApp(jwtConfig({ requireExp: false }));
+    try {
+      expect((await listTools(app, bearer(await unsigned(undefined, undefined)))).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses tokens living longer than maxTokenLifetimeSec, measured from iat or else from now', async () => {
+    const app = await buildTestApp(jwtConfig({ maxTokenLifetimeSec: 3600 }));
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      expect((await listTools(app, bearer(await unsigned(now, now + 3600)))).statusCode).toBe(200);
+      const long = await listTools(app, bearer(await unsigned(now, now + 3601)));
+      expect(long.statusCode).toBe(401);
+      expect(long.json().message).toBe('token lifetime exceeds 3600 s');
+      // Issued long ago but still living too long in total.
+      expect((await listTools(app, bearer(await unsigned(now - 7200, now + 60)))).statusCode).toBe(401);
+      // Without iat the remaining lifetime counts.
+      expect((await listTools(app, bearer(await unsigned(undefined, now + 600)))).statusCode).toBe(200);
+      expect((await listTools(app, bearer(await unsigned(undefined, now + 86_400)))).statusCode).toBe(401);
+    } finally {
+      await app.close();
+    }
   });
 });
 

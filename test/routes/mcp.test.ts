@@ -140,6 +140,31 @@ describe('POST /mcp with the SDK client', () => {
     }
   });
 
+  const rawMcp = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...bearer(aliceToken), 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it('answers X-Request-Id on /mcp like every other route', async () => {
+    const echoed = await rawMcp({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { 'x-request-id': 'mcp-req-1' });
+    expect(echoed.status).toBe(200);
+    expect(echoed.headers.get('x-request-id')).toBe('mcp-req-1');
+    const generated = await rawMcp({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers a tools/call whose arguments are not an object with a clean -32602, never a zod dump', async () => {
+    for (const args of ['{"city":"x"}', 42, ['x'], null]) {
+      const res = await rawMcp({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_weather', arguments: args } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Invalid params: tools/call params.arguments must be a JSON object' } });
+    }
+    const batch = await rawMcp([{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'get_weather', arguments: 'x' } }]);
+    expect(await batch.json()).toMatchObject({ id: null, error: { code: -32602 } });
+  });
+
   it('answers 401 without a token and 405 for GET', async () => {
     expect((await fetch(`${baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
     expect((await fetch(`${baseUrl}/mcp`, { headers: bearer(aliceToken) })).status).toBe(405);

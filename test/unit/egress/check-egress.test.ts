@@ -47,6 +47,21 @@ describe('checkEgress', () => {
     expect(await check('http://user@public.test/')).toMatchObject({ ok: false });
   });
 
+  it.each(['http://:@public.test/', 'http://@public.test/', 'http:@public.test/', 'https:\\\\:@public.test/', 'http://a@b@public.test/'])(
+    'refuses the empty userinfo of %s before any DNS lookup',
+    async (url) => {
+      const before = resolved.length;
+      expect(await check(url)).toMatchObject({ ok: false, code: 'TG_EGRESS_DENIED', message: expect.stringMatching(/credentials/) });
+      expect(resolved.length - before).toBe(0);
+    },
+  );
+
+  it("keeps an '@' in the path, query or fragment", async () => {
+    for (const url of ['http://public.test/@x', 'http://public.test?a=@', 'http://public.test#@']) {
+      expect(await check(url), url).toMatchObject({ ok: true });
+    }
+  });
+
   it.each([
     ['http://127.0.0.1/', 'loopback'],
     ['http://127.9.9.9:8080/', 'loopback'],

@@ -1,21 +1,28 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/admin.js';
 import { logReload } from '../src/plugins/gateway.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
-/** Operator routes: config reload and upstream status — role `admin`. */
+/**
+ * Admin routes. Reload and accepting a changed tool definition act on every tenant, so they need a global
+ * operator (`auth.operators`); upstream status is also open to a tenant `admin`, narrowed to its services.
+ */
 export const adminRoutes: FastifyPluginAsync = async (app) => {
-  const adminOnly = [app.authenticate, app.requireRole('admin')];
+  const operatorOnly = [app.authenticate, app.requireOperator];
+  const requireAdmin = app.requireRole('admin');
+  const operatorOrAdmin = [app.authenticate, async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.principal.operator !== true) await requireAdmin(request, reply);
+  }];
 
   app.post(
     '/v1/admin/reload',
     {
-      preHandler: adminOnly,
+      preHandler: operatorOnly,
       schema: {
         tags: ['admin'],
-        summary: 'Reload the configuration file (also on SIGHUP)',
+        summary: 'Reload the configuration file (also on SIGHUP) — a global operator only',
         security: bearerSecurity,
         response: {
           200: {
@@ -50,15 +57,16 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     '/v1/admin/upstreams',
     {
-      preHandler: adminOnly,
+      preHandler: operatorOrAdmin,
       schema: {
         tags: ['admin'],
-        summary: "State of the upstreams the caller's tenant uses",
+        summary: "State of the upstreams: all of them to a global operator, those the caller's tenant uses to a tenant admin",
         security: bearerSecurity,
         response: { 200: { type: 'object', properties: { upstreams: { type: 'array', items: { type: 'object', additionalProperties: true } } } }, ...errorResponses },
       },
     },
     async (request) => {
+      if (request.principal.operator === true) return { upstreams: app.gateway.status() };
       // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them.
       const allowed = new Set(app.gateway.tenant(request.principal.tenant)?.config.mcpServices ?? []);
       return { upstreams: app.gateway.status().filter((upstream) => upstream.kind !== 'global-mcp' || allowed.has(upstream.service)) };
@@ -68,10 +76,10 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Params: { name: string } }>(
     '/v1/admin/tools/:name/accept',
     {
-      preHandler: adminOnly,
+      preHandler: operatorOnly,
       schema: {
         tags: ['admin'],
-        summary: 'Accept the changed definition of an MCP tool held out by pinning',
+        summary: 'Accept the changed definition of an MCP tool held out by pinning — a global operator only',
         security: bearerSecurity,
         params: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 256 } } },
         response: {
@@ -81,16 +89,12 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request) => {
-      const tenant = app.gateway.tenant(request.principal.tenant);
-      // A tenant admin may accept global tools only of services its tenant can reach.
-      const outcome = acceptHeldTool(app.gateway.current().providers.values(), request.params.name, (held, provider) =>
-        provider.kind !== 'global-mcp' || (tenant?.config.mcpServices.includes(held.service) ?? false),
-      );
-      if (outcome.ok) {
-        request.log.warn({ tool: request.params.name, service: outcome.held.service }, 'changed MCP tool definition accepted by admin');
-        return { accepted: true, name: request.params.name, service: outcome.held.service };
+      // Pins are shared by every tenant: accepting a definition changes what all of them see.
+      const held = acceptHeldTool(app.gateway.current().providers.values(), request.params.name);
+      if (held) {
+        request.log.warn({ tool: request.params.name, service: held.service }, 'changed MCP tool definition accepted by an operator');
+        return { accepted: true, name: request.params.name, service: held.service };
       }
-      if (outcome.reason === 'forbidden') throw new errors.TG_FORBIDDEN('the tool belongs to an MCP service this tenant cannot use');
       throw new errors.TG_NOT_FOUND(`no held tool named ${request.params.name}`);
     },
   );

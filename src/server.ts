@@ -13,9 +13,14 @@ async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string
   const path = process.env.TOOLGATE_CONFIG;
   if (path) return { config: await loadConfigFile(path) };
   const demo = demoConfig();
-  const banner = demo.generated
-    ? `toolgate demo: tenant "demo", API key (printed once, set TOOLGATE_DEV_API_KEY to choose one):\n  ${demo.apiKey}`
-    : 'toolgate demo: tenant "demo", API key from TOOLGATE_DEV_API_KEY';
+  const banner = [
+    demo.generated
+      ? `toolgate demo: tenant "demo", API key (printed once, set TOOLGATE_DEV_API_KEY to choose one):\n  ${demo.apiKey}`
+      : 'toolgate demo: tenant "demo", API key from TOOLGATE_DEV_API_KEY',
+    demo.operatorKeyGenerated
+      ? `operator key for reload and other gateway-wide admin routes (printed once, set TOOLGATE_DEV_OPERATOR_KEY to choose one):\n  ${demo.operatorKey}`
+      : 'operator key from TOOLGATE_DEV_OPERATOR_KEY',
+  ].join('\n');
   return { config: demo.config, banner };
 }
 

@@ -32,6 +32,8 @@ export interface Principal {
   readonly roles: readonly string[];
   /** Every verified claim, for server-side bindings (`${claims.NAME}`). */
   readonly claims: Readonly<Record<string, unknown>>;
+  /** A global operator (`auth.operators`): may reload and run other gateway-wide admin operations. */
+  readonly operator?: boolean;
 }
 
 export type Logger = FastifyBaseLogger;

@@ -36,8 +36,8 @@ export interface AuthenticatorOptions {
 const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-function freezePrincipal(tenant: string, user: string, roles: readonly string[], claims: Record<string, unknown>): Principal {
-  return Object.freeze({ tenant, user, roles: Object.freeze([...roles]), claims: Object.freeze({ ...claims }) });
+function freezePrincipal(tenant: string, user: string, roles: readonly string[], claims: Record<string, unknown>, operator: boolean): Principal {
+  return Object.freeze({ tenant, user, roles: Object.freeze([...roles]), claims: Object.freeze({ ...claims }), ...(operator ? { operator } : {}) });
 }
 
 function rolesFrom(value: unknown): string[] {
@@ -90,7 +90,9 @@ function lifetimeCheck(payload: JWTPayload, jwt: JwtConfig, nowMs: number): stri
 export async function createAuthenticator(config: AuthConfig, options: AuthenticatorOptions = {}): Promise<Authenticator> {
   const now = options.now ?? Date.now;
   const cache = new TokenCache(config.cache.max, config.cache.ttlMs, now);
-  const apiKeys = config.apiKeys.map((key) => ({ ...key, digest: Buffer.from(key.sha256.toLowerCase(), 'hex') }));
+  const operatorKeys = new Set(config.operators.flatMap((entry) => ('apiKey' in entry ? [entry.apiKey] : [])));
+  const operatorSubjects = config.operators.flatMap((entry) => ('sub' in entry ? [entry] : []));
+  const apiKeys = config.apiKeys.map((key) => ({ ...key, digest: Buffer.from(key.sha256.toLowerCase(), 'hex'), operator: operatorKeys.has(key.id) }));
   const jwt = config.jwt;
   const keyResolver = jwt ? await createKeyResolver(jwt, options) : undefined;
 
@@ -102,7 +104,7 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
       if (timingSafeEqual(digest, key.digest) && !match) match = key;
     }
     if (!match) throw new AuthenticationError('invalid token');
-    return freezePrincipal(match.tenant, match.user, match.roles, { ...(match.claims ?? {}), sub: match.user, tenant: match.tenant });
+    return freezePrincipal(match.tenant, match.user, match.roles, { ...(match.claims ?? {}), sub: match.user, tenant: match.tenant }, match.operator);
   }
 
   async function verifyJwt(token: string): Promise<{ principal: Principal; exp: number | undefined }> {
@@ -125,7 +127,9 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
     const tenant = payload[jwt.tenantClaim];
     if (typeof tenant !== 'string' || tenant.length === 0) throw new AuthenticationError(`token has no string "${jwt.tenantClaim}" claim`);
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new AuthenticationError('token has no subject');
-    const principal = freezePrincipal(tenant, payload.sub, rolesFrom(payload[jwt.rolesClaim]), payload as Record<string, unknown>);
+    const sub = payload.sub;
+    const operator = operatorSubjects.some((entry) => entry.tenant === tenant && entry.sub === sub);
+    const principal = freezePrincipal(tenant, sub, rolesFrom(payload[jwt.rolesClaim]), payload as Record<string, unknown>, operator);
     return { principal, exp: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
   }
 

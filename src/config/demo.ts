@@ -21,24 +21,41 @@ export interface DemoConfig {
   apiKey: string;
   /** True when the key was generated (it is printed once at start-up). */
   generated: boolean;
+  /** The global operator's key (reload, every upstream); from TOOLGATE_DEV_OPERATOR_KEY or generated. */
+  operatorKey: string;
+  operatorKeyGenerated: boolean;
 }
+
+function keyFrom(value: string | undefined, prefix: string): { key: string; generated: boolean } {
+  return value && value.length > 0 ? { key: value, generated: false } : { key: `${prefix}${randomBytes(24).toString('base64url')}`, generated: true };
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
  * The embedded demo: one process, in-memory store, tenant `demo` with a few example function tools.
- * The API key comes from TOOLGATE_DEV_API_KEY or is generated; only its SHA-256 is kept in config.
+ * The API key comes from TOOLGATE_DEV_API_KEY (the operator key from TOOLGATE_DEV_OPERATOR_KEY) or is
+ * generated; only SHA-256 digests are kept in config.
  */
 export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
-  const fromEnv = env.TOOLGATE_DEV_API_KEY;
-  const apiKey = fromEnv && fromEnv.length > 0 ? fromEnv : `tg_demo_${randomBytes(24).toString('base64url')}`;
-  const sha256 = createHash('sha256').update(apiKey).digest('hex');
+  const { key: apiKey, generated } = keyFrom(env.TOOLGATE_DEV_API_KEY, 'tg_demo_');
+  // The demo key is the demo tenant's admin; gateway-wide operations take the operator key.
+  const operator = keyFrom(env.TOOLGATE_DEV_OPERATOR_KEY, 'tg_operator_');
   // A second demo tenant only when its key is chosen, so the RAG isolation demo takes two curl commands.
   const demo2Key = env.TOOLGATE_DEV_API_KEY_DEMO2;
   const demo2 = demo2Key && demo2Key.length > 0
-    ? [{ id: 'demo2', sha256: createHash('sha256').update(demo2Key).digest('hex'), tenant: 'demo2', user: 'demo2-user', roles: [] }]
+    ? [{ id: 'demo2', sha256: sha256(demo2Key), tenant: 'demo2', user: 'demo2-user', roles: [] }]
     : [];
   const raw = {
     server: { host: env.HOST ?? '0.0.0.0', port: env.PORT ? Number(env.PORT) : 8080 },
-    auth: { apiKeys: [{ id: 'demo', sha256, tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] }, ...demo2] },
+    auth: {
+      apiKeys: [
+        { id: 'demo', sha256: sha256(apiKey), tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] },
+        { id: 'operator', sha256: sha256(operator.key), tenant: 'demo', user: 'operator', roles: [] },
+        ...demo2,
+      ],
+      operators: [{ apiKey: 'operator' }],
+    },
     store: { kind: 'memory' },
     audit: { sink: 'off' },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
@@ -57,5 +74,5 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     logging: { level: env.LOG_LEVEL ?? 'info' },
   };
   const config = validateConfigObject(raw, packageRoot(), undefined);
-  return { config, apiKey, generated: !(fromEnv && fromEnv.length > 0) };
+  return { config, apiKey, generated, operatorKey: operator.key, operatorKeyGenerated: operator.generated };
 }

@@ -101,6 +101,12 @@ function checkReferences(config: GatewayConfig): void {
       if (!serviceIds.has(id)) throw new ConfigError(`config /tenants/${name}/mcpServices: unknown global MCP service "${id}"`);
     }
   }
+  const keyIds = new Set(config.auth.apiKeys.map((key) => key.id));
+  for (const [index, operator] of config.auth.operators.entries()) {
+    if ('apiKey' in operator && !keyIds.has(operator.apiKey)) {
+      throw new ConfigError(`config /auth/operators/${index}/apiKey: no API key with id "${operator.apiKey}"`);
+    }
+  }
   for (const [index, key] of config.auth.apiKeys.entries()) {
     if (!Object.hasOwn(config.tenants, key.tenant)) {
       throw new ConfigError(`config /auth/apiKeys/${index}/tenant: tenant "${key.tenant}" is not configured`);

@@ -246,6 +246,21 @@ export const configSchema = {
             },
           },
         },
+        operators: {
+          type: 'array',
+          default: [],
+          items: {
+            oneOf: [
+              { type: 'object', required: ['apiKey'], additionalProperties: false, properties: { apiKey: { type: 'string', minLength: 1 } } },
+              {
+                type: 'object',
+                required: ['tenant', 'sub'],
+                additionalProperties: false,
+                properties: { tenant: { type: 'string', minLength: 1 }, sub: { type: 'string', minLength: 1 } },
+              },
+            ],
+          },
+        },
         cache: {
           type: 'object',
           additionalProperties: false,

@@ -38,9 +38,17 @@ export interface ApiKeyConfig {
   claims?: JsonObject;
 }
 
+/**
+ * A global operator (reload, every upstream, accepting a changed shared tool definition): an API key by
+ * its `id`, or a JWT subject of a tenant. Configured here, apart from tenant roles, so no tenant's `admin`
+ * (and no token issuer's `roles` claim) can grant it.
+ */
+export type OperatorEntry = { apiKey: string } | { tenant: string; sub: string };
+
 export interface AuthConfig {
   jwt?: JwtConfig;
   apiKeys: ApiKeyConfig[];
+  operators: OperatorEntry[];
   /** Verified-token cache: entries and maximum age (never past `exp`). */
   cache: { max: number; ttlMs: number };
 }

@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     authenticate: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
     requireRole: (...roles: string[]) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** Global operations: only a principal listed in `auth.operators`, whatever its tenant roles. */
+    requireOperator: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
@@ -74,6 +76,10 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
       if (!request.principal.roles.some((role) => roles.includes(role))) {
         throw new errors.TG_FORBIDDEN(`requires role ${roles.join(' or ')}`);
       }
+    });
+
+    app.decorate('requireOperator', async (request: FastifyRequest) => {
+      if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('requires a global operator (auth.operators)');
     });
   },
   { name: 'toolgate-auth' },

@@ -8,6 +8,8 @@ import { packageRoot } from '../../src/config/demo.js';
 
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!';
 export const API_KEY = 'tg_test_key_acme_admin';
+/** A global operator (`auth.operators`); its tenant role is none. */
+export const OPERATOR_KEY = 'tg_test_key_operator';
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** A test config: the raw YAML-shaped object, validated exactly like a file (paths resolve against the repo root). */
@@ -16,7 +18,11 @@ export function testConfig(raw: Record<string, unknown> = {}): GatewayConfig {
     {
       auth: {
         jwt: { secret: JWT_SECRET, issuer: 'https://issuer.test', audience: 'toolgate' },
-        apiKeys: [{ id: 'ci', sha256: sha256(API_KEY), tenant: 'acme', user: 'ci-bot', roles: ['admin'] }],
+        apiKeys: [
+          { id: 'ci', sha256: sha256(API_KEY), tenant: 'acme', user: 'ci-bot', roles: ['admin'] },
+          { id: 'ops', sha256: sha256(OPERATOR_KEY), tenant: 'acme', user: 'ops', roles: [] },
+        ],
+        operators: [{ apiKey: 'ops' }],
       },
       audit: { sink: 'off' },
       functions: [{ module: './test/fixtures/functions/basic.mjs' }],

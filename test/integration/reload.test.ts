@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfigFile } from '../../src/config/load.js';
 import { watchConfigFile } from '../../src/config/watch.js';
-import { bearer, buildTestApp, API_KEY, sha256 } from '../helpers/build.js';
+import { bearer, buildTestApp, API_KEY, OPERATOR_KEY, sha256 } from '../helpers/build.js';
 import { packageRoot } from '../../src/config/demo.js';
 
 const fixture = join(packageRoot(), 'test/fixtures/functions/basic.mjs');
@@ -13,6 +13,8 @@ const yaml = (deny: string[], extra = '') => `
 auth:
   apiKeys:
     - { id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot, roles: [admin] }
+    - { id: ops, sha256: "${sha256(OPERATOR_KEY)}", tenant: acme, user: ops }
+  operators: [{ apiKey: ops }]
 audit: { sink: "off" }
 logging: { level: silent }
 functions:
@@ -39,7 +41,7 @@ afterAll(async () => {
 });
 
 const names = async () => (await app.inject({ url: '/v1/tools', headers })).json().tools.map((t: { name: string }) => t.name);
-const reload = () => app.inject({ method: 'POST', url: '/v1/admin/reload', headers });
+const reload = () => app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) });
 
 describe('hot reload', () => {
   it('lets an in-flight call finish on its snapshot, then denies the next call and hides the tool', async () => {
@@ -94,6 +96,12 @@ describe('hot reload', () => {
     expect((await reload()).json()).toEqual({ reloaded: true, changed: true, restartRequired: [] });
   });
 
+  it("refuses reload to a tenant admin: it would change every tenant's config", async () => {
+    const res = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 'TG_FORBIDDEN', message: 'requires a global operator (auth.operators)' });
+  });
+
   it('refuses reload to a non-admin', async () => {
     const viewerKey = 'viewer-key';
     await writeFile(path, yaml([]).replace('roles: [admin] }', `roles: [admin] }\n    - { id: v, sha256: "${sha256(viewerKey)}", tenant: acme, user: v, roles: [viewer] }`));
@@ -128,7 +136,7 @@ describe('per-tenant settings after a reload', () => {
     const tenantApp = await buildTestApp(await loadConfigFile(file), { loadConfig: () => loadConfigFile(file), resolve });
     try {
       await writeFile(file, withBeta);
-      expect((await tenantApp.inject({ method: 'POST', url: '/v1/admin/reload', headers })).statusCode).toBe(200);
+      expect((await tenantApp.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) })).statusCode).toBe(200);
       const put = (serviceId: string) =>
         tenantApp.inject({ method: 'PUT', url: `/v1/users/bob/mcp-servers/${serviceId}`, headers: bearer(bobKey), payload: { url: 'http://mcp.example.test/mcp' } });
       expect((await put('one')).statusCode).toBe(201);

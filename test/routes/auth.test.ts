@@ -160,6 +160,32 @@ describe('token lifetime settings', () => {
   });
 });
 
+describe('global operators (auth.operators)', () => {
+  it('makes a listed JWT subject of a tenant an operator, and no roles claim or other tenant can', async () => {
+    const app = await buildTestApp(testConfig({
+      auth: { jwt: { secret: JWT_SECRET, issuer: 'https://issuer.test', audience: 'toolgate' }, operators: [{ tenant: 'acme', sub: 'root' }] },
+    }));
+    try {
+      const reload = async (token: string) => app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(token) });
+      expect((await reload(await signToken({ sub: 'root' }))).json()).toEqual({ reloaded: true, changed: false });
+      for (const token of [
+        await signToken({ sub: 'root', tenant: 'globex' }),
+        await signToken({ sub: 'alice', roles: ['admin', 'operator'] }),
+      ]) {
+        const res = await reload(token);
+        expect(res.statusCode).toBe(403);
+        expect(res.json().code).toBe('TG_FORBIDDEN');
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses a config whose operator names an API key that does not exist', () => {
+    expect(() => testConfig({ auth: { apiKeys: [], operators: [{ apiKey: 'nope' }] } })).toThrow('/auth/operators/0/apiKey: no API key with id "nope"');
+  });
+});
+
 describe('asymmetric JWTs', () => {
   let jwksServer: Server;
   let app: FastifyInstance;

@@ -75,6 +75,16 @@ describe('the embedded demo', () => {
     expect(demo.config.tenants.demo).toBeDefined();
   });
 
+  it('has a global operator key apart from the demo tenant admin key', () => {
+    const demo = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key', TOOLGATE_DEV_OPERATOR_KEY: 'my-operator-key' });
+    expect(demo).toMatchObject({ operatorKey: 'my-operator-key', operatorKeyGenerated: false });
+    expect(demo.config.auth.operators).toEqual([{ apiKey: 'operator' }]);
+    expect(JSON.stringify(demo.config)).not.toContain('my-operator-key');
+    const generated = demoConfig({});
+    expect(generated.operatorKeyGenerated).toBe(true);
+    expect(generated.operatorKey).not.toBe(generated.apiKey);
+  });
+
   it('generates a random key when none is set', () => {
     const a = demoConfig({});
     const b = demoConfig({});

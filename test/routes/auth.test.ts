@@ -167,7 +167,7 @@ describe('global operators (auth.operators)', () => {
     }));
     try {
       const reload = async (token: string) => app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(token) });
-      expect((await reload(await signToken({ sub: 'root' }))).json()).toEqual({ reloaded: true, changed: false });
+      expect((await reload(await signToken({ sub: 'root' }))).json()).toMatchObject({ reloaded: true });
       for (const token of [
         await signToken({ sub: 'root', tenant: 'globex' }),
         await signToken({ sub: 'alice', roles: ['admin', 'operator'] }),

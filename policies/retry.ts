@@ -24,7 +24,8 @@ interface RetryOptions {
 }
 
 /**
- * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures,
+ * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
+ * a built-in tool's TIMEOUT),
  * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
  * of attempts, and never past the call's deadline or abort.
  */
@@ -32,12 +33,15 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const retryable = new Set<ErrorType>(on);
-  const isFinal = (result: ToolResult): boolean => result.ok || !result.error || !retryable.has(result.error.errorType);
+  // A built-in that timed out is not tried again: its time went on tenant-controlled files or commands, and
+  // repeating it would only hold the gateway's shared resources (the libuv pool, process slots) longer.
+  const isFinal = (result: ToolResult, call: ToolCall): boolean =>
+    result.ok || !result.error || !retryable.has(result.error.errorType) || (result.error.errorType === 'TIMEOUT' && call.tool.source === 'builtin');
 
   async function retryAfter(first: ToolResult, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> {
     let result = first;
     for (let attempt = 1; attempt < attempts; attempt++) {
-      if (isFinal(result)) break;
+      if (isFinal(result, call)) break;
       const cap = Math.min(maxMs, baseMs * 2 ** (attempt - 1));
       const delay = Math.round(cap / 2 + clock.random() * (cap / 2));
       const deadline = deadlineOf(ctx);
@@ -60,6 +64,6 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
       return Promise.reject(error);
     }
     if (!(call.tool.readOnly || call.tool.idempotent) || attempts === 1) return first;
-    return first.then((result) => (isFinal(result) ? result : retryAfter(result, call, ctx, next)));
+    return first.then((result) => (isFinal(result, call) ? result : retryAfter(result, call, ctx, next)));
   }, (tool) => !(tool.readOnly || tool.idempotent));
 }

@@ -1,5 +1,3 @@
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { Tool } from '../types.js';
@@ -8,63 +6,57 @@ import type { BuiltinToolDeps } from './context.js';
 import { readTextInside, writeTextInside } from './file-io.js';
 import { applyHunks, parsePatch } from './patch-parser.js';
 import type { Workspace } from './workspace.js';
+import { NotFoundError, rmdirAt, unlinkAt, withLocation } from './workspace-fs.js';
 
 /** One fully computed change: everything is known (and every path checked) before the first write. */
 export interface StagedChange {
   operation: 'add' | 'update' | 'delete';
-  /** The path as the patch names it (re-resolved at commit time). */
+  /** The path as the patch names it (resolved again, through held folders, at commit time). */
   input: string;
-  realPath: string;
+  /** The resolved path as shown to the model. */
+  path: string;
   before: string | undefined;
   after: string | undefined;
   linesAdded: number;
   linesRemoved: number;
-  /** Directories an add will create, outermost first, removed again on rollback. */
-  createdDirs: string[];
 }
 
 export interface PatchFileOps {
-  write(ws: Workspace, change: StagedChange, content: string, mode: 'create' | 'overwrite'): Promise<void>;
+  /** Writes one change; answers the folders it created (parts below the workspace root), for rollback. */
+  write(ws: Workspace, change: StagedChange, content: string, mode: 'create' | 'overwrite'): Promise<string[][]>;
   remove(ws: Workspace, change: StagedChange): Promise<void>;
 }
 
 const defaultOps: PatchFileOps = {
   async write(ws, change, content, mode) {
-    await writeTextInside(ws, change.input, content, mode);
+    return (await writeTextInside(ws, change.input, content, mode)).createdDirs;
   },
   async remove(ws, change) {
-    // Re-resolve right before unlinking; unlink never follows the final component.
-    await fsp.unlink(await ws.resolveInside(change.input, { write: true }));
+    await withLocation(ws.scope, change.input, { write: true }, unlinkAt);
   },
 };
-
-async function missingDirs(realPath: string): Promise<string[]> {
-  const dirs: string[] = [];
-  for (let dir = path.dirname(realPath); ; dir = path.dirname(dir)) {
-    if (await fsp.lstat(dir).then(() => true, () => false)) break;
-    dirs.unshift(dir);
-    if (path.dirname(dir) === dir) break;
-  }
-  return dirs;
-}
 
 /** Parses, checks every path and computes every new content. Touches nothing. */
 export async function stagePatch(ws: Workspace, patch: string): Promise<StagedChange[]> {
   const staged: StagedChange[] = [];
   const seen = new Set<string>();
   for (const op of parsePatch(patch)) {
-    const realPath = await ws.resolveInside(op.path, { write: true });
-    if (seen.has(realPath)) throw new ToolError('VALIDATION_ERROR', `the patch touches ${op.path} more than once`);
-    seen.add(realPath);
+    // Resolved as a write: a path outside, in a read-only root or in .git/hooks fails here, before any change.
+    const { shown, exists } = await withLocation(ws.scope, op.path, { write: true }, async (location) => ({ shown: location.shown, exists: location.stat !== undefined })).catch(
+      // A missing parent folder: nothing there yet, which only an add may want.
+      (error: unknown) => (op.kind === 'add' && error instanceof NotFoundError ? { shown: error.path, exists: false } : Promise.reject(error)),
+    );
+    if (seen.has(shown)) throw new ToolError('VALIDATION_ERROR', `the patch touches ${shown} more than once`);
+    seen.add(shown);
     if (op.kind === 'add') {
-      if (await fsp.lstat(realPath).then(() => true, () => false)) throw new ToolError('VALIDATION_ERROR', `cannot add ${op.path}: it already exists`);
+      if (exists) throw new ToolError('VALIDATION_ERROR', `cannot add ${shown}: it already exists`);
       const after = op.lines.length === 0 ? '' : `${op.lines.join('\n')}\n`;
-      staged.push({ operation: 'add', input: op.path, realPath, before: undefined, after, linesAdded: op.lines.length, linesRemoved: 0, createdDirs: await missingDirs(realPath) });
+      staged.push({ operation: 'add', input: op.path, path: shown, before: undefined, after, linesAdded: op.lines.length, linesRemoved: 0 });
       continue;
     }
     const { text } = await readTextInside(ws, op.path);
     if (op.kind === 'delete') {
-      staged.push({ operation: 'delete', input: op.path, realPath, before: text, after: undefined, linesAdded: 0, linesRemoved: splitText(text).lines.length, createdDirs: [] });
+      staged.push({ operation: 'delete', input: op.path, path: shown, before: text, after: undefined, linesAdded: 0, linesRemoved: splitText(text).lines.length });
       continue;
     }
     const split = splitText(text);
@@ -74,26 +66,29 @@ export async function stagePatch(ws: Workspace, patch: string): Promise<StagedCh
     const after = joinText({ lines, eol: split.eol, trailingNewline });
     const linesAdded = op.hunks.reduce((sum, h) => sum + h.added, 0);
     const linesRemoved = op.hunks.reduce((sum, h) => sum + h.removed, 0);
-    staged.push({ operation: 'update', input: op.path, realPath, before: text, after, linesAdded, linesRemoved, createdDirs: [] });
+    staged.push({ operation: 'update', input: op.path, path: shown, before: text, after, linesAdded, linesRemoved });
   }
   return staged;
 }
 
 /** Applies staged changes in order; on any failure undoes the ones already applied, newest first. */
 export async function commitPatch(ws: Workspace, staged: readonly StagedChange[], ops: PatchFileOps = defaultOps): Promise<void> {
-  const applied: StagedChange[] = [];
+  const applied: { change: StagedChange; createdDirs: string[][] }[] = [];
   try {
     for (const change of staged) {
+      let createdDirs: string[][] = [];
       if (change.operation === 'delete') await ops.remove(ws, change);
-      else await ops.write(ws, change, change.after!, change.operation === 'add' ? 'create' : 'overwrite');
-      applied.push(change);
+      else createdDirs = await ops.write(ws, change, change.after!, change.operation === 'add' ? 'create' : 'overwrite');
+      applied.push({ change, createdDirs });
     }
   } catch (error) {
-    for (const change of applied.reverse()) {
+    for (const { change, createdDirs } of applied.reverse()) {
       try {
         if (change.operation === 'add') {
           await defaultOps.remove(ws, change);
-          for (const dir of [...change.createdDirs].reverse()) await fsp.rmdir(dir).catch(() => undefined);
+          for (const dir of [...createdDirs].reverse()) {
+            await withLocation(ws.scope, dir.join('/'), { write: true }, rmdirAt).catch(() => undefined);
+          }
         } else {
           await defaultOps.write(ws, change, change.before!, change.operation === 'delete' ? 'create' : 'overwrite');
         }
@@ -121,7 +116,7 @@ export function createApplyPatchTool(deps: BuiltinToolDeps): Tool {
       await commitPatch(ws, staged);
       return {
         filesChanged: staged.length,
-        fileChanges: staged.map((c) => ({ path: ws.display(c.realPath), operation: c.operation, linesAdded: c.linesAdded, linesRemoved: c.linesRemoved })),
+        fileChanges: staged.map((c) => ({ path: c.path, operation: c.operation, linesAdded: c.linesAdded, linesRemoved: c.linesRemoved })),
       };
     },
   });

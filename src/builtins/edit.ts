@@ -34,7 +34,7 @@ export function createEditTool(deps: BuiltinToolDeps): Tool {
       const replaceAll = optionalBoolean(args, 'replaceAll');
       if (oldString.length === 0) throw new ToolError('VALIDATION_ERROR', 'old_string must not be empty');
       if (oldString === newString) throw new ToolError('VALIDATION_ERROR', 'old_string and new_string are identical');
-      const { text } = await readTextInside(ws, path);
+      const { text, path: shown } = await readTextInside(ws, path);
       let count = countOccurrences(text, oldString);
       // Models send "\n"; a CRLF file gets the same edit with its own line ending.
       if (count === 0 && text.includes('\r\n') && oldString.includes('\n') && !oldString.includes('\r\n')) {
@@ -42,13 +42,13 @@ export function createEditTool(deps: BuiltinToolDeps): Tool {
         newString = newString.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n');
         count = countOccurrences(text, oldString);
       }
-      if (count === 0) throw new ToolError('VALIDATION_ERROR', `old_string not found in ${path}`);
+      if (count === 0) throw new ToolError('VALIDATION_ERROR', `old_string not found in ${shown}`);
       if (count > 1 && !replaceAll) {
-        throw new ToolError('VALIDATION_ERROR', `old_string occurs ${count} times in ${path}; add context to make it unique or set replaceAll`);
+        throw new ToolError('VALIDATION_ERROR', `old_string occurs ${count} times in ${shown}; add context to make it unique or set replaceAll`);
       }
       const updated = replaceAll ? text.split(oldString).join(newString) : text.replace(oldString, () => newString);
       const written = await writeTextInside(ws, path, updated, 'overwrite');
-      return { path: ws.display(written.realPath), replacements: replaceAll ? count : 1 };
+      return { path: written.path, replacements: replaceAll ? count : 1 };
     },
   });
 }

@@ -5,6 +5,7 @@ import type { Tool } from '../types.js';
 import { optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
 import { walkFiles } from './walk.js';
+import { withDirectory } from './workspace-fs.js';
 
 const DEFAULT_MAX_RESULTS = 1000;
 const MAX_PATTERN_LENGTH = 1000;
@@ -32,23 +33,29 @@ export function createGlobTool(deps: BuiltinToolDeps): Tool {
       const pattern = requiredString(args, 'pattern', 'glob');
       if (pattern.length > MAX_PATTERN_LENGTH) throw new ToolError('VALIDATION_ERROR', `pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
       const maxResults = optionalInt(args, 'maxResults', 1, 10000) ?? DEFAULT_MAX_RESULTS;
-      const base = await ws.resolveInside(optionalString(args, 'path') ?? '.');
       const isMatch = picomatch(pattern, { dot: true });
-      const matches: string[] = [];
-      let truncated = false;
-      const walk = walkFiles(base);
-      let step = await walk.next();
-      for (; !step.done; step = await walk.next()) {
-        if (!isMatch(step.value.relative)) continue;
-        if (matches.length >= maxResults) {
-          truncated = true;
-          break;
+      return withDirectory(ws.scope, optionalString(args, 'path') ?? '.', async (base) => {
+        const prefix = base.shown === '.' ? '' : `${base.shown}/`;
+        const matches: string[] = [];
+        let truncated = false;
+        const walk = walkFiles(base.dir);
+        try {
+          let step = await walk.next();
+          for (; !step.done; step = await walk.next()) {
+            if (!isMatch(step.value.relative)) continue;
+            if (matches.length >= maxResults) {
+              truncated = true;
+              break;
+            }
+            matches.push(prefix + step.value.relative);
+          }
+          if (step.done && step.value.exhausted) truncated = true;
+        } finally {
+          await walk.return({ exhausted: false }); // closes the folders a broken-off walk still holds
         }
-        matches.push(ws.display(step.value.absolute));
-      }
-      if (step.done && step.value.exhausted) truncated = true;
-      matches.sort();
-      return { matches, count: matches.length, truncated };
+        matches.sort();
+        return { matches, count: matches.length, truncated };
+      });
     },
   });
 }

@@ -1,5 +1,4 @@
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
 import vm from 'node:vm';
 import picomatch from 'picomatch';
 import { ToolError } from '../execution/tool-error.js';
@@ -7,8 +6,8 @@ import { defineTool } from '../registry/define-tool.js';
 import type { Tool } from '../types.js';
 import { optionalBoolean, optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
-import { type WalkEntry, walkFiles } from './walk.js';
-import type { Workspace } from './workspace.js';
+import { walkFiles } from './walk.js';
+import { NotADirectoryError, openRegularAt, readRegular, withDirectory, withLocation } from './workspace-fs.js';
 
 const DEFAULT_MAX_RESULTS = 100;
 const MAX_PATTERN_LENGTH = 1000;
@@ -62,7 +61,7 @@ export function createGrepTool(deps: BuiltinToolDeps, options: GrepOptions = {})
       const maxResults = optionalInt(args, 'maxResults', 1, 10000) ?? DEFAULT_MAX_RESULTS;
       const include = optionalString(args, 'include');
       const includeMatch = include ? picomatch(include, { dot: true, basename: !include.includes('/') }) : () => true;
-      const base = await ws.resolveInside(optionalString(args, 'path') ?? '.');
+      const base = optionalString(args, 'path') ?? '.';
       const context = vm.createContext({ re, lines: [] as string[] });
 
       const matches: { file: string; line: number; content: string }[] = [];
@@ -71,9 +70,9 @@ export function createGrepTool(deps: BuiltinToolDeps, options: GrepOptions = {})
       let totalMatches = 0;
       let truncated = false;
 
-      const searchFile = async (entry: WalkEntry) => {
-        if (entry.kind !== 'file' || !includeMatch(entry.relative)) return;
-        const text = await readSearchable(ws, entry.absolute);
+      // A file named by `path` itself answers its error (a FIFO, say); files met on the walk are skipped quietly.
+      const searchFile = async (dir: FileHandle, name: string, shown: string, named = false) => {
+        const text = await readSearchable(dir, name, shown, ws.limits.maxFileBytes, named);
         if (text === undefined) return;
         filesSearched += 1;
         const lines = text.split('\n');
@@ -83,7 +82,7 @@ export function createGrepTool(deps: BuiltinToolDeps, options: GrepOptions = {})
           hits = SEARCH.runInContext(context, { timeout: perFileTimeMs }) as number[];
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-            throw new ToolError('VALIDATION_ERROR', `pattern took longer than ${perFileTimeMs} ms on ${ws.display(entry.absolute)}; simplify it`);
+            throw new ToolError('VALIDATION_ERROR', `pattern took longer than ${perFileTimeMs} ms on ${shown}; simplify it`);
           }
           throw error;
         }
@@ -96,46 +95,50 @@ export function createGrepTool(deps: BuiltinToolDeps, options: GrepOptions = {})
             break;
           }
           const line = lines[index]!.replace(/\r$/, '');
-          matches.push({ file: ws.display(entry.absolute), line: index + 1, content: line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line });
+          matches.push({ file: shown, line: index + 1, content: line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line });
         }
       };
 
-      const stat = await fsp.stat(base);
-      if (stat.isFile()) {
-        await searchFile({ absolute: base, relative: path.basename(base), kind: 'file' });
-      } else {
-        const walk = walkFiles(base);
-        let step = await walk.next();
-        for (; !step.done; step = await walk.next()) {
-          if (ctx.signal.aborted) throw new ToolError('TIMEOUT', 'grep was aborted');
-          await searchFile(step.value);
-        }
-        if (step.value.exhausted) truncated = true;
+      try {
+        await withDirectory(ws.scope, base, async (held) => {
+          const prefix = held.shown === '.' ? '' : `${held.shown}/`;
+          const walk = walkFiles(held.dir);
+          try {
+            let step = await walk.next();
+            for (; !step.done; step = await walk.next()) {
+              if (ctx.signal.aborted) throw new ToolError('TIMEOUT', 'grep was aborted');
+              const entry = step.value;
+              if (entry.kind === 'file' && includeMatch(entry.relative)) await searchFile(entry.dir, entry.name, prefix + entry.relative);
+            }
+            if (step.value.exhausted) truncated = true;
+          } finally {
+            await walk.return({ exhausted: false }); // closes the folders a broken-off walk still holds
+          }
+        });
+      } catch (error) {
+        if (!(error instanceof NotADirectoryError)) throw error;
+        await withLocation(ws.scope, base, {}, (file) => searchFile(file.dir, file.name, file.shown, true));
       }
       return { matches, filesSearched, filesMatched, totalMatches, truncated };
     },
   });
 }
 
-/**
- * The file's text, or undefined when it is too large, binary, or no longer a regular file inside the roots.
- * Goes through `openInside`, so a folder swapped for a link during the walk is caught on the descriptor.
- */
-async function readSearchable(ws: Workspace, absolute: string): Promise<string | undefined> {
-  const maxBytes = ws.limits.maxFileBytes;
-  let handle: fsp.FileHandle;
+/** The file's text, or undefined when it is too large, binary, or not a regular file (checked on the descriptor). */
+async function readSearchable(dir: FileHandle, name: string, shown: string, maxBytes: number, named: boolean): Promise<string | undefined> {
+  let opened;
   try {
-    ({ handle } = await ws.openInside(absolute, {}));
-  } catch {
+    opened = await openRegularAt(dir, name, shown);
+  } catch (error) {
+    if (named) throw error;
     return undefined;
   }
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.size > maxBytes) return undefined;
-    const buffer = await handle.readFile();
-    if (buffer.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
+    if (opened.stat.size > maxBytes) return undefined;
+    const buffer = await readRegular(opened.handle, opened.stat.size, maxBytes, shown).catch(() => undefined);
+    if (!buffer || buffer.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
     return buffer.toString('utf8');
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }

@@ -30,7 +30,7 @@ export function createReadFileTool(deps: BuiltinToolDeps): Tool {
       const requestedEnd = optionalInt(args, 'endLine', 1);
       const maxChars = Math.min(optionalInt(args, 'maxChars', 1) ?? ws.limits.maxReadChars, ws.limits.maxReadChars);
       if (requestedEnd !== undefined && requestedEnd < startLine) throw new ToolError('VALIDATION_ERROR', 'endLine must not be before startLine');
-      const { text, realPath } = await readTextInside(ws, path);
+      const { text, path: shown } = await readTextInside(ws, path);
       const { lines } = splitText(text);
       if (startLine > Math.max(lines.length, 1)) {
         throw new ToolError('VALIDATION_ERROR', `startLine ${startLine} is past the end of the file (${lines.length} lines)`);
@@ -39,7 +39,7 @@ export function createReadFileTool(deps: BuiltinToolDeps): Tool {
       const selected = lines.slice(startLine - 1, endLine).join('\n');
       const truncated = selected.length > maxChars;
       return {
-        path: ws.display(realPath),
+        path: shown,
         content: truncated ? selected.slice(0, maxChars) : selected,
         startLine,
         endLine,

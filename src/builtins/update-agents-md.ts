@@ -4,7 +4,7 @@ import type { Tool } from '../types.js';
 import { optionalString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
 import { readTextInside, writeTextInside } from './file-io.js';
-import { NotFoundError } from './workspace.js';
+import { NotFoundError } from './workspace-fs.js';
 
 const FILE = 'AGENTS.md';
 const ACTIONS = ['read', 'write', 'append'] as const;

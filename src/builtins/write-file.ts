@@ -33,7 +33,7 @@ export function createWriteFileTool(deps: BuiltinToolDeps): Tool {
       }
       const written = await writeTextInside(ws, path, content, mode);
       return {
-        path: ws.display(written.realPath),
+        path: written.path,
         mode,
         created: written.created,
         appended: mode === 'append' && !written.created,

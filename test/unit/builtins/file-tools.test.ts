@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitPatch, stagePatch } from '../../../src/builtins/apply-patch.js';
@@ -26,6 +26,25 @@ describe('read_file', () => {
     expect(long.truncated).toBe(true);
     expect((await failure(sb.run('read_file', { path: 'a.txt', startLine: 9 }))).errorType).toBe('VALIDATION_ERROR');
     expect((await failure(sb.run('read_file', { path: 'missing.txt' }))).message).toContain('no such file');
+  });
+});
+
+describe('symlinks that stay inside the workspace', () => {
+  it('are followed for reads and writes, relative or absolute, while glob reports them without entering', async () => {
+    await mkdir(path.join(root, 'real', 'deep'), { recursive: true });
+    await writeFile(path.join(root, 'real', 'deep', 'f.txt'), 'inside\n');
+    await symlink('real/deep', path.join(root, 'rel'));
+    await symlink(path.join(root, 'real'), path.join(root, 'abs'));
+    await symlink('../real/deep/f.txt', path.join(root, 'real', 'up'));
+    expect(await sb.run('read_file', { path: 'rel/f.txt' })).toMatchObject({ path: 'real/deep/f.txt', content: 'inside' });
+    expect(await sb.run('read_file', { path: 'abs/deep/f.txt' })).toMatchObject({ path: 'real/deep/f.txt' });
+    expect(await sb.run('read_file', { path: 'real/up' })).toMatchObject({ path: 'real/deep/f.txt' });
+    expect(await sb.run('write_file', { path: 'rel/new/g.txt', content: 'g' })).toMatchObject({ path: 'real/deep/new/g.txt', created: true });
+    expect(await file('real/deep/new/g.txt')).toBe('g');
+    expect(await sb.run('glob', { pattern: '**' })).toMatchObject({ matches: ['abs', 'real/deep/f.txt', 'real/deep/new/g.txt', 'real/up', 'rel'] });
+    await symlink('a', path.join(root, 'b'));
+    await symlink('b', path.join(root, 'a'));
+    expect(await failure(sb.run('read_file', { path: 'a' }))).toEqual({ errorType: 'PERMISSION_DENIED', message: 'too many levels of symlinks: a' });
   });
 });
 
@@ -126,10 +145,11 @@ describe('apply_patch', () => {
     const staged = await stagePatch(ws, ['*** Begin Patch', '*** Add File: n/new.txt', '+n', '*** Update File: a.txt', '@@', '-a1', '+A1', '*** Delete File: b.txt', '*** End Patch'].join('\n'));
     let writes = 0;
     const failing = {
-      write: async (_: unknown, change: { realPath: string }, content: string) => {
+      write: async (_: unknown, change: { path: string }, content: string) => {
         writes += 1;
-        await mkdir(path.dirname(change.realPath), { recursive: true });
-        await writeFile(change.realPath, content);
+        await mkdir(path.dirname(path.join(root, change.path)), { recursive: true });
+        await writeFile(path.join(root, change.path), content);
+        return [];
       },
       remove: async () => {
         throw new Error('disk on fire');

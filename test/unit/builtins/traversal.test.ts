@@ -141,3 +141,55 @@ describe('read-only roots', () => {
     }
   });
 });
+
+describe('file-tool errors reveal nothing about the host (issue 15 item 12)', () => {
+  let sb: Sandbox;
+  let root: string;
+  beforeEach(async () => {
+    sb = await createSandbox();
+    await sb.run('glob', { pattern: '*' });
+    root = path.join(sb.workspaces, 'acme');
+    await mkdir(sb.outside, { recursive: true });
+    await writeFile(path.join(sb.outside, 'exists.txt'), 'outside\n');
+    await mkdir(path.join(sb.outside, 'dir'));
+  });
+  afterEach(() => sb.cleanup());
+
+  it('answers a symlink to an outside file the same whether its target exists or not', async () => {
+    const answers: Record<string, { errorType: string; message: string }> = {};
+    for (const [link, target] of [['present', 'exists.txt'], ['absent', 'missing.txt'], ['presentDir', 'dir'], ['absentDir', 'nodir']] as const) {
+      await symlink(path.join(sb.outside, target), path.join(root, link));
+      const file = link.endsWith('Dir') ? `${link}/x.txt` : link;
+      const answer = await failure(sb.run('read_file', { path: file }));
+      answers[link] = { ...answer, message: answer.message.replace(file, '<path>') };
+    }
+    expect(answers.present).toEqual({ errorType: 'PERMISSION_DENIED', message: 'path resolves outside the workspace: <path>' });
+    expect(answers.absent).toEqual(answers.present);
+    expect(answers.presentDir).toEqual(answers.present);
+    expect(answers.absentDir).toEqual(answers.present);
+  });
+
+  it('never names a host path in an error, whatever the file system answers', async () => {
+    await symlink('loop', path.join(root, 'loop'));
+    await writeFile(path.join(root, 'file.txt'), 'x\n');
+    const long = 'n'.repeat(300);
+    const calls: [string, Record<string, unknown>][] = [];
+    for (const p of ['loop', 'loop/x.txt', `${long}.txt`, `${long}/x.txt`, 'file.txt/x', 'missing/x.txt', '.']) {
+      calls.push(['read_file', { path: p }], ['write_file', { path: p, content: 'x' }], ['edit', { path: p, old_string: 'a', new_string: 'b' }]);
+      calls.push(['glob', { pattern: '*', path: p }], ['grep', { pattern: 'x', path: p }], ['bash', { command: 'pwd', cwd: p }]);
+      calls.push(['apply_patch', { patch: `*** Begin Patch\n*** Delete File: ${p}\n*** End Patch` }], ['apply_patch', { patch: `*** Begin Patch\n*** Add File: ${p}\n+x\n*** End Patch` }]);
+    }
+    const messages: string[] = [];
+    for (const [name, args] of calls) {
+      try {
+        await sb.run(name, args);
+      } catch (error) {
+        messages.push(`${name} ${(error as { errorType?: string }).errorType}: ${(error as Error).message}`);
+      }
+    }
+    expect(messages.length).toBeGreaterThan(40);
+    expect(messages.filter((m) => m.includes(sb.dir) || m.includes('/proc/') || m.includes('TOOL_EXCEPTION') || m.includes('undefined'))).toEqual([]);
+    expect(messages).toContain('read_file PERMISSION_DENIED: too many levels of symlinks: loop');
+    expect(messages).toContain(`write_file VALIDATION_ERROR: path is too long: ${long}.txt`);
+  });
+});

@@ -31,6 +31,17 @@ describe('retry policy', () => {
     expect(destructive.count()).toBe(1);
   });
 
+  it('never retries a built-in tool after TIMEOUT, though it retries other read-only tools on TIMEOUT', async () => {
+    const deps = makeDeps({ clock: fakeClock() });
+    const builtin = failing(5, 'TIMEOUT');
+    const result = await retryPolicy(undefined, deps)(makeCall(makeTool({ name: 'read_file', source: 'builtin', readOnly: true, idempotent: true })), makeCtx(), builtin);
+    expect(result.error?.errorType).toBe('TIMEOUT');
+    expect(builtin.count()).toBe(1);
+    const remote = failing(1, 'TIMEOUT');
+    expect((await retryPolicy(undefined, deps)(makeCall(makeTool({ readOnly: true })), makeCtx(), remote)).ok).toBe(true);
+    expect(remote.count()).toBe(2);
+  });
+
   it('stops after the configured attempts and never retries non-transient failures', async () => {
     const deps = makeDeps({ clock: fakeClock() });
     const always = failing(100);

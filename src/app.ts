@@ -91,7 +91,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve }),
     userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });

@@ -7,13 +7,18 @@ import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
 import { createPinRegistry } from './mcp/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import { createOpenApiProvider } from './openapi-tools/provider.js';
+import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/index.js';
+import type { Resolve } from './egress/check-egress.js';
 import type { Logger } from './types.js';
 
 export interface ProviderDeps {
   log: Logger;
   agent: Agent;
   metrics?: GatewayMetrics;
+  /** DNS resolution for the egress check of OpenAPI documents and calls (tests inject one). */
+  resolve?: Resolve;
 }
 
 /**
@@ -29,6 +34,8 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
     ...(deps.metrics ? { metrics: deps.metrics.registry } : {}),
     onShadowed: () => deps.metrics?.toolShadowed.inc({ winner: 'global-mcp', loser: 'global-mcp' }),
   };
+  // Fetched OpenAPI documents outlive reloads, so a reload revalidates (If-None-Match) instead of re-downloading.
+  const documents: DocumentCache = new Map();
   return (config) => [
     {
       // One provider for every tenant; the registry enables built-ins per tenant (`tenants.<t>.builtins`).
@@ -45,6 +52,12 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       // A reload always rebuilds the embedded indexes, so edited knowledge-base files are picked up.
       key: `rag:${JSON.stringify(config.rag)}:${Date.now()}`,
       create: () => createRagProvider(config.rag, { dispatcher: deps.agent }),
+    },
+    {
+      // Always rebuilt on reload: documents (files or URLs) are re-read.
+      key: `openapi:${JSON.stringify([config.openapi, config.egress])}:${Date.now()}`,
+      create: () =>
+        createOpenApiProvider(config.openapi, { egress: { allow: config.egress.allow, resolve: deps.resolve }, log: deps.log, documents }),
     },
     { key: `local-mcp:${JSON.stringify(config.mcp.local)}`, create: () => createLocalMcpProvider(config.mcp.local, mcpDeps) },
     { key: `global-mcp:${JSON.stringify(config.mcp.global)}`, create: () => createGlobalMcpProvider(config.mcp.global, mcpDeps) },

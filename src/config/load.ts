@@ -36,6 +36,7 @@ export function validateConfigObject(raw: unknown, baseDir: string, source: stri
   }
   const config = { ...(candidate as unknown as GatewayConfig), baseDir, source };
   applyBranchDefaults(config);
+  checkOpenApiEntries(config);
   resolvePaths(config);
   checkReferences(config);
   return config;
@@ -75,11 +76,27 @@ function applyBranchDefaults(config: GatewayConfig): void {
   if (config.store.kind === 'redis') config.store.prefix ??= 'toolgate:';
 }
 
+/** Exactly one document source per entry, and unique names (before paths are made absolute). */
+function checkOpenApiEntries(config: GatewayConfig): void {
+  const openapiNames = new Set<string>();
+  for (const [index, entry] of config.openapi.entries()) {
+    if ((entry.spec === undefined) === (entry.url === undefined)) {
+      throw new ConfigError(`config /openapi/${index}: give exactly one of "spec" (a file) or "url"`);
+    }
+    if (entry.spec !== undefined && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(entry.spec)) {
+      throw new ConfigError(`config /openapi/${index}/spec: "spec" is a file path; use "url" for a document on the web`);
+    }
+    if (openapiNames.has(entry.name)) throw new ConfigError(`config /openapi/${index}/name: "${entry.name}" is declared twice`);
+    openapiNames.add(entry.name);
+  }
+}
+
 function resolvePaths(config: GatewayConfig): void {
   const abs = (path: string): string => (isAbsolute(path) ? path : resolve(config.baseDir, path));
   for (const entry of config.functions) if ('module' in entry) entry.module = abs(entry.module);
   for (const entry of config.mcp.local) if ('module' in entry) entry.module = abs(entry.module);
   for (const entry of config.rag) if (entry.backend.kind === 'embedded') entry.backend.documents = abs(entry.backend.documents);
+  for (const entry of config.openapi) if (entry.spec !== undefined) entry.spec = abs(entry.spec);
   if (config.audit.sink === 'file') config.audit.path = abs(config.audit.path);
   config.builtins.workspaceRoot = abs(config.builtins.workspaceRoot);
   config.builtins.readOnlyRoots = config.builtins.readOnlyRoots.map(abs);

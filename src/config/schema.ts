@@ -148,6 +148,26 @@ const ragEntry = {
   },
 } as const;
 
+// A document is either `spec` (a file) or `url`; load.ts checks that exactly one is given so the
+// message names the entry (a oneOf here would only say "must match exactly one schema").
+const openapiEntry = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]{0,31}$' },
+    spec: { type: 'string', minLength: 1 },
+    url: { type: 'string', pattern: '^https?://' },
+    baseUrl: { type: 'string', pattern: '^https?://' },
+    include: { ...nameList, default: ['*'] },
+    exclude: { ...nameList, default: [] },
+    headers: { ...stringMap, default: {} },
+    timeoutMs: { type: 'integer', minimum: 1, maximum: 600000, default: 10000 },
+    maxResultChars: { type: 'integer', minimum: 1 },
+    defer: { type: 'boolean' },
+  },
+} as const;
+
 const tenant = {
   type: 'object',
   additionalProperties: false,
@@ -330,6 +350,7 @@ export const configSchema = {
     },
     functions: { type: 'array', default: [], items: { oneOf: [moduleFunction, httpFunction] } },
     rag: { type: 'array', default: [], items: ragEntry },
+    openapi: { type: 'array', default: [], items: openapiEntry },
     mcp: {
       type: 'object',
       additionalProperties: false,

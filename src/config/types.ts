@@ -138,6 +138,27 @@ export type McpGlobalEntry = {
   timeoutMs?: number;
 } & (McpStdioEntry | McpRemoteEntry);
 
+/** One OpenAPI document whose operations become function tools (`openapi:` in config). */
+export interface OpenApiEntry {
+  /** Prefix of the tool names (`<name>_<operationId>`) and the service id `openapi:<name>`. */
+  name: string;
+  /** A local file (absolute after loading)… */
+  spec?: string;
+  /** …or an http(s) URL, fetched through the egress guard. Exactly one of the two. */
+  url?: string;
+  /** Default: the document's first server. */
+  baseUrl?: string;
+  /** operationId or tag globs; default every operation. */
+  include: string[];
+  exclude: string[];
+  /** The service's own credentials, sent with every call (never the caller's). */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxResultChars?: number;
+  /** Deferred listing; default: deferred when the entry imports more than 50 operations. */
+  defer?: boolean;
+}
+
 export interface ToolOverride {
   readOnly?: boolean;
   destructive?: boolean;
@@ -182,6 +203,7 @@ export interface GatewayConfig {
   builtins: BuiltinsConfig;
   functions: FunctionEntry[];
   rag: RagEntry[];
+  openapi: OpenApiEntry[];
   mcp: { local: McpLocalEntry[]; global: McpGlobalEntry[] };
   tools: Record<string, ToolOverride>;
   tenants: Record<string, TenantConfig>;

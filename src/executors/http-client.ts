@@ -6,7 +6,7 @@ export function createHttpAgent(): Agent {
 }
 
 /** Reads at most `maxBytes` of a body; refuses more so a hostile upstream cannot exhaust memory. */
-export async function readBodyCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+export async function readBytesCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -14,5 +14,10 @@ export async function readBodyCapped(body: AsyncIterable<Uint8Array>, maxBytes: 
     if (size > maxBytes) throw new Error(`upstream response exceeds ${maxBytes} bytes`);
     chunks.push(Buffer.from(chunk));
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** `readBytesCapped` decoded as UTF-8. */
+export async function readBodyCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+  return (await readBytesCapped(body, maxBytes)).toString('utf8');
 }

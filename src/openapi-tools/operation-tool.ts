@@ -1,0 +1,107 @@
+// One imported operation as a function tool. The call goes through the pinned (egress-guarded)
+// fetch with the entry's timeout; only the entry's configured headers and the gateway's own are
+// sent — the caller's Authorization is never in reach of this code. Redirects are followed only
+// within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
+import type { EgressDeniedError, FetchLike } from '../egress/pinned-fetch.js';
+import { ToolError } from '../execution/tool-error.js';
+import { defineTool } from '../registry/define-tool.js';
+import type { JsonObject, Tool, ToolContext } from '../types.js';
+import { buildRequest, type OutgoingRequest } from './build-request.js';
+import type { RequestPlan } from './request-plan.js';
+import { mapResponse } from './response.js';
+
+const MAX_SAME_ORIGIN_REDIRECTS = 3;
+
+export interface OperationToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+  plan: RequestPlan;
+  operationId: string;
+  /** `openapi:<entry name>`: the circuit-breaker key. */
+  service: string;
+  baseUrl: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxResultChars?: number;
+  deferLoading: boolean;
+  searchHint?: string;
+}
+
+function parseUrl(location: string, base: string): URL | undefined {
+  try {
+    return new URL(location, base);
+  } catch {
+    return undefined;
+  }
+}
+
+function failureOf(error: unknown, timeout: AbortSignal, ctx: ToolContext, timeoutMs: number, trace: JsonObject): ToolError {
+  if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace }) : error;
+  if (timeout.aborted) return new ToolError('TIMEOUT', `API did not answer within ${timeoutMs} ms`, { trace });
+  if (ctx.signal.aborted) return new ToolError('TIMEOUT', 'call was cancelled', { trace });
+  const cause = (error as Error).cause as Partial<EgressDeniedError> | undefined;
+  if (cause?.code === 'TG_EGRESS_DENIED') return new ToolError('UPSTREAM_ERROR', `egress refused: ${cause.message ?? ''}`, { trace });
+  return new ToolError('UPSTREAM_ERROR', `API request failed: ${cause?.message ?? (error as Error).message}`, { trace });
+}
+
+export function createOperationTool(spec: OperationToolSpec, fetch: FetchLike): Tool {
+  const { plan } = spec;
+  const method = plan.method.toUpperCase();
+  const urlTemplate = `${spec.baseUrl.replace(/\/+$/, '')}${plan.pathTemplate}`;
+  const readOnly = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+
+  async function send(request: OutgoingRequest, signal: AbortSignal): Promise<Response> {
+    let url = request.url;
+    for (let hop = 0; ; hop += 1) {
+      const response = await fetch(url, { method: request.method, headers: request.headers, body: request.body, signal });
+      if (response.status < 300 || response.status >= 400 || response.status === 304) return response;
+      await response.body?.cancel();
+      const location = response.headers.get('location');
+      const next = location ? parseUrl(location, url) : undefined;
+      if (!next || next.origin !== new URL(url).origin || !readOnly || hop >= MAX_SAME_ORIGIN_REDIRECTS) {
+        throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status} with a redirect that is not followed (only up to ${MAX_SAME_ORIGIN_REDIRECTS} same-origin redirects of read-only calls are)`);
+      }
+      url = next.href;
+    }
+  }
+
+  async function handler(args: JsonObject, ctx: ToolContext): Promise<{ output: string; trace: JsonObject }> {
+    const started = performance.now();
+    const trace: JsonObject = { operationId: spec.operationId, method, url: urlTemplate, status: null, durationMs: 0 };
+    const timeout = AbortSignal.timeout(spec.timeoutMs);
+    const signal = AbortSignal.any([ctx.signal, timeout]);
+    try {
+      const request = buildRequest(spec.baseUrl, plan, args, {
+        ...spec.headers,
+        accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
+        'x-toolgate-depth': String(ctx.depth + 1),
+        'x-request-id': ctx.requestId,
+      });
+      const response = await send(request, signal);
+      trace.status = response.status;
+      const output = await mapResponse(response, trace);
+      return { output, trace };
+    } catch (error) {
+      throw failureOf(error, timeout, ctx, spec.timeoutMs, trace);
+    } finally {
+      trace.durationMs = Math.round((performance.now() - started) * 10) / 10;
+    }
+  }
+
+  return defineTool({
+    name: spec.name,
+    description: spec.description,
+    inputSchema: spec.inputSchema,
+    handler,
+    source: 'function',
+    service: spec.service,
+    readOnly,
+    destructive: method === 'DELETE',
+    idempotent: readOnly || method === 'PUT' || method === 'DELETE',
+    ...(readOnly ? { isConcurrencySafe: () => true } : {}),
+    maxResultChars: spec.maxResultChars,
+    deferLoading: spec.deferLoading,
+    searchHint: spec.searchHint,
+  });
+}

@@ -1,0 +1,52 @@
+// Text → a dereferenced OpenAPI 3.0/3.1 document. `$ref`s are resolved by @readme/openapi-parser (a
+// maintained fork of swagger-parser) with external references switched off: a document is one file
+// or one URL the operator chose, and resolving never reaches the file system or the network.
+import { dereference } from '@readme/openapi-parser';
+import { parse as parseYaml } from 'yaml';
+import { isObject, type OpenApiDocument } from './document.js';
+
+export class OpenApiDocumentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OpenApiDocumentError';
+  }
+}
+
+/** Parses JSON (fast path) or YAML; the caller has already bounded the text's size. */
+function parseText(text: string): unknown {
+  const trimmed = text.trimStart();
+  try {
+    if (trimmed.startsWith('{')) return JSON.parse(trimmed) as unknown;
+    return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+  } catch (error) {
+    throw new OpenApiDocumentError(`not valid JSON or YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** 3.0 and 3.1 are imported; Swagger 2.0 and anything else is refused with what to do instead. */
+function checkVersion(document: Record<string, unknown>): string {
+  if (document.swagger !== undefined) {
+    throw new OpenApiDocumentError(
+      `Swagger ${String(document.swagger)} documents are not imported: convert it to OpenAPI 3 first (e.g. \`npx swagger2openapi in.json -o out.json\`) and point the entry at the result`,
+    );
+  }
+  const version = document.openapi;
+  if (typeof version !== 'string') throw new OpenApiDocumentError('not an OpenAPI document (no "openapi" version field)');
+  if (!/^3\.[01]\.\d+/.test(version)) throw new OpenApiDocumentError(`OpenAPI ${version} is not supported (3.0.x and 3.1.x are)`);
+  if (!isObject(document.paths)) throw new OpenApiDocumentError('the document has no "paths" object');
+  return version;
+}
+
+export async function parseOpenApiDocument(text: string): Promise<OpenApiDocument> {
+  const parsed = parseText(text);
+  if (!isObject(parsed)) throw new OpenApiDocumentError('the document is not a JSON/YAML object');
+  checkVersion(parsed);
+  try {
+    // `circular: 'ignore'` leaves a recursive schema's inner `$ref` in place (an object cycle could not
+    // be serialised); json-schema.ts turns what is left into an open schema.
+    const resolved = await dereference(parsed as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' } });
+    return resolved as unknown as OpenApiDocument;
+  } catch (error) {
+    throw new OpenApiDocumentError(`$ref resolution failed: ${(error as Error).message.split('\n')[0]}`);
+  }
+}

@@ -1,0 +1,75 @@
+// The `openapi:` entries as one tool provider. start() reads every document (a reload builds a new
+// provider, so documents are re-read); a document that cannot be read or parsed fails start() with a
+// ConfigError naming the entry, so a reload is refused as a whole — the previous snapshot, with the
+// old tools, keeps serving and the reload answer (TG_CONFIG_INVALID) and the log say why.
+import { ConfigError } from '../config/interpolate.js';
+import type { OpenApiEntry } from '../config/types.js';
+import type { EgressOptions } from '../egress/check-egress.js';
+import { createPinnedFetch } from '../egress/pinned-fetch.js';
+import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { Logger, Tool } from '../types.js';
+import { fetchDocument, readDocumentFile, type DocumentCache } from './document-source.js';
+import { importDocument, type ImportReport } from './import-document.js';
+import { parseOpenApiDocument } from './parse-document.js';
+
+export interface OpenApiProviderDeps {
+  egress: EgressOptions;
+  log: Logger;
+  /** Fetched documents by URL, kept across reloads for conditional re-fetching. */
+  documents: DocumentCache;
+}
+
+interface Loaded {
+  entry: OpenApiEntry;
+  tools: Tool[];
+  report: ImportReport;
+  loadMs: number;
+}
+
+export function createOpenApiProvider(entries: readonly OpenApiEntry[], deps: OpenApiProviderDeps): ToolProvider {
+  // One egress-guarded fetch for documents and calls: every request is checked and pinned to the checked address.
+  const pinned = createPinnedFetch(deps.egress);
+  let loaded: Loaded[] = [];
+  let tools: Tool[] = [];
+
+  async function load(entry: OpenApiEntry): Promise<Loaded> {
+    const started = performance.now();
+    const source = entry.url ?? entry.spec ?? '';
+    try {
+      const text = entry.url ? await fetchDocument(entry.url, pinned.fetch, deps.documents) : await readDocumentFile(source);
+      const document = await parseOpenApiDocument(text);
+      const imported = importDocument(entry, document, pinned.fetch);
+      return { entry, ...imported, loadMs: Math.round(performance.now() - started) };
+    } catch (error) {
+      throw new ConfigError(`config /openapi ${entry.name}: document ${source}: ${(error as Error).message}`);
+    }
+  }
+
+  return {
+    kind: 'function',
+    tools: () => tools,
+    async start() {
+      const next: Loaded[] = [];
+      for (const entry of entries) {
+        const result = await load(entry);
+        deps.log.info({ entry: entry.name, ...result.report, loadMs: result.loadMs }, 'OpenAPI document imported');
+        next.push(result);
+      }
+      loaded = next;
+      tools = next.flatMap((result) => result.tools);
+    },
+    async close() {
+      pinned.close();
+    },
+    status(): UpstreamStatus[] {
+      return loaded.map(({ entry, tools: entryTools, report, loadMs }) => ({
+        service: `openapi:${entry.name}`,
+        kind: 'openapi',
+        state: 'ready',
+        required: true,
+        toolCount: entryTools.length,
+        detail: { source: entry.url ?? entry.spec, ...report, loadMs },
+      }));
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { buildRequest } from '../../../src/openapi-tools/build-request.js';
+import type { ParameterPlan, RequestPlan } from '../../../src/openapi-tools/request-plan.js';
+
+const parameter = (overrides: Partial<ParameterPlan>): ParameterPlan => ({ key: 'p', in: 'query', name: 'p', style: 'form', explode: true, json: false, ...overrides });
+const plan = (parameters: ParameterPlan[], extra: Partial<RequestPlan> = {}): RequestPlan => ({ method: 'get', pathTemplate: '/items/{id}', parameters, ...extra });
+const idParameter = parameter({ key: 'id', in: 'path', name: 'id', style: 'simple', explode: false });
+
+describe('building the outgoing request', () => {
+  it('encodes path values whole, so "/", "?" and "#" stay inside the segment', () => {
+    expect(buildRequest('https://api.test/v1/', plan([idParameter]), { id: 'a/b?c#d' }, {}).url).toBe('https://api.test/v1/items/a%2Fb%3Fc%23d');
+  });
+
+  it('refuses an empty, "." or ".." path value', () => {
+    for (const id of ['', '.', '..']) expect(() => buildRequest('https://api.test', plan([idParameter]), { id }, {})).toThrow(/must not be empty/);
+  });
+
+  it('serialises query arrays and objects by style', () => {
+    const request = buildRequest(
+      'https://api.test',
+      plan([
+        idParameter,
+        parameter({ key: 'tags', name: 'tags', explode: false }),
+        parameter({ key: 'filter', name: 'filter', style: 'deepObject' }),
+        parameter({ key: 'q', name: 'q', json: true }),
+      ]),
+      { id: 1, tags: ['a', 'b'], filter: { state: 'open' }, q: { x: 1 } },
+      {},
+    );
+    expect(request.url).toBe('https://api.test/items/1?tags=a%2Cb&filter%5Bstate%5D=open&q=%7B%22x%22%3A1%7D');
+  });
+
+  it('lets configured headers win over a header parameter and refuses CR/LF in header values', () => {
+    const auth = parameter({ key: 'X-Key', in: 'header', name: 'X-Key', style: 'simple', explode: false });
+    expect(buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'model' }, { 'x-key': 'service' }).headers).toEqual({ 'x-key': 'service' });
+    expect(() => buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'a\r\nInjected: 1' }, {})).toThrow(/control characters/);
+  });
+
+  it('sends the JSON body with its media type', () => {
+    const request = buildRequest('https://api.test', plan([idParameter], { method: 'post', body: { key: 'body', mediaType: 'application/vnd.api+json', kind: 'json' } }), { id: 2, body: { a: 1 } }, {});
+    expect(request).toMatchObject({ method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/vnd.api+json' } });
+  });
+});

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 
-const SECTIONS = ['gateway', 'mcp', 'rag', 'registry'] as const;
+const SECTIONS = ['gateway', 'mcp', 'rag', 'registry', 'openapi'] as const;
 const benchDir = join(packageRoot(), 'bench');
 
 interface BenchModule {

@@ -4,7 +4,7 @@ import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
 import { callerCancelled } from '../src/execution/call-context.js';
-import { callFailure } from '../src/execution/tool-result.js';
+import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
 import type { ToolResult } from '../src/types.js';
 
 export const circuitBreakerOptionsSchema = {
@@ -26,8 +26,10 @@ export const circuitBreakerOptionsSchema = {
   },
 };
 
-// Only failures that say "the upstream is unwell" count; a bad argument or a denial says nothing about it.
-const countsAsFailure = (result: ToolResult): boolean => result.error?.errorType === 'UPSTREAM_ERROR' || result.error?.errorType === 'TIMEOUT';
+// Only failures that say "the upstream is unwell" count; a bad argument, a denial or a definite answer
+// from the upstream (an HTTP 404) says nothing about it.
+const countsAsFailure = (result: ToolResult): boolean =>
+  (result.error?.errorType === 'UPSTREAM_ERROR' || result.error?.errorType === 'TIMEOUT') && !isPermanentFailure(result);
 
 /**
  * Per upstream service (`tool.service`; tools without one are not guarded): CIRCUIT_OPEN immediately while

@@ -1,5 +1,6 @@
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { isPermanentFailure } from '../src/execution/tool-result.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Next, Policy, PolicyContext } from '../src/pipeline/types.js';
 import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
@@ -35,8 +36,13 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
   const retryable = new Set<ErrorType>(on);
   // A built-in that timed out is not tried again: its time went on tenant-controlled files or commands, and
   // repeating it would only hold the gateway's shared resources (the libuv pool, process slots) longer.
+  // A failure marked permanent is the upstream's definite answer (an HTTP 404): repeating it changes nothing.
   const isFinal = (result: ToolResult, call: ToolCall): boolean =>
-    result.ok || !result.error || !retryable.has(result.error.errorType) || (result.error.errorType === 'TIMEOUT' && call.tool.source === 'builtin');
+    result.ok ||
+    !result.error ||
+    !retryable.has(result.error.errorType) ||
+    (result.error.errorType === 'TIMEOUT' && call.tool.source === 'builtin') ||
+    isPermanentFailure(result);
 
   async function retryAfter(first: ToolResult, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> {
     let result = first;

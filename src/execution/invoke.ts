@@ -1,7 +1,7 @@
 import type { Next, PolicyContext } from '../pipeline/types.js';
 import type { ToolCall, ToolResult } from '../types.js';
 import { isToolError } from './tool-error.js';
-import { callFailure, successResult } from './tool-result.js';
+import { callFailure, markPermanent, successResult } from './tool-result.js';
 
 /**
  * The end of every policy chain: runs the tool's handler and turns whatever happens into a ToolResult.
@@ -37,7 +37,10 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function failureOf(call: ToolCall, ctx: PolicyContext, error: unknown): ToolResult {
-  if (isToolError(error)) return callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
+  if (isToolError(error)) {
+    const result = callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
+    return error.permanent ? markPermanent(result) : result;
+  }
   if (ctx.signal.aborted) return callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
   const message = error instanceof Error ? error.message : String(error);
   return callFailure(call, 'TOOL_EXCEPTION', message || 'tool failed');

@@ -8,13 +8,20 @@ export class ToolError extends Error {
   readonly errorType: ErrorType;
   readonly trace: unknown;
   readonly retryAfterMs: number | undefined;
+  /**
+   * The upstream gave a definite answer (an HTTP 404, an egress refusal): repeating the call gives the same
+   * one, and it says nothing about the upstream's health — so retry does not repeat it and the circuit
+   * breaker does not count it (one tenant's bad calls must not open a shared circuit).
+   */
+  readonly permanent: boolean;
 
-  constructor(errorType: ErrorType, message: string, options: { trace?: unknown; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(errorType: ErrorType, message: string, options: { trace?: unknown; retryAfterMs?: number; cause?: unknown; permanent?: boolean } = {}) {
     super(message, { cause: options.cause });
     this.name = 'ToolError';
     this.errorType = errorType;
     this.trace = options.trace ?? null;
     this.retryAfterMs = options.retryAfterMs;
+    this.permanent = options.permanent ?? false;
   }
 }
 

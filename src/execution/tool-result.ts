@@ -73,6 +73,19 @@ export function failureResult(errorType: ErrorType, message: string, details: Fa
   };
 }
 
+// Kept on a failed result under a symbol (spreads copy it, JSON never shows it): see ToolError.permanent.
+const PERMANENT_FAILURE = Symbol('toolgate.permanentFailure');
+
+/** Marks a failure as a definite answer that retrying cannot change and that says nothing about upstream health. */
+export function markPermanent(result: ToolResult): ToolResult {
+  (result as ToolResult & { [PERMANENT_FAILURE]?: true })[PERMANENT_FAILURE] = true;
+  return result;
+}
+
+export function isPermanentFailure(result: ToolResult): boolean {
+  return (result as ToolResult & { [PERMANENT_FAILURE]?: true })[PERMANENT_FAILURE] === true;
+}
+
 /** Shorthand for policies: a failure for a call already resolved to a tool. */
 export function callFailure(call: ToolCall, errorType: ErrorType, message: string, extra: { trace?: unknown; retryAfterMs?: number } = {}): ToolResult {
   return failureResult(errorType, message, {

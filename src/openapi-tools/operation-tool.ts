@@ -37,11 +37,11 @@ function parseUrl(location: string, base: string): URL | undefined {
 }
 
 function failureOf(error: unknown, timeout: AbortSignal, ctx: ToolContext, timeoutMs: number, trace: JsonObject): ToolError {
-  if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace }) : error;
+  if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace, permanent: error.permanent }) : error;
   if (timeout.aborted) return new ToolError('TIMEOUT', `API did not answer within ${timeoutMs} ms`, { trace });
   if (ctx.signal.aborted) return new ToolError('TIMEOUT', 'call was cancelled', { trace });
   const cause = (error as Error).cause as Partial<EgressDeniedError> | undefined;
-  if (cause?.code === 'TG_EGRESS_DENIED') return new ToolError('UPSTREAM_ERROR', `egress refused: ${cause.message ?? ''}`, { trace });
+  if (cause?.code === 'TG_EGRESS_DENIED') return new ToolError('UPSTREAM_ERROR', `egress refused: ${cause.message ?? ''}`, { trace, permanent: true });
   return new ToolError('UPSTREAM_ERROR', `API request failed: ${cause?.message ?? (error as Error).message}`, { trace });
 }
 
@@ -60,7 +60,7 @@ export function createOperationTool(spec: OperationToolSpec, fetch: FetchLike): 
       const location = response.headers.get('location');
       const next = location ? parseUrl(location, url) : undefined;
       if (!next || next.origin !== new URL(url).origin || !readOnly || hop >= MAX_SAME_ORIGIN_REDIRECTS) {
-        throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status} with a redirect that is not followed (only up to ${MAX_SAME_ORIGIN_REDIRECTS} same-origin redirects of read-only calls are)`);
+        throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status} with a redirect that is not followed (only up to ${MAX_SAME_ORIGIN_REDIRECTS} same-origin redirects of read-only calls are)`, { permanent: true });
       }
       url = next.href;
     }

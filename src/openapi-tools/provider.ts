@@ -59,7 +59,11 @@ export function createOpenApiProvider(entries: readonly OpenApiEntry[], deps: Op
       tools = next.flatMap((result) => result.tools);
     },
     async close() {
-      pinned.close();
+      // A reload retires this provider while calls that started on the old snapshot may still be running:
+      // its sockets are destroyed only once every such call has hit its own timeout. The timer does not
+      // keep the process alive, and idle keep-alive sockets never do.
+      const longest = Math.max(0, ...entries.map((entry) => entry.timeoutMs));
+      setTimeout(() => pinned.close(), longest + 1000).unref();
     },
     status(): UpstreamStatus[] {
       return loaded.map(({ entry, tools: entryTools, report, loadMs }) => ({

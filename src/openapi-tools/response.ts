@@ -6,6 +6,7 @@ import { readBodyCapped } from '../executors/http-client.js';
 /** The most an answer may hold before it is refused (the tool's maxResultChars cuts what the model sees). */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 export const ERROR_EXCERPT_CHARS = 500;
+const TRANSIENT_CLIENT_ERRORS = new Set([408, 425, 429]);
 
 const isJson = (type: string): boolean => type === 'application/json' || type.endsWith('+json') || type.endsWith('/json');
 const isText = (type: string): boolean =>
@@ -29,7 +30,10 @@ export async function mapResponse(response: Response, trace: Record<string, unkn
   if (response.status >= 400) {
     const text = isJson(type) || isText(type) || type === '' ? await readText(response).catch(() => '') : (await response.body?.cancel(), `[${type} body]`);
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
-    throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status}${excerpt ? `: ${isJson(type) ? compactJson(excerpt) : excerpt}` : ''}`, { trace });
+    // A client error is the API's definite answer (not retried, not counted against its health);
+    // 408, 425 and 429 say "try again" and 5xx "unwell".
+    const permanent = response.status < 500 && !TRANSIENT_CLIENT_ERRORS.has(response.status);
+    throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status}${excerpt ? `: ${isJson(type) ? compactJson(excerpt) : excerpt}` : ''}`, { trace, permanent });
   }
   if (response.status === 204 || response.status === 205) {
     await response.body?.cancel();

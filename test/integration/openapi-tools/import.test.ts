@@ -174,6 +174,16 @@ describe('OpenAPI import: calls', () => {
     expect(JSON.stringify([missing.trace, broken.trace])).not.toContain(SERVICE_TOKEN);
   });
 
+  it('answers a client error once and never lets it open the shared circuit; a server error is retried', async () => {
+    api.seen.length = 0;
+    for (let i = 0; i < 6; i++) expect((await run('pets_getPet', { petId: 404 })).json().error.error).toContain('HTTP 404');
+    expect(api.seen).toHaveLength(6);
+    expect((await run('pets_getPet', { petId: 1 })).json().ok).toBe(true);
+    api.seen.length = 0;
+    await run('pets_breakServer', {});
+    expect(api.seen.length).toBe(3); // the retry policy's default attempts for a read-only tool
+  });
+
   it('answers text as text and an empty 204 with a short note', async () => {
     expect((await run('pets_getNote', { name: 'hello' })).json().output).toBe('note hello');
     expect((await run('pets_deletePet', { petId: 3 })).json()).toMatchObject({ ok: true, output: 'HTTP 204 (no content)' });

@@ -173,6 +173,24 @@ describe('OpenAPI import: reload', () => {
   });
 });
 
+describe('OpenAPI import: reload during a call', () => {
+  it('lets a call that started before a reload finish on its connection', async () => {
+    // A POST: not retried, so a connection cut by the reload would show as a failure.
+    api.routes.set('/v1/pets', (_request, reply) => void setTimeout(() => reply(201, '{"id":8,"name":"Slow"}'), 400));
+    const config = testConfig({ egress: { allow: ['127.0.0.1'] }, openapi: [{ name: 'pets', spec: join(fixtures, 'pets-3.1.yaml'), baseUrl: `${api.base}/v1` }] });
+    const app = await buildTestApp(config, { loadConfig: async () => config });
+    try {
+      const inFlight = execute(app, 'pets_createPet', { body: { name: 'Slow' } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers })).statusCode).toBe(200);
+      expect((await inFlight).json()).toMatchObject({ ok: true, output: '{"id":8,"name":"Slow"}' });
+    } finally {
+      await app.close();
+      api.routes.delete('/v1/pets');
+    }
+  });
+});
+
 describe('OpenAPI import: redirects', () => {
   it('follows a same-origin redirect of a read-only call and refuses one to another host', async () => {
     const other = await startPetsApi('127.0.0.2');

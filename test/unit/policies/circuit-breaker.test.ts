@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
-import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
 import { noopPolicyMetrics } from '../../../src/pipeline/metrics.js';
 import type { ErrorType, ToolCall } from '../../../src/types.js';
 import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
@@ -33,6 +33,15 @@ describe('circuit-breaker policy', () => {
     expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).ok).toBe(true); // the probe
     expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).ok).toBe(true);
     expect(states).toEqual(['closed', 'open', 'half_open', 'closed']);
+  });
+
+  it('does not count failures marked permanent (one caller\'s HTTP 404s say nothing about the upstream)', async () => {
+    const policy = circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 1000 }, makeDeps({ clock: fakeClock() }));
+    let calls = 0;
+    const notFound = async (call: ToolCall) => (calls++, markPermanent(callFailure(call, 'UPSTREAM_ERROR', 'API answered HTTP 404')));
+    for (let i = 0; i < 5; i++) await policy(makeCall(upstreamTool), makeCtx(), notFound);
+    expect(calls).toBe(5);
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
   });
 
   it('lets only one probe through while half-open and reopens when it fails', async () => {

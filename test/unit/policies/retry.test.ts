@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { retryPolicy } from '../../../policies/retry.js';
-import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
 import type { ErrorType, ToolCall } from '../../../src/types.js';
 import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
@@ -50,6 +50,14 @@ describe('retry policy', () => {
     const denied = failing(100, 'PERMISSION_DENIED');
     await retryPolicy(undefined, deps)(makeCall(makeTool({ readOnly: true })), makeCtx(), denied);
     expect(denied.count()).toBe(1);
+  });
+
+  it('never repeats a failure marked permanent (a definite answer such as an HTTP 404)', async () => {
+    let calls = 0;
+    const terminal = async (call: ToolCall) => (calls++, markPermanent(callFailure(call, 'UPSTREAM_ERROR', 'API answered HTTP 404')));
+    const result = await retryPolicy({ attempts: 3 }, makeDeps({ clock: fakeClock() }))(makeCall(makeTool({ readOnly: true })), makeCtx(), terminal);
+    expect(result.error?.errorType).toBe('UPSTREAM_ERROR');
+    expect(calls).toBe(1);
   });
 
   it('never sleeps past the call deadline or after abort', async () => {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/admin.js';
+import type { UpstreamStatus } from '../src/registry/provider.js';
 import { logReload } from '../src/plugins/gateway.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
@@ -67,9 +68,17 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request) => {
       if (request.principal.operator === true) return { upstreams: app.gateway.status() };
-      // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them.
-      const allowed = new Set(app.gateway.tenant(request.principal.tenant)?.config.mcpServices ?? []);
-      return { upstreams: app.gateway.status().filter((upstream) => upstream.kind !== 'global-mcp' || allowed.has(upstream.service)) };
+      // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them, and an
+      // imported OpenAPI document only when its tenant is admitted to one of the document's tools.
+      const view = app.gateway.tenant(request.principal.tenant);
+      const allowed = new Set(view?.config.mcpServices ?? []);
+      const tools = app.gateway.current().catalog.tools;
+      const reaches = (upstream: UpstreamStatus): boolean => {
+        if (upstream.kind === 'global-mcp') return allowed.has(upstream.service);
+        if (upstream.kind === 'openapi') return view !== undefined && tools.some((tool) => tool.service === upstream.service && view.admits(tool, request.principal, 'default').ok);
+        return true;
+      };
+      return { upstreams: app.gateway.status().filter(reaches) };
     },
   );
 

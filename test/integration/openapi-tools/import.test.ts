@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
+import { bearer, buildTestApp, signToken, testConfig, API_KEY } from '../../helpers/build.js';
 import { startPetsApi, type PetsApi } from '../../helpers/pets-api.js';
 
 const SERVICE_TOKEN = 'svc-pets-token-123';
@@ -88,6 +88,14 @@ describe('OpenAPI import: listing', () => {
     expect((await listTools(other)).map((tool) => tool.name)).not.toContain('pets_getPet');
     const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(other), payload: { name: 'pets_getPet', arguments: { petId: 1 } } });
     expect(res.json().ok).toBe(false);
+  });
+
+  it("shows the document's status to an admin of a tenant that uses it, and not to one that does not", async () => {
+    const upstreams = async (authorization: string) =>
+      ((await app.inject({ url: '/v1/admin/upstreams', headers: { authorization } })).json().upstreams as Array<{ service: string; detail?: object }>).map((u) => u.service);
+    expect(await upstreams(`Bearer ${API_KEY}`)).toContain('openapi:pets');
+    const globexAdmin = await signToken({ tenant: 'globex', roles: ['admin'] });
+    expect(await upstreams(`Bearer ${globexAdmin}`)).not.toContain('openapi:pets');
   });
 
   it('hides a bound parameter from the model-visible schema', async () => {

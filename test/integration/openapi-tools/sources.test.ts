@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../../src/config/demo.js';
 import { ConfigError } from '../../../src/config/load.js';
-import { bearer, buildTestApp, API_KEY, testConfig } from '../../helpers/build.js';
+import { bearer, buildTestApp, API_KEY, OPERATOR_KEY, testConfig } from '../../helpers/build.js';
 import { installLoopbackGuard } from '../../helpers/loopback-guard.js';
 import { startPetsApi, type PetsApi } from '../../helpers/pets-api.js';
 
@@ -79,7 +79,7 @@ describe('OpenAPI import: egress', () => {
       expect(await toolNames(app)).toContain('pets_getPet');
       // A relative server URL resolves against the document's URL.
       expect((await execute(app, 'pets_getPet', { petId: 1 })).json()).toMatchObject({ ok: true, output: '{"id":1,"name":"Rex","tag":null}' });
-      const reloaded = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers });
+      const reloaded = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) });
       expect(reloaded.statusCode).toBe(200);
       expect(fetches).toBe(2);
       expect(await toolNames(app)).toContain('pets_getPet');
@@ -155,7 +155,7 @@ describe('OpenAPI import: reload', () => {
     const app = await buildTestApp(config, { loadConfig: async () => config });
     try {
       await writeFile(path, 'openapi: 3.1.0\npaths: [unclosed');
-      const refused = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers });
+      const refused = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) });
       expect(refused.statusCode).toBe(400);
       expect(refused.json()).toMatchObject({ code: 'TG_CONFIG_INVALID' });
       expect(refused.json().message).toMatch(/^config \/openapi pets: document .*pets\.yaml: not valid JSON or YAML/);
@@ -163,7 +163,7 @@ describe('OpenAPI import: reload', () => {
 
       const edited = (await readFile(join(fixtures, 'pets-3.1.yaml'), 'utf8')).replace('operationId: getNote', 'operationId: readNote');
       await writeFile(path, edited);
-      expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) })).statusCode).toBe(200);
       const names = await toolNames(app);
       expect(names).toContain('pets_readNote');
       expect(names).not.toContain('pets_getNote');
@@ -182,7 +182,7 @@ describe('OpenAPI import: reload during a call', () => {
     try {
       const inFlight = execute(app, 'pets_createPet', { body: { name: 'Slow' } });
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) })).statusCode).toBe(200);
       expect((await inFlight).json()).toMatchObject({ ok: true, output: '{"id":8,"name":"Slow"}' });
     } finally {
       await app.close();

@@ -11,7 +11,7 @@ const RACE_MS = Number(process.env.TOOLGATE_RACE_MS ?? 10_000);
 const MAX_CALLS_PER_WORKER = 20_000;
 const VICTIM_FILES = 50;
 
-// Swaps `<dir>` (a real folder) for a symlink to `<target>` and back, as fast as it can, until the deadline.
+// Swaps `<dir>` (a real folder or file) for a symlink to `<target>` and back, as fast as it can, until the deadline.
 const SWAPPER = `
 const fs = require('node:fs');
 const [deadline, ...pairs] = process.argv.slice(1);
@@ -83,7 +83,9 @@ describe('file tools under a parent folder swapped for a symlink (issue 15 items
     }
 
     const deadline = Date.now() + RACE_MS;
-    const swapper = spawn(process.execPath, ['-e', SWAPPER, String(deadline), path.join(attacker, 'ddir'), victimDir, path.join(attacker, 'odir'), outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await writeFile(path.join(attacker, 'AGENTS.md'), 'mine\n');
+    const swaps = [path.join(attacker, 'ddir'), victimDir, path.join(attacker, 'odir'), outsideDir, path.join(attacker, 'AGENTS.md'), path.join(sb.workspaces, 'victim', 'AGENTS.md')];
+    const swapper = spawn(process.execPath, ['-e', SWAPPER, String(deadline), ...swaps], { stdio: ['ignore', 'pipe', 'inherit'] });
     let swapRounds = '';
     swapper.stdout.on('data', (chunk: Buffer) => (swapRounds += chunk.toString()));
     const swapperDone = new Promise<void>((resolve) => swapper.on('exit', () => resolve()));
@@ -97,7 +99,7 @@ describe('file tools under a parent folder swapped for a symlink (issue 15 items
       },
       // Even calls create folders; odd ones put back a file the deletes took away.
       write_file: async (dir, n) => {
-        const target = n % 2 === 0 ? `${dir}/new_${n % 7}/w_${n}.txt` : `${dir}/v_${n % VICTIM_FILES}.txt`;
+        const target = n % 2 === 0 ? `${dir}/new_${n % 7}/w_${n % 20}.txt` : `${dir}/v_${n % VICTIM_FILES}.txt`;
         await sb.run('write_file', { path: target, content: `mine ${n}\nline two\n` }, mallory);
       },
       edit: async (dir, n) => {
@@ -117,8 +119,13 @@ describe('file tools under a parent folder swapped for a symlink (issue 15 items
         const out = (await sb.run('glob', { pattern: '**', path: dir }, mallory)) as { matches: string[] };
         if (out.matches.some((m) => m.includes('victim-only'))) leaks.push('glob listed a victim file');
       },
+      // AGENTS.md itself is swapped for a link to the victim's.
+      update_agents_md: async (_dir, n) => {
+        const out = (await sb.run('update_agents_md', n % 2 === 0 ? { action: 'read' } : { action: 'write', content: `mine ${n}\n` }, mallory)) as { content?: string };
+        if (out.content?.includes('VICTIM')) leaks.push('update_agents_md read the victim notes');
+      },
       grep: async (dir) => {
-        const out = (await sb.run('grep', { pattern: 'VICTIM', path: dir }, mallory)) as { totalMatches: number };
+        const out = (await sb.run('grep', { pattern: 'VICTIM', path: dir, include: 'v*.txt' }, mallory)) as { totalMatches: number };
         if (out.totalMatches > 0) leaks.push(`grep found ${out.totalMatches} victim lines`);
       },
     };
@@ -134,7 +141,7 @@ describe('file tools under a parent folder swapped for a symlink (issue 15 items
         }
       }
     };
-    await Promise.all(Object.keys(operations).flatMap((name) => ['ddir', 'odir'].map((dir) => worker(name, dir))));
+    await Promise.all(Object.keys(operations).flatMap((name) => (name === 'update_agents_md' ? ['.'] : ['ddir', 'odir']).map((dir) => worker(name, dir))));
     await swapperDone;
 
     const after = { victim: await snapshot(path.join(sb.workspaces, 'victim')), outside: await snapshot(sb.outside) };

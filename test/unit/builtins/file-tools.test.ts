@@ -207,6 +207,15 @@ describe('glob and grep', () => {
     expect(ci.truncated).toBe(true);
   });
 
+  it('glob and grep skip folders deeper than the walk holds descriptors for, and say the result is cut short', async () => {
+    const deep = path.join(root, 'deep', ...Array.from({ length: 70 }, (_, i) => `d${i}`));
+    await mkdir(deep, { recursive: true });
+    await writeFile(path.join(deep, 'bottom.ts'), 'needle\n');
+    await writeFile(path.join(root, 'deep', 'top.ts'), 'needle\n');
+    expect(await sb.run('glob', { pattern: '**/*.ts', path: 'deep' })).toEqual({ matches: ['deep/top.ts'], count: 1, truncated: true });
+    expect(await sb.run('grep', { pattern: 'needle', path: 'deep' })).toMatchObject({ matches: [{ file: 'deep/top.ts', line: 1, content: 'needle' }], truncated: true });
+  });
+
   it('grep refuses nested quantifiers and invalid regexes, and interrupts a runaway match', async () => {
     expect((await failure(sb.run('grep', { pattern: '(a+)+$' }))).message).toContain('nested quantifiers');
     expect((await failure(sb.run('grep', { pattern: '([' }))).message).toContain('invalid regular expression');

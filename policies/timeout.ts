@@ -56,13 +56,15 @@ export const timeoutOptionsSchema = {
 /**
  * Bounds one attempt: limit = per-glob option, else the tool's `timeoutMs`, else `defaultMs`, capped by the
  * call's deadline (batch `timeoutMs`). The handler gets a signal that aborts on timeout or when the
- * caller's signal aborts; TIMEOUT is answered on time even if the handler ignores its signal.
+ * caller's signal aborts; TIMEOUT is answered on time even if the handler ignores its signal, and at
+ * once when a shutdown ends the attempt early (its message, e.g. "gateway shutting down").
  */
 export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
   const { defaultMs, tools } = parsePolicyOptions<{ defaultMs: number; tools: Record<string, number> }>('timeout', timeoutOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
   const rules = Object.entries(tools).map(([glob, ms]) => ({ matches: picomatch(glob, { dot: true }), ms }));
-  const deadlines = new DeadlineQueue();
+  // Shared through deps so a shutdown can end every running attempt at once (DeadlineQueue.expireAll).
+  const deadlines = deps.deadlines ?? new DeadlineQueue();
   // Not async, and no Promise.race: one promise per attempt, settled by whichever comes first (this was the
   // costliest layer of the chain under load). Only the first settle counts; a late result or rejection of an
   // abandoned handler is observed here and dropped, so it is never unhandled.
@@ -75,16 +77,23 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     // Lazy: most handlers never read their signal, and an AbortController per call showed on the hot path.
     // The caller's LazyAbort is followed through a callback (no AbortSignal made for it); other contexts by their signal.
     const callerAbort = ctx instanceof CallContext ? ctx.abortSource : undefined;
+    // A caller cancelled with a typed reason (a shutdown) before this attempt began: nothing starts.
+    if (callerAbort ? callerAbort.aborted : ctx.signal.aborted) {
+      const reason: unknown = ctx.signal.reason;
+      if (reason instanceof ToolError) return Promise.resolve(callFailure(call, reason.errorType, reason.message));
+    }
     const abort = new LazyAbort(callerAbort instanceof LazyAbort ? callerAbort : () => ctx.signal);
     const attempt = attemptContext(ctx, abort);
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
-      const timer = deadlines.schedule(Math.min(limitMs, MAX_TIMER_MS), () => {
+      // Fired early (with a ToolError) when a shutdown ends every running attempt.
+      const timer = deadlines.schedule(Math.min(limitMs, MAX_TIMER_MS), (early) => {
         if (settled) return;
         settled = true;
-        abort.abort(new ToolError('TIMEOUT', `${call.name} timed out`));
+        const ended = early instanceof ToolError ? early : undefined;
+        abort.abort(ended ?? new ToolError('TIMEOUT', `${call.name} timed out`));
         abort.dispose();
-        resolve(timedOutResult(call, limitMs));
+        resolve(ended ? callFailure(call, ended.errorType, ended.message) : timedOutResult(call, limitMs));
       });
       let running: Promise<ToolResult>;
       try {

@@ -109,7 +109,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request) => {
-      const meta = { requestId: request.id, log: request.log };
+      const meta = { requestId: request.id, log: request.log, shutdown: app.drain.calls };
       return view(await mapped(approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta))));
     },
   );

@@ -56,7 +56,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       gate.enter(request.principal.tenant, tenant.config.limits.maxInFlight);
       try {
         const body = request.body;
-        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply));
+        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply, app.drain.calls));
         const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
         return sendToolResult(reply, result);
       } finally {
@@ -107,7 +107,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       const tenant = app.gateway.tenant(principal.tenant)!;
       gate.enter(principal.tenant, tenant.config.limits.maxInFlight);
       try {
-        const signal = requestSignal(reply);
+        const signal = requestSignal(reply, app.drain.calls);
         const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
         const options = { ...rest, signal };
         const scope = await app.gateway.scopeFor(app.gateway.current(), principal, options.mode);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 
-/** Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up. */
+/** Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up, and while draining. */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'Liveness', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
@@ -18,11 +18,13 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     },
     async (_request, reply) => {
       const upstreams = app.gateway.status();
-      const ready = upstreams.every((upstream) => !upstream.required || upstream.state === 'ready');
+      // Draining for shutdown: 503 first, so a load balancer stops sending before the listener closes.
+      const draining = app.drain.draining;
+      const ready = !draining && upstreams.every((upstream) => !upstream.required || upstream.state === 'ready');
       reply.code(ready ? 200 : 503);
       if (!ready) reply.header('retry-after', '5');
       return {
-        status: ready ? 'ready' : 'not_ready',
+        status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
         upstreams: upstreams.map(({ service, kind, state, required, toolCount, lastError }) => ({ service, kind, state, required, toolCount, lastError })),
       };
     },

@@ -11,6 +11,7 @@ import { createHttpAgent } from './executors/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
+import { Drain } from './http/drain.js';
 import { AccessLogController, createLogger, writesAccessLinesDirectly } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
@@ -70,7 +71,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Requests arriving while the replica drains answer 503 + Retry-After with a TG_ code (src/http/admission.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
   });
@@ -116,7 +118,13 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     await agent.close();
   });
 
-  const admission = installAdmission(app, () => gateway.config.server.maxInFlight, metrics);
+  const drain = new Drain(governance.deadlines);
+  // Whoever closes the app (SIGTERM through src/server.ts, a test), new requests are refused from then on.
+  app.addHook('preClose', (done) => {
+    drain.close();
+    done();
+  });
+  const admission = installAdmission(app, { maxInFlight: () => gateway.config.server.maxInFlight, refusing: () => drain.refusing }, metrics);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     reply.header('x-request-id', request.id);
@@ -141,7 +149,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
 
   await app.register(governancePlugin, { governance });
-  await app.register(gatewayPlugin, { gateway, metrics, reloadConfig });
+  await app.register(gatewayPlugin, { gateway, metrics, reloadConfig, drain });
   await app.register(authPlugin, { authenticator: () => authenticator, gateway });
   await app.register(tenantGatePlugin);
   await app.register(healthRoutes);

@@ -5,6 +5,7 @@ import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
 import { createCircuitRegistry } from './pipeline/circuit-state.js';
+import { DeadlineQueue } from './pipeline/deadline-queue.js';
 import type { PolicyDeps } from './pipeline/deps.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
 import { createStore } from './store/create.js';
@@ -17,6 +18,8 @@ export interface Governance {
   audit: AuditSink;
   approvals: ApprovalService;
   metrics: PolicyMetrics;
+  /** The timeout policy's deadlines of every tenant (a shutdown ends them at once). */
+  deadlines: DeadlineQueue;
   policyDeps: PolicyDeps;
   /** Flushes the audit log, then closes the store (unless the caller passed it in). */
   close(): Promise<void>;
@@ -29,12 +32,14 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const approvals = createApprovalService({ store });
   const metrics = createPolicyMetrics(options.registry);
   const circuits = createCircuitRegistry((service, state) => metrics.circuitState(service, state));
+  const deadlines = new DeadlineQueue();
   return {
     store,
     audit,
     approvals,
     metrics,
-    policyDeps: { store, audit, approvals, metrics, circuits },
+    deadlines,
+    policyDeps: { store, audit, approvals, metrics, circuits, deadlines },
     async close() {
       await audit.close();
       if (ownsStore) await store.close();

@@ -1,11 +1,13 @@
 // The only file that listens. Loads config (or the embedded demo), serves, reloads on SIGHUP and
-// shuts down gracefully: stop accepting, let in-flight calls finish (bounded), close upstreams, flush.
+// shuts down gracefully: readiness 503, stop accepting, let in-flight calls finish within the grace, then
+// cancel and answer the rest, close upstreams, flush the audit log (src/http/shutdown.ts).
 import closeWithGrace from 'close-with-grace';
 import { buildServer } from './app.js';
 import { demoConfig } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
+import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { logReload } from './plugins/gateway.js';
 
@@ -46,14 +48,10 @@ async function main(): Promise<void> {
   app.server.keepAliveTimeout = 72_000;
   // Calls still in flight at shutdown answer with `Connection: close`: close() only ends the sockets
   // idle at that moment, so a keep-alive socket turning idle later would hold the process open until
-  // the grace delay kills it (exit 1).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
+  // the hard stop kills it (exit 1).
   // Callback style: an async hook would cost every response a promise for a flag that is almost never set.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+    if (app.drain.refusing) reply.header('connection', 'close');
     done(null, payload);
   });
 
@@ -71,12 +69,14 @@ async function main(): Promise<void> {
   process.on('SIGHUP', reload('SIGHUP'));
   const stopWatching = configPath && config.reload.watch ? watchConfigFile(configPath, reload('file-watch')) : undefined;
 
-  // SIGHUP means reload here, not shutdown (close-with-grace would otherwise close on it).
-  closeWithGrace({ delay: config.server.shutdownGraceMs, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  // SIGHUP means reload here, not shutdown (close-with-grace would otherwise close on it). Its delay is the
+  // hard stop: the grace, then time to answer, audit and flush the calls cancelled at its end.
+  const { shutdownGraceMs: graceMs, drainDelayMs } = config.server;
+  closeWithGrace({ delay: graceMs + ANSWER_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();
-    await app.close();
+    await shutDownGracefully(app, { graceMs, drainDelayMs });
     // close-with-grace exits with process.exit next: log lines still waiting (a full non-blocking stdout is
     // retried on a timer) go out here, within the grace delay, rather than in the one-second exit flush.
     await new Promise<void>((resolve) => stdoutDestination().flush(() => resolve()));

@@ -1,4 +1,5 @@
 import type { Gateway } from '../gateway.js';
+import type { LazyAbort } from '../execution/lazy-abort.js';
 import type { Logger, Principal, ToolResult } from '../types.js';
 import type { ApprovalRecord } from './types.js';
 
@@ -7,7 +8,7 @@ import type { ApprovalRecord } from './types.js';
  * call was made), with `ctx.approval` set so the approval policy lets it through once. The model's own
  * arguments are replayed: validation, the deny re-check and bindings all apply again on the live config.
  */
-export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: { requestId: string; log: Logger }): Promise<ToolResult> {
+export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: { requestId: string; log: Logger; shutdown: LazyAbort }): Promise<ToolResult> {
   const principal: Principal = { tenant: record.tenant, user: record.requester.user, roles: record.requester.roles, claims: record.requester.claims };
   return gateway.execute(
     { name: record.call.name, arguments: record.call.arguments, callId: record.call.callId },
@@ -15,7 +16,7 @@ export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: {
       principal,
       requestId: meta.requestId,
       log: meta.log,
-      signal: new AbortController().signal, // the approver's request must not cancel the requester's call
+      signal: meta.shutdown, // the approver's request must not cancel the requester's call; a shutdown does
       depth: record.depth,
       mode: record.mode ?? 'default',
       defaultCallId: record.call.callId,

@@ -12,6 +12,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['server', 'bodyLimit'],
   ['server', 'trustProxy'],
   ['server', 'shutdownGraceMs'],
+  ['server', 'drainDelayMs'],
   ['store'],
   ['audit'],
   ['egress', 'allow'],

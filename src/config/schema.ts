@@ -223,6 +223,7 @@ export const configSchema = {
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
         bodyLimit: { type: 'integer', minimum: 1024, default: 1048576 },
         shutdownGraceMs: { type: 'integer', minimum: 0, default: 10000 },
+        drainDelayMs: { type: 'integer', minimum: 0, default: 0 },
         maxInFlight: { type: 'integer', minimum: 1, default: 1024 },
         trustProxy: { type: 'boolean', default: false },
       },

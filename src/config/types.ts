@@ -6,8 +6,10 @@ export interface ServerConfig {
   host: string;
   port: number;
   bodyLimit: number;
-  /** Graceful shutdown: how long in-flight calls may take before the process closes anyway. */
+  /** Graceful shutdown: how long in-flight calls may take before they are cancelled and answered. */
   shutdownGraceMs: number;
+  /** Graceful shutdown: how long readiness answers 503 while the listener still serves, before it closes. */
+  drainDelayMs: number;
   /** Overload protection: requests beyond this many in flight answer 503 + Retry-After. */
   maxInFlight: number;
   trustProxy: boolean;

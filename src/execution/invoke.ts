@@ -1,6 +1,6 @@
 import type { Next, PolicyContext } from '../pipeline/types.js';
 import type { ToolCall, ToolResult } from '../types.js';
-import { isToolError } from './tool-error.js';
+import { isToolError, ToolError } from './tool-error.js';
 import { callFailure, markPermanent, successResult } from './tool-result.js';
 
 /**
@@ -41,7 +41,11 @@ function failureOf(call: ToolCall, ctx: PolicyContext, error: unknown): ToolResu
     const result = callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
     return error.permanent ? markPermanent(result) : result;
   }
-  if (ctx.signal.aborted) return callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
+  if (ctx.signal.aborted) {
+    // A typed cancellation (a shutdown) says why; any other is the caller giving up.
+    const reason: unknown = ctx.signal.reason;
+    return reason instanceof ToolError ? callFailure(call, reason.errorType, reason.message) : callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
+  }
   const message = error instanceof Error ? error.message : String(error);
   return callFailure(call, 'TOOL_EXCEPTION', message || 'tool failed');
 }

@@ -55,8 +55,9 @@ export class LazyAbort {
     return this.controller.signal;
   }
 
+  /** True once aborted, or once a LazyAbort parent has (even before this one linked to it). */
   get aborted(): boolean {
-    return this.abortedWith !== undefined || (this.controller?.signal.aborted ?? false);
+    return this.abortedWith !== undefined || (this.controller?.signal.aborted ?? false) || (this.parent instanceof LazyAbort && this.parent.aborted);
   }
 
   /** Calls `listener` once when this aborts (at once if it already has); returns an unsubscribe. */

@@ -14,12 +14,19 @@ const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * Overload protection and per-request accounting. Beyond `maxInFlight` requests a replica sheds load
- * (503 + Retry-After) instead of queueing without bound. Each route gets its own onRequest hook that
- * knows the route's pattern from registration: a global hook would read `request.routeOptions`, a getter
+ * (503 + Retry-After) instead of queueing without bound; while it drains for shutdown it refuses every
+ * new request the same way (TG_NOT_READY), so the client retries on another replica. Each route gets its
+ * own onRequest hook that knows the route's pattern from registration: a global hook would read `request.routeOptions`, a getter
  * that builds a fresh object on every access, and that showed under load. Requests that match no route
  * are counted by the not-found handler (`countUnmatched`).
  */
-export function installAdmission(app: FastifyInstance, maxInFlight: () => number, metrics: GatewayMetrics): { countUnmatched: (request: FastifyRequest, status: number) => void } {
+export interface AdmissionLimits {
+  maxInFlight: () => number;
+  /** True while the replica drains for shutdown: every new request answers 503 + Retry-After. */
+  refusing: () => boolean;
+}
+
+export function installAdmission(app: FastifyInstance, { maxInFlight, refusing }: AdmissionLimits, metrics: GatewayMetrics): { countUnmatched: (request: FastifyRequest, status: number) => void } {
   let inFlight = 0;
   metrics.watchInFlight(() => inFlight);
   app.decorateRequest('admitted', false);
@@ -51,6 +58,10 @@ export function installAdmission(app: FastifyInstance, maxInFlight: () => number
       : (request, reply, done) => {
           reply.header('x-request-id', request.id);
           track(request, reply);
+          if (refusing()) {
+            reply.header('retry-after', '1');
+            return done(new errors.TG_NOT_READY('gateway is shutting down, retry later'));
+          }
           if (inFlight >= maxInFlight()) {
             reply.header('retry-after', '1');
             return done(new errors.TG_OVERLOADED('server is overloaded, retry later'));

@@ -21,13 +21,13 @@ export function defaultCallId(step: number | undefined, index: number): string {
 
 /**
  * Aborted when the client goes away before the answer is written, so executors stop work nobody will
- * read. Lazy: the AbortSignal (about 4 µs to create on Node 20) and its `close` listener exist only if a
- * handler or policy reads it, which most calls never do. A signal first read after the client already
- * left is aborted at once.
+ * read, or when `shutdown` (the Drain's `calls`) aborts at the end of the shutdown grace. Lazy: the
+ * AbortSignal (about 4 µs to create on Node 20) and its `close` listener exist only if a handler or policy
+ * reads it, which most calls never do. A signal first read after the client already left is aborted at once.
  */
-export function requestAbort(reply: FastifyReply): LazyAbort {
+export function requestAbort(reply: FastifyReply, shutdown: LazyAbort): LazyAbort {
   const response = reply.raw;
-  return new LazyAbort(undefined, (abort) => {
+  return new LazyAbort(shutdown, (abort) => {
     const gone = (): void => {
       if (!response.writableFinished) abort(new Error('client closed the connection'));
     };
@@ -41,8 +41,8 @@ export function requestAbort(reply: FastifyReply): LazyAbort {
 }
 
 /** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */
-export function requestSignal(reply: FastifyReply): AbortSignal {
-  return requestAbort(reply).signal;
+export function requestSignal(reply: FastifyReply, shutdown: LazyAbort): AbortSignal {
+  return requestAbort(reply, shutdown).signal;
 }
 
 export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal | LazyAbort): CallOptions {

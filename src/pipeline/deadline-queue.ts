@@ -13,7 +13,7 @@ class Entry implements Deadline {
   constructor(
     readonly list: DelayList,
     readonly at: number,
-    readonly fire: () => void,
+    readonly fire: (early?: unknown) => void,
   ) {}
 
   cancel(): void {
@@ -60,24 +60,31 @@ class DelayList {
     this.timer = undefined;
     const now = this.queue.now();
     // Node fires timers on its own millisecond clock; a deadline within TOLERANCE_MS of now is due.
-    while (this.head && this.head.at <= now + TOLERANCE_MS) {
-      const due = this.head;
-      this.remove(due);
-      try {
-        due.fire();
-      } catch (error) {
-        // As a throwing timer callback would, but the other due deadlines still fire.
-        process.nextTick(() => {
-          throw error;
-        });
-      }
-    }
+    while (this.head && this.head.at <= now + TOLERANCE_MS) fireEntry(this, this.head);
     if (this.head) this.arm(now);
     else this.queue.drop(this);
+  }
+
+  /** Fires every entry now, each told `reason` (shutdown); the timer then finds the list empty. */
+  expireAll(reason: unknown): void {
+    while (this.head) fireEntry(this, this.head, reason);
   }
 }
 
 const TOLERANCE_MS = 1;
+
+function fireEntry(list: DelayList, due: Entry, early?: unknown): void {
+  list.remove(due);
+  try {
+    if (early === undefined) due.fire();
+    else due.fire(early);
+  } catch (error) {
+    // As a throwing timer callback would, but the other due deadlines still fire.
+    process.nextTick(() => {
+      throw error;
+    });
+  }
+}
 
 /**
  * Deadlines for many concurrent calls, without a Node timer per call. A Node timer per call made each
@@ -92,8 +99,11 @@ export class DeadlineQueue {
 
   constructor(readonly now: () => number = () => performance.now()) {}
 
-  /** Calls `fire` once after `delayMs` (rounded up to a whole ms, at least 1) unless cancelled first. */
-  schedule(delayMs: number, fire: () => void): Deadline {
+  /**
+   * Calls `fire` once after `delayMs` (rounded up to a whole ms, at least 1) unless cancelled first, or
+   * earlier with the reason `expireAll` was given.
+   */
+  schedule(delayMs: number, fire: (early?: unknown) => void): Deadline {
     delayMs = Math.max(1, Math.ceil(delayMs));
     let list = this.lists.get(delayMs);
     if (!list) this.lists.set(delayMs, (list = new DelayList(this, delayMs)));
@@ -102,6 +112,11 @@ export class DeadlineQueue {
     list.add(entry);
     list.arm(now);
     return entry;
+  }
+
+  /** Fires every waiting deadline now, with `reason` (a shutdown ends every running call at once). */
+  expireAll(reason: unknown): void {
+    for (const list of [...this.lists.values()]) list.expireAll(reason);
   }
 
   /** Lists with a timer armed (for tests: idle delays must not accumulate). */

@@ -2,6 +2,7 @@ import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { StateStore } from '../store/types.js';
 import type { CircuitRegistry } from './circuit-state.js';
+import type { DeadlineQueue } from './deadline-queue.js';
 import type { PolicyMetrics } from './metrics.js';
 
 /** Time, injectable so backoff and breakers are testable without waiting. */
@@ -20,6 +21,8 @@ export interface PolicyDeps {
   metrics?: PolicyMetrics;
   /** Shared across tenants so a failing upstream opens one breaker; each chain makes its own when absent. */
   circuits?: CircuitRegistry;
+  /** Every timeout policy's deadlines, so a shutdown can end the running attempts at once; each policy makes its own when absent. */
+  deadlines?: DeadlineQueue;
   clock?: Clock;
 }
 

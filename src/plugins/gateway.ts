@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { Gateway } from '../gateway.js';
+import type { Drain } from '../http/drain.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Logger } from '../types.js';
 
@@ -15,12 +16,15 @@ declare module 'fastify' {
     metrics: GatewayMetrics;
     /** Re-reads the config source and swaps it in (admin route, SIGHUP). */
     reloadConfig: () => Promise<ReloadOutcome>;
+    /** Shutdown state: readiness, refusing new requests, cancelling running calls. */
+    drain: Drain;
   }
 }
 
 /** Shares the gateway runtime with every route and closes its upstreams when the app closes. */
-export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; reloadConfig: () => Promise<ReloadOutcome> }>(
-  async (app, { gateway, metrics, reloadConfig }) => {
+export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; reloadConfig: () => Promise<ReloadOutcome>; drain: Drain }>(
+  async (app, { gateway, metrics, reloadConfig, drain }) => {
+    app.decorate('drain', drain);
     app.decorate('gateway', gateway);
     app.decorate('metrics', metrics);
     app.decorate('reloadConfig', reloadConfig);

@@ -70,7 +70,7 @@ export const readiness = {
   type: 'object',
   required: ['status', 'upstreams'],
   properties: {
-    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    status: { type: 'string', enum: ['ready', 'not_ready', 'draining'] },
     upstreams: {
       type: 'array',
       items: {

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +150,62 @@ describe('graceful shutdown of the real server', () => {
     const exited = await server.exit;
     expect(server.stderr()).not.toContain('killed by timeout');
     expect(exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('at the end of the grace cancels and answers every call still running (TIMEOUT "gateway shutting down"), audits each, and exits 0', { timeout: 40_000 }, async () => {
+    const port = await freePort();
+    const auditPath = join(dir, 'shutdown-audit.log');
+    const config = goodConfig
+      .replace('shutdownGraceMs: 8000', 'shutdownGraceMs: 1500\n  drainDelayMs: 400')
+      .replace('audit: { sink: "off" }', `audit: { sink: file, path: ${JSON.stringify(auditPath)} }`)
+      .replace('functions:', `functions:\n  - module: ${JSON.stringify(join(root, 'test/fixtures/functions/stubborn.mjs'))}`);
+    const server = await startServer(config, { PORT: String(port) });
+    const base = `http://127.0.0.1:${port}`;
+    await server.logLine((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening'));
+    const post = async (path: string, body: unknown) => {
+      const response = await request(`${base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
+    };
+
+    // Calls far longer than the grace: 5 that honour their AbortSignal, 2 that ignore it, and a serial
+    // batch whose second call has not started when the grace ends.
+    const singles = [
+      ...Array.from({ length: 5 }, () => post('/v1/execute', { name: 'slow', arguments: { ms: 20_000 } })),
+      ...Array.from({ length: 2 }, () => post('/v1/execute', { name: 'stubborn', arguments: { ms: 20_000 } })),
+    ];
+    const batch = post('/v1/execute/batch', { parallel: false, calls: [{ name: 'slow', arguments: { ms: 20_000 } }, { name: 'get_weather', arguments: { city: 'x' } }] });
+    for (const pending of [...singles, batch]) pending.catch(() => undefined); // awaited below
+    const incoming = () => server.logs.filter((line) => line.msg === 'incoming request').length;
+    await expect.poll(incoming, { timeout: 10_000 }).toBe(8);
+
+    server.child.kill('SIGTERM');
+    await server.logLine((line) => line.msg === 'shutting down');
+    // Readiness says 503 at once, while the listener still serves (drainDelayMs).
+    const ready = await request(`${base}/readyz`);
+    expect(ready.statusCode).toBe(503);
+    expect(await ready.body.json()).toMatchObject({ status: 'draining' });
+
+    const shuttingDown = { errorType: 'TIMEOUT', error: 'gateway shutting down' };
+    for (const answered of await Promise.all(singles)) {
+      expect(answered.status).toBe(200);
+      expect(answered.body).toMatchObject({ ok: false, error: shuttingDown });
+    }
+    const batched = await batch;
+    expect(batched.status).toBe(200);
+    expect((batched.body.results as Array<Record<string, unknown>>).map((result) => result.error)).toEqual([shuttingDown, shuttingDown]);
+
+    const exited = await server.exit;
+    expect(server.stderr()).not.toContain('killed by timeout');
+    expect(exited).toEqual({ code: 0, signal: null });
+    // One audit event per call, each with its outcome, all written before the process exited.
+    const events = (await readFile(auditPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { tool: string; outcome: string });
+    expect(events).toHaveLength(9);
+    expect(events.every((event) => event.outcome === 'TIMEOUT')).toBe(true);
+    expect(events.filter((event) => event.tool === 'stubborn')).toHaveLength(2);
   });
 
   it('refuses to start on a bad config file, naming the bad key', { timeout: 20_000 }, async () => {

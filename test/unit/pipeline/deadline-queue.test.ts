@@ -23,6 +23,21 @@ describe('DeadlineQueue', () => {
     expect(times[0]).toBeGreaterThanOrEqual(29);
   });
 
+  it('expireAll fires every waiting deadline at once with its reason, skips cancelled ones, and never fires them again', async () => {
+    const queue = new DeadlineQueue();
+    const fired: Array<[string, unknown]> = [];
+    queue.schedule(10_000, (early) => fired.push(['long', early]));
+    queue.schedule(20, (early) => fired.push(['short', early]));
+    queue.schedule(20, (early) => fired.push(['cancelled', early])).cancel();
+    queue.expireAll('shutdown');
+    expect(fired).toEqual([
+      ['long', 'shutdown'],
+      ['short', 'shutdown'],
+    ]);
+    await sleep(40);
+    expect(fired).toHaveLength(2);
+  });
+
   it('never fires a cancelled deadline; cancelling twice or after firing is harmless', async () => {
     const queue = new DeadlineQueue();
     const fired: string[] = [];

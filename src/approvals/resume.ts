@@ -1,5 +1,5 @@
 import type { Gateway } from '../gateway.js';
-import type { LazyAbort } from '../execution/lazy-abort.js';
+import { LazyAbort } from '../execution/lazy-abort.js';
 import type { Logger, Principal, ToolResult } from '../types.js';
 import type { ApprovalRecord } from './types.js';
 
@@ -10,17 +10,20 @@ import type { ApprovalRecord } from './types.js';
  */
 export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: { requestId: string; log: Logger; shutdown: LazyAbort }): Promise<ToolResult> {
   const principal: Principal = { tenant: record.tenant, user: record.requester.user, roles: record.requester.roles, claims: record.requester.claims };
-  return gateway.execute(
+  // A child of the shutdown source, let go when the call ends (handlers may leave listeners on their signal).
+  const cancel = new LazyAbort(meta.shutdown);
+  const running = gateway.execute(
     { name: record.call.name, arguments: record.call.arguments, callId: record.call.callId },
     {
       principal,
       requestId: meta.requestId,
       log: meta.log,
-      signal: meta.shutdown, // the approver's request must not cancel the requester's call; a shutdown does
+      signal: cancel, // the approver's request must not cancel the requester's call; a shutdown does
       depth: record.depth,
       mode: record.mode ?? 'default',
       defaultCallId: record.call.callId,
       approval: { id: record.id, approvedBy: record.decidedBy ?? '' },
     },
   );
+  return running.finally(() => cancel.dispose());
 }

@@ -27,9 +27,11 @@ export function defaultCallId(step: number | undefined, index: number): string {
  */
 export function requestAbort(reply: FastifyReply, shutdown: LazyAbort): LazyAbort {
   const response = reply.raw;
-  return new LazyAbort(shutdown, (abort) => {
+  const source: LazyAbort = new LazyAbort(shutdown, (abort) => {
     const gone = (): void => {
       if (!response.writableFinished) abort(new Error('client closed the connection'));
+      // The request is over: let go of the process-wide shutdown source.
+      source.dispose();
     };
     if (response.closed) {
       gone();
@@ -38,6 +40,7 @@ export function requestAbort(reply: FastifyReply, shutdown: LazyAbort): LazyAbor
     response.once('close', gone);
     return () => response.off('close', gone);
   });
+  return source;
 }
 
 /** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */

@@ -21,6 +21,8 @@ import { silentLogger } from './silent-logger.js';
 const root = fileURLToPath(new URL('../', import.meta.url));
 export const everythingBin = `${root}node_modules/.bin/mcp-server-everything`;
 export const BENCH_API_KEY = 'tg_bench_key';
+/** The bench reads toolgate's metrics on the API port with this token (no separate metrics listener). */
+export const BENCH_METRICS_TOKEN = 'tg_bench_metrics_token';
 
 /** The floor: one SDK stdio client behind the thinnest Fastify route that can call it. */
 async function floor(): Promise<FastifyInstance> {
@@ -57,6 +59,7 @@ async function toolgate(): Promise<FastifyInstance> {
       functions: [{ module: './test/fixtures/functions/basic.mjs' }],
       mcp: { global: [{ id: 'everything', transport: 'stdio', command: everythingBin, args: ['stdio'], required: true }] },
       tenants: { bench: { mcpServices: ['everything'], limits: { maxInFlight: 1024 } } },
+      metrics: { enabled: false, token: BENCH_METRICS_TOKEN },
     },
     root,
     undefined,

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import type { LoadSummary } from './gateway/load.js';
-import { BENCH_API_KEY } from './mcp-targets.js';
+import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-targets.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
@@ -54,7 +54,9 @@ interface Row {
  * client (`outcome="cancelled"`: autocannon abandons the calls in flight when a run ends) are not failures.
  */
 async function callsFailed(server: Server): Promise<number> {
-  const text = await (await fetch(server.url.replace(/\/v1\/execute$/, '/metrics'))).text();
+  const response = await fetch(server.url.replace(/\/v1\/execute$/, '/metrics'), { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } });
+  if (!response.ok) throw new Error(`toolgate /metrics answered ${response.status}`);
+  const text = await response.text();
   let total = 0;
   for (const match of text.matchAll(/^toolgate_tool_calls_total\{[^}]*outcome="([^"]+)"[^}]*\} (\d+)/gm)) {
     if (match[1] !== 'ok' && match[1] !== 'cancelled') total += Number(match[2]);

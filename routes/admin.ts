@@ -20,7 +20,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
   app.post(
     '/v1/admin/reload',
     {
-      preHandler: operatorOnly,
+      onRequest: operatorOnly,
       schema: {
         tags: ['admin'],
         summary: 'Reload the configuration file (also on SIGHUP) — a global operator only',
@@ -58,7 +58,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     '/v1/admin/upstreams',
     {
-      preHandler: operatorOrAdmin,
+      onRequest: operatorOrAdmin,
       schema: {
         tags: ['admin'],
         summary: "State of the upstreams: all of them to a global operator, those the caller's tenant uses to a tenant admin",
@@ -85,7 +85,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Params: { name: string } }>(
     '/v1/admin/tools/:name/accept',
     {
-      preHandler: operatorOnly,
+      onRequest: operatorOnly,
       schema: {
         tags: ['admin'],
         summary: 'Accept the changed definition of an MCP tool held out by pinning — a global operator only',

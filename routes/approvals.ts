@@ -64,7 +64,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   app.get<{ Querystring: { status: 'pending' } }>(
     '/v1/approvals',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
         summary: 'Pending approvals: every one of the tenant for approvers, your own otherwise',
@@ -84,7 +84,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   app.get<{ Params: { id: string } }>(
     '/v1/approvals/:id',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
         summary: 'One approval and, once decided, its ToolResult (requester or approvers only)',
@@ -99,7 +99,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Params: { id: string } }>(
     '/v1/approvals/:id/approve',
     {
-      preHandler: [app.authenticate, app.requireRole('approver', 'admin')],
+      onRequest: [app.authenticate, app.requireRole('approver', 'admin')],
       schema: {
         tags: ['approvals'],
         summary: 'Approve: runs the call once, as its requester, and stores its ToolResult',
@@ -117,7 +117,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
     '/v1/approvals/:id/deny',
     {
-      preHandler: [app.authenticate, app.requireRole('approver', 'admin')],
+      onRequest: [app.authenticate, app.requireRole('approver', 'admin')],
       schema: {
         tags: ['approvals'],
         summary: 'Deny: the call never runs; its result is APPROVAL_DENIED',

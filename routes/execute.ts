@@ -21,12 +21,11 @@ export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolRes
 }
 
 export const executeRoutes: FastifyPluginAsync = async (app) => {
-  const gate = app.tenantGate;
-
   app.post<{ Body: ExecuteBody }>(
     '/v1/execute',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
+      config: { runsCalls: true },
       schema: {
         tags: ['execute'],
         summary: 'Run one tool call and return a ToolResult',
@@ -52,23 +51,18 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
-      const tenant = app.gateway.tenant(request.principal.tenant)!;
-      gate.enter(request.principal.tenant, tenant.config.limits.maxInFlight);
-      try {
-        const body = request.body;
-        const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply, app.drain.calls));
-        const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
-        return sendToolResult(reply, result);
-      } finally {
-        gate.leave(request.principal.tenant);
-      }
+      const body = request.body;
+      const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply, app.drain.calls));
+      const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
+      return sendToolResult(reply, result);
     },
   );
 
   app.post<{ Body: BatchRequest }>(
     '/v1/execute/batch',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
+      config: { runsCalls: true },
       schema: {
         tags: ['execute'],
         summary: 'Run the tool calls of one model turn; results in input order (CONTRACT §6)',
@@ -103,18 +97,11 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
-      const { principal } = request;
-      const tenant = app.gateway.tenant(principal.tenant)!;
-      gate.enter(principal.tenant, tenant.config.limits.maxInFlight);
-      try {
-        const signal = requestSignal(reply, app.drain.calls);
-        const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
-        const options = { ...rest, signal };
-        const scope = await app.gateway.scopeFor(app.gateway.current(), principal, options.mode);
-        return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
-      } finally {
-        gate.leave(principal.tenant);
-      }
+      const signal = requestSignal(reply, app.drain.calls);
+      const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
+      const options = { ...rest, signal };
+      const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode);
+      return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
     },
   );
 };

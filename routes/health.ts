@@ -1,6 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 
-/** Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up, and while draining. */
+/**
+ * Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up, and
+ * while draining. Both are public, so they say nothing else: which upstream is down is for operators
+ * (GET /v1/admin/upstreams).
+ */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'Liveness', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
@@ -9,7 +13,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     {
       schema: {
         tags: ['operations'],
-        summary: 'Readiness, with the state of every upstream',
+        summary: 'Readiness: 503 while a required upstream is down (its details: GET /v1/admin/upstreams)',
         response: {
           200: { $ref: 'Readiness#' },
           503: { $ref: 'Readiness#' },
@@ -23,10 +27,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
       const ready = !draining && upstreams.every((upstream) => !upstream.required || upstream.state === 'ready');
       reply.code(ready ? 200 : 503);
       if (!ready) reply.header('retry-after', '5');
-      return {
-        status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
-        upstreams: upstreams.map(({ service, kind, state, required, toolCount, lastError }) => ({ service, kind, state, required, toolCount, lastError })),
-      };
+      return { status: ready ? 'ready' : draining ? 'draining' : 'not_ready' };
     },
   );
 };

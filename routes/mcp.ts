@@ -55,7 +55,9 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
   app.post(
     '/mcp',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
+      // One tenant slot per MCP request, as for /v1/execute, held until it is answered.
+      config: { runsCalls: true },
       schema: {
         tags: ['tools'],
         summary: "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
@@ -66,16 +68,12 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) => {
       const invalid = invalidToolCall(request.body);
       if (invalid) return reply.send(invalid);
-      // The same tenant in-flight bound as /v1/execute: one slot per MCP request, held until it is answered.
-      const { tenant } = request.principal;
-      app.tenantGate.enter(tenant, app.gateway.tenant(tenant)!.config.limits.maxInFlight);
       const server = serverFor(app, request, reply);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
       // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
       reply.raw.setHeader('x-request-id', request.id);
       reply.raw.once('close', () => {
-        app.tenantGate.leave(tenant);
         void transport.close();
         void server.close();
       });
@@ -89,7 +87,7 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     app.route({
       method,
       url: '/mcp',
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
       schema: { tags: ['tools'], summary: `${method} /mcp — not used by the stateless transport (405)`, security: bearerSecurity },
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
     });

@@ -31,7 +31,7 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
   app.get<{ Querystring: { format: ListingFormat } }>(
     '/v1/tools',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
       schema: {
         tags: ['tools'],
         summary: "List the tools the caller's model may see",
@@ -61,7 +61,7 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
   app.get<{ Querystring: { q: string; limit: number } }>(
     '/v1/tools/search',
     {
-      preHandler: app.authenticate,
+      onRequest: app.authenticate,
       schema: {
         tags: ['tools'],
         summary: 'Full schemas of the visible tools matching a query, deferred tools included',

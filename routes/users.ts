@@ -54,7 +54,7 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return { tenant: principal.tenant, sub: userId };
   }
   const route = (summary: string, response: Record<number, unknown>, body?: object) => ({
-    preHandler: [app.authenticate],
+    onRequest: [app.authenticate],
     schema: { tags: ['users'], summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
   });
 

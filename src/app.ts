@@ -12,13 +12,15 @@ import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
 import { Drain } from './http/drain.js';
+import { bodyPending, installBodyDeadline } from './http/body-deadline.js';
+import { limitConnectionsPerAddress } from './http/connection-limit.js';
 import { AccessLogController, createLogger, writesAccessLinesDirectly } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
+import { createMetricsServer } from './observability/metrics-server.js';
 import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
-import { tenantGatePlugin } from './plugins/tenant-gate.js';
 import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
@@ -124,10 +126,24 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     drain.close();
     done();
   });
-  const admission = installAdmission(app, { maxInFlight: () => gateway.config.server.maxInFlight, refusing: () => drain.refusing }, metrics);
+  // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
+  limitConnectionsPerAddress(app.server, config.server.maxConnectionsPerAddress);
+  installBodyDeadline(app, () => gateway.config.server.bodyTimeoutMs);
+  const admission = installAdmission(
+    app,
+    {
+      maxInFlight: () => gateway.config.server.maxInFlight,
+      maxPublicInFlight: () => gateway.config.server.maxPublicInFlight,
+      tenantMaxInFlight: (tenant) => gateway.tenant(tenant)?.config.limits.maxInFlight ?? 0,
+      refusing: () => drain.refusing,
+      callsCancelled: () => drain.cancelled,
+    },
+    metrics,
+  );
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     reply.header('x-request-id', request.id);
+    if (bodyPending(request.raw)) reply.header('connection', 'close');
     const status = error.statusCode ?? 500;
     if (status >= 500 && !error.code?.startsWith('TG_')) {
       request.log.error({ err: error }, 'request failed');
@@ -149,9 +165,9 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
 
   await app.register(governancePlugin, { governance });
-  await app.register(gatewayPlugin, { gateway, metrics, reloadConfig, drain });
+  const metricsServer = config.metrics.enabled ? createMetricsServer(metrics.registry) : undefined;
+  await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain });
   await app.register(authPlugin, { authenticator: () => authenticator, gateway });
-  await app.register(tenantGatePlugin);
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);
@@ -172,7 +188,7 @@ function mapFastifyCode(error: FastifyError, status: number): string {
 }
 
 const REASONS: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',
   413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
 };
 function reasonPhrase(status: number): string {

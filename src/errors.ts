@@ -10,6 +10,7 @@ export const errors = {
   TG_NOT_FOUND: createError('TG_NOT_FOUND', '%s', 404),
   TG_CONFLICT: createError('TG_CONFLICT', '%s', 409),
   TG_EGRESS_DENIED: createError('TG_EGRESS_DENIED', '%s', 400),
+  TG_REQUEST_TIMEOUT: createError('TG_REQUEST_TIMEOUT', '%s', 408),
   TG_PAYLOAD_TOO_LARGE: createError('TG_PAYLOAD_TOO_LARGE', 'request body is too large', 413),
   TG_OVERLOADED: createError('TG_OVERLOADED', '%s', 503),
   TG_NOT_READY: createError('TG_NOT_READY', '%s', 503),

@@ -42,9 +42,10 @@ async function main(): Promise<void> {
   const app = await buildServer(config, {
     loadConfig: configPath ? () => loadConfigFile(configPath) : undefined,
   });
-  // Explicit server timeouts: a slow client cannot hold a socket forever.
-  app.server.headersTimeout = 30_000;
-  app.server.requestTimeout = 300_000;
+  // Explicit server timeouts: a slow client cannot hold a socket forever. The body deadline itself is
+  // `server.bodyTimeoutMs` (answered 408 by the app); Node's request timeout is only the backstop behind it.
+  app.server.headersTimeout = 15_000;
+  app.server.requestTimeout = app.server.headersTimeout + config.server.bodyTimeoutMs + 5_000;
   app.server.keepAliveTimeout = 72_000;
   // Calls still in flight at shutdown answer with `Connection: close`: close() only ends the sockets
   // idle at that moment, so a keep-alive socket turning idle later would hold the process open until
@@ -58,6 +59,11 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? config.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;
   await app.listen({ host, port });
+  // Metrics cover every tenant: their own listener, loopback by default (see README "Metrics").
+  if (app.metricsServer) {
+    const address = await app.metricsServer.listen({ host: config.metrics.host, port: config.metrics.port });
+    app.log.info({ address }, 'metrics listener');
+  }
   if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer <key>" http://localhost:${port}/v1/tools\n`);
 
   const reload = (trigger: string) => () => {

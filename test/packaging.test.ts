@@ -64,8 +64,12 @@ describe('docker-compose.yml', () => {
     const scrape = parseYaml(await readFile(join(root, 'deploy/prometheus.yml'), 'utf8')) as {
       scrape_configs: Array<{ metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
     };
-    const job = scrape.scrape_configs.find((config) => config.static_configs.some((s) => s.targets.includes('gateway:8080')));
+    // Metrics are on the metrics listener (examples/config/compose.yaml), not on the published API port.
+    const job = scrape.scrape_configs.find((config) => config.static_configs.some((s) => s.targets.includes('gateway:9464')));
     expect(job?.metrics_path ?? '/metrics').toBe('/metrics');
+    expect(gateway?.ports?.some((port) => port.includes('9464'))).toBe(false);
+    const composeConfig = parseYaml(await readFile(join(root, 'examples/config/compose.yaml'), 'utf8')) as { metrics?: { host?: string; port?: number } };
+    expect(composeConfig.metrics).toEqual({ host: '0.0.0.0', port: 9464 });
   });
 });
 

@@ -3,8 +3,8 @@ import type { GatewayConfig } from './types.js';
 
 /**
  * Settings read once at start-up (listener, store, audit sink, logger, egress allowlist of user MCP
- * servers, file watcher): a reload validates them but cannot apply them. `server.maxInFlight` is not
- * here: admission reads it from the live snapshot.
+ * servers, file watcher): a reload validates them but cannot apply them. `server.maxInFlight`,
+ * `maxPublicInFlight` and `bodyTimeoutMs` are not here: admission reads them from the live snapshot.
  */
 const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['server', 'host'],
@@ -13,12 +13,16 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['server', 'trustProxy'],
   ['server', 'shutdownGraceMs'],
   ['server', 'drainDelayMs'],
+  ['server', 'maxConnectionsPerAddress'],
   ['store'],
   ['audit'],
   ['egress', 'allow'],
   ['logging', 'level'],
   ['logging', 'redact'],
   ['reload', 'watch'],
+  ['metrics', 'enabled'],
+  ['metrics', 'host'],
+  ['metrics', 'port'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

@@ -225,6 +225,9 @@ export const configSchema = {
         shutdownGraceMs: { type: 'integer', minimum: 0, default: 10000 },
         drainDelayMs: { type: 'integer', minimum: 0, default: 0 },
         maxInFlight: { type: 'integer', minimum: 1, default: 1024 },
+        maxPublicInFlight: { type: 'integer', minimum: 1, default: 64 },
+        bodyTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
+        maxConnectionsPerAddress: { type: 'integer', minimum: 0, default: 256 },
         trustProxy: { type: 'boolean', default: false },
       },
     },
@@ -373,6 +376,17 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: { level: { type: 'string', default: 'info' }, redact: { ...stringArray, default: [] } },
+    },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
+        token: { type: 'string', minLength: 16 },
+      },
     },
     reload: {
       type: 'object',

@@ -10,8 +10,14 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** Graceful shutdown: how long readiness answers 503 while the listener still serves, before it closes. */
   drainDelayMs: number;
-  /** Overload protection: requests beyond this many in flight answer 503 + Retry-After. */
+  /** Overload protection: authenticated requests beyond this many in flight answer 503 + Retry-After. */
   maxInFlight: number;
+  /** Requests in flight on routes that need no token (docs, OpenAPI): counted apart from `maxInFlight`. */
+  maxPublicInFlight: number;
+  /** A request body must arrive within this long (408 TG_REQUEST_TIMEOUT otherwise). */
+  bodyTimeoutMs: number;
+  /** Open connections per client address; the excess is closed (0 = no bound). */
+  maxConnectionsPerAddress: number;
   trustProxy: boolean;
 }
 
@@ -211,4 +217,9 @@ export interface GatewayConfig {
   tenants: Record<string, TenantConfig>;
   logging: { level: string; redact: string[] };
   reload: { watch: boolean };
+  /**
+   * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
+   * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.
+   */
+  metrics: { enabled: boolean; host: string; port: number; token?: string };
 }

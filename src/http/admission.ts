@@ -1,81 +1,143 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
 import { errors } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Holds one of the replica's in-flight slots until the response completes or the client goes away. */
-    admitted: boolean;
+    /** Hands the release of the slot the request just took to its response's close; false when already closed. */
+    holdSlot: ((release: () => void) => boolean) | null;
+  }
+  interface FastifyContextConfig {
+    /** The route runs tool calls: it also takes one of its tenant's `limits.maxInFlight` slots. */
+    runsCalls?: boolean;
   }
 }
 
-// Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator.
+export interface AdmissionLimits {
+  /** Authenticated requests in flight on this replica (`server.maxInFlight`). */
+  maxInFlight(): number;
+  /** Requests in flight on public routes that need no token (docs, OpenAPI): a pool of their own. */
+  maxPublicInFlight(): number;
+  /** The tenant's bound for routes that run calls (`tenants.<t>.limits.maxInFlight`). */
+  tenantMaxInFlight(tenant: string): number;
+  /** True while the replica drains for shutdown: every new request answers 503 + Retry-After. */
+  refusing(): boolean;
+  /**
+   * True once a shutdown has cancelled the running calls: a request that only now reaches its calls has not
+   * started, so it answers 503 + Retry-After rather than a call cut short.
+   */
+  callsCancelled(): boolean;
+}
+
+// Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator or
+// go dark to its monitoring (metrics on the API port need the metrics token).
 const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * Overload protection and per-request accounting. Beyond `maxInFlight` requests a replica sheds load
- * (503 + Retry-After) instead of queueing without bound; while it drains for shutdown it refuses every
- * new request the same way (TG_NOT_READY), so the client retries on another replica. Each route gets its
- * own onRequest hook that knows the route's pattern from registration: a global hook would read `request.routeOptions`, a getter
- * that builds a fresh object on every access, and that showed under load. Requests that match no route
- * are counted by the not-found handler (`countUnmatched`).
+ * Overload protection and per-request accounting — the one place requests are counted against limits.
+ * The order of a request's life:
+ * 1. onRequest: request id, accounting, then the route's own onRequest hooks — authentication and role
+ *    checks — so a request without a valid token is answered 401 before a byte of its body is read.
+ * 2. The body arrives, bounded in size (`server.bodyLimit`) and time (`server.bodyTimeoutMs`, see body-deadline.ts).
+ * 3. preHandler (here): the request takes its slot — authenticated routes from `server.maxInFlight`, routes
+ *    that run calls also from their tenant's bound, public routes from a separate pool — only now, so a
+ *    client trickling a body holds no slot, and unauthenticated requests never take an authenticated one.
+ * Beyond a bound the replica sheds load (503 + Retry-After) instead of queueing without bound; while it
+ * drains for shutdown it refuses every new request the same way (TG_NOT_READY, in onRequest), so the client
+ * retries on another replica.
+ * Slots are given back when the response closes. Each route gets its own hooks, built from what is known
+ * at registration (a global hook would read `request.routeOptions`, a getter that allocates, and that showed
+ * under load). Requests that match no route are counted by the not-found handler (`countUnmatched`).
  */
-export interface AdmissionLimits {
-  maxInFlight: () => number;
-  /** True while the replica drains for shutdown: every new request answers 503 + Retry-After. */
-  refusing: () => boolean;
-}
-
-export function installAdmission(app: FastifyInstance, { maxInFlight, refusing }: AdmissionLimits, metrics: GatewayMetrics): { countUnmatched: (request: FastifyRequest, status: number) => void } {
+export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, metrics: GatewayMetrics): { countUnmatched: (request: FastifyRequest, status: number) => void } {
   let inFlight = 0;
-  metrics.watchInFlight(() => inFlight);
-  app.decorateRequest('admitted', false);
+  let publicInFlight = 0;
+  const tenantInFlight = new Map<string, number>();
+  metrics.watchInFlight(() => inFlight + publicInFlight);
+
+  app.decorateRequest('holdSlot', null);
+  const leaveTenant = (tenant: string): void => {
+    const current = (tenantInFlight.get(tenant) ?? 1) - 1;
+    if (current <= 0) tenantInFlight.delete(tenant);
+    else tenantInFlight.set(tenant, current);
+  };
 
   app.addHook('onRoute', (route) => {
     const label = route.url;
+    const own = hooks(route.onRequest);
+    const authenticated = own.includes(app.authenticate as onRequestHookHandler);
+    const runsCalls = route.config?.runsCalls === true;
     // The raw response's `close` comes once for every response: after it finished, or when the client left
     // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
-    // keep its slot forever (and enough of them would shed every request); onRequestAbort only covers a
-    // client that leaves during the upload. A response closed before it was ended is a client that left,
-    // counted with status 499 (nginx's). One listener, not `finish` and `close`: a second listener per
-    // response showed under load. (inject()'s simulated responses emit `close` too, after `end`.)
-    const track = (request: FastifyRequest, reply: FastifyReply): void => {
+    // keep its slot forever. A response closed before it was ended is a client that left, counted with
+    // status 499 (nginx's). One listener per response: a second one showed under load.
+    // (inject()'s simulated responses emit `close` too, after `end`.)
+    const bounded = !UNBOUNDED.has(label);
+    const track: onRequestHookHandler = (request, reply, done) => {
+      reply.header('x-request-id', request.id);
       const response = reply.raw;
+      let closed = false;
+      let release: (() => void) | undefined;
       response.on('close', () => {
-        if (request.admitted) {
-          request.admitted = false;
-          inFlight -= 1;
-        }
+        closed = true;
+        release?.();
         metrics.countHttp(request.method, label, response.writableEnded ? String(reply.statusCode) : '499');
       });
+      request.holdSlot = (next) => {
+        if (closed) return false;
+        release = next;
+        return true;
+      };
+      if (bounded && limits.refusing()) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
+      done();
     };
-    const admit: onRequestHookHandler = UNBOUNDED.has(label)
+    route.onRequest = [track, ...own];
+    if (!bounded) return;
+
+    const admit: preHandlerHookHandler = authenticated
       ? (request, reply, done) => {
-          reply.header('x-request-id', request.id);
-          track(request, reply);
+          if (inFlight >= limits.maxInFlight()) return done(overloaded(reply, 'server is overloaded, retry later'));
+          const tenant = request.principal.tenant;
+          if (runsCalls) {
+            if (limits.callsCancelled()) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
+            const limit = limits.tenantMaxInFlight(tenant);
+            const current = tenantInFlight.get(tenant) ?? 0;
+            if (current >= limit) return done(overloaded(reply, `tenant has ${limit} calls in flight`));
+            tenantInFlight.set(tenant, current + 1);
+          }
+          inFlight += 1;
+          const release = (): void => {
+            inFlight -= 1;
+            if (runsCalls) leaveTenant(tenant);
+          };
+          // The client left while its body was read or its token verified: give the slot straight back.
+          if (!request.holdSlot?.(release)) release();
           done();
         }
       : (request, reply, done) => {
-          reply.header('x-request-id', request.id);
-          track(request, reply);
-          if (refusing()) {
-            reply.header('retry-after', '1');
-            return done(new errors.TG_NOT_READY('gateway is shutting down, retry later'));
-          }
-          if (inFlight >= maxInFlight()) {
-            reply.header('retry-after', '1');
-            return done(new errors.TG_OVERLOADED('server is overloaded, retry later'));
-          }
-          inFlight += 1;
-          request.admitted = true;
+          if (publicInFlight >= limits.maxPublicInFlight()) return done(overloaded(reply, 'server is overloaded, retry later'));
+          publicInFlight += 1;
+          const release = (): void => {
+            publicInFlight -= 1;
+          };
+          if (!request.holdSlot?.(release)) release();
           done();
         };
-    route.onRequest = [admit, ...hooks(route.onRequest)];
+    route.preHandler = [admit, ...hooks(route.preHandler)];
   });
 
   return {
     countUnmatched: (request, status) => metrics.countHttp(request.method, 'unmatched', String(status)),
   };
+}
+
+function unavailable(reply: FastifyReply, error: Error): Error {
+  reply.header('retry-after', '1');
+  return error;
+}
+
+function overloaded(reply: FastifyReply, message: string): Error {
+  return unavailable(reply, new errors.TG_OVERLOADED(message));
 }
 
 function hooks<T>(own: T | T[] | undefined): T[] {

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Gateway } from '../gateway.js';
 import type { Drain } from '../http/drain.js';
@@ -14,6 +15,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     gateway: Gateway;
     metrics: GatewayMetrics;
+    /** The metrics listener (src/server.ts listens on it), or undefined with `metrics.enabled: false`. */
+    metricsServer: FastifyInstance | undefined;
     /** Re-reads the config source and swaps it in (admin route, SIGHUP). */
     reloadConfig: () => Promise<ReloadOutcome>;
     /** Shutdown state: readiness, refusing new requests, cancelling running calls. */
@@ -21,14 +24,16 @@ declare module 'fastify' {
   }
 }
 
-/** Shares the gateway runtime with every route and closes its upstreams when the app closes. */
-export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; reloadConfig: () => Promise<ReloadOutcome>; drain: Drain }>(
-  async (app, { gateway, metrics, reloadConfig, drain }) => {
+/** Shares the gateway runtime with every route and closes its upstreams and the metrics listener when the app closes. */
+export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; metricsServer: FastifyInstance | undefined; reloadConfig: () => Promise<ReloadOutcome>; drain: Drain }>(
+  async (app, { gateway, metrics, metricsServer, reloadConfig, drain }) => {
     app.decorate('drain', drain);
     app.decorate('gateway', gateway);
     app.decorate('metrics', metrics);
+    app.decorate('metricsServer', metricsServer);
     app.decorate('reloadConfig', reloadConfig);
     app.addHook('onClose', async () => {
+      await metricsServer?.close();
       await gateway.close();
     });
   },

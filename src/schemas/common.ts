@@ -68,24 +68,9 @@ export const errorResponses = {
 export const readiness = {
   $id: 'Readiness',
   type: 'object',
-  required: ['status', 'upstreams'],
-  properties: {
-    status: { type: 'string', enum: ['ready', 'not_ready', 'draining'] },
-    upstreams: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          service: { type: 'string' },
-          kind: { type: 'string' },
-          state: { type: 'string' },
-          required: { type: 'boolean' },
-          toolCount: { type: 'integer' },
-          lastError: { type: 'string' },
-        },
-      },
-    },
-  },
+  required: ['status'],
+  // Status only: per-upstream state is for operators (GET /v1/admin/upstreams).
+  properties: { status: { type: 'string', enum: ['ready', 'not_ready', 'draining'] } },
 } as const;
 
 export const sharedSchemas = [errorBody, toolResult, readiness];

@@ -62,3 +62,9 @@ export async function signToken(claims: TokenClaims = {}, options: { expiresIn?:
 }
 
 export const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+/** The Prometheus text of an app's metrics listener (where metrics live by default), without listening. */
+export async function scrapeMetrics(app: FastifyInstance): Promise<string> {
+  if (!app.metricsServer) throw new Error('metrics listener is disabled (metrics.enabled: false)');
+  return (await app.metricsServer.inject({ url: '/metrics' })).body;
+}

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { bearer, buildTestApp, signToken } from '../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken } from '../helpers/build.js';
 import { governedConfig, governedState } from '../helpers/governed.js';
 
 let app: FastifyInstance;
@@ -39,7 +39,7 @@ describe('client disconnect', () => {
     expect(await pending).toBeInstanceOf(Error);
     await expect.poll(() => governedState().events.includes('aborted gone-1'), { timeout: 5000 }).toBe(true);
     // The call's in-flight slot is given back (no response ever finished), and the hang-up is counted as 499.
-    const metrics = async () => (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
+    const metrics = () => scrapeMetrics(app);
     await expect.poll(metrics, { timeout: 5000 }).toContain('toolgate_http_requests_in_flight 0');
     expect(await metrics()).toMatch(/toolgate_http_requests_total\{method="POST",route="\/v1\/execute",status="499"\} 1/);
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfigFile } from '../../src/config/load.js';
 import { watchConfigFile } from '../../src/config/watch.js';
-import { bearer, buildTestApp, API_KEY, OPERATOR_KEY, sha256 } from '../helpers/build.js';
+import { bearer, buildTestApp, API_KEY, OPERATOR_KEY, scrapeMetrics, sha256 } from '../helpers/build.js';
 import { packageRoot } from '../../src/config/demo.js';
 
 const fixture = join(packageRoot(), 'test/fixtures/functions/basic.mjs');
@@ -66,7 +66,7 @@ describe('hot reload', () => {
     expect(res.json().message).toContain('unknown key "tenantz"');
     expect((await app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'get_weather', arguments: { city: 'x' } } })).json().ok).toBe(true);
     expect(await names()).not.toContain('slow');
-    const metrics = (await app.inject({ url: '/metrics' })).body;
+    const metrics = await scrapeMetrics(app);
     expect(metrics).toContain('toolgate_config_reloads_total{result="error"} 1');
     expect(metrics).toContain('toolgate_config_reloads_total{result="ok"} 1');
   });

@@ -100,6 +100,7 @@ functions:
 tenants:
   acme: {}
 logging: { level: debug }
+metrics: { port: 0 }   # any free port: a fixed one (9464) would collide between test runs
 `;
 
 describe('graceful shutdown of the real server', () => {

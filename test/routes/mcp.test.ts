@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestState, echoTool, notifyToolsChanged, sleepTool, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
-import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, signToken, testConfig } from '../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, scrapeMetrics, signToken, testConfig } from '../helpers/build.js';
 
 let app: FastifyInstance;
 let upstream: HttpTestServer;
@@ -85,7 +85,7 @@ describe('POST /mcp with the SDK client', () => {
     // Each hang-up cancels its upstream call, which ends as a failure; counted, these would trip the breaker
     // (5 consecutive failures by default) and every caller would get CIRCUIT_OPEN for the cool-down.
     const sleepOutcomes = async (): Promise<Record<string, number>> => {
-      const text = await (await fetch(`${baseUrl}/metrics`)).text();
+      const text = await scrapeMetrics(app);
       const lines = text.matchAll(/^toolgate_tool_calls_total\{tool="ev_sleep",source="global-mcp",outcome="([^"]+)"\} (\d+)$/gm);
       return Object.fromEntries([...lines].map((match) => [match[1]!, Number(match[2])]));
     };
@@ -193,10 +193,10 @@ describe('MCP upstreams wired into the app', () => {
         expect.objectContaining({ service: 'ev', kind: 'global-mcp', state: 'ready', detail: expect.objectContaining({ transport: 'streamable-http' }) }),
       ]),
     );
-    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain('toolgate_upstream_up{service="ev"} 1');
-    // Hijacked /mcp replies still leave the in-flight count (/metrics itself is exempt from it).
-    expect(metrics.body).toContain('toolgate_http_requests_in_flight 0');
+    const metrics = await scrapeMetrics(app);
+    expect(metrics).toContain('toolgate_upstream_up{service="ev"} 1');
+    // Hijacked /mcp replies still leave the in-flight count.
+    expect(metrics).toContain('toolgate_http_requests_in_flight 0');
   });
 
   it('holds out a changed upstream tool from every pool until a global operator accepts it', async () => {
@@ -242,7 +242,9 @@ describe('a required MCP upstream going down', () => {
         async () => {
           const readiness = await gated.inject({ method: 'GET', url: '/readyz' });
           expect(readiness.statusCode).toBe(503);
-          expect(readiness.json().upstreams).toEqual(
+          expect(readiness.json()).toEqual({ status: 'not_ready' });
+          const upstreams = await gated.inject({ method: 'GET', url: '/v1/admin/upstreams', headers: bearer(OPERATOR_KEY) });
+          expect(upstreams.json().upstreams).toEqual(
             expect.arrayContaining([expect.objectContaining({ service: 'req', required: true, state: expect.stringMatching(/^(down|connecting)$/) })]),
           );
         },

@@ -1,0 +1,41 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../errors.js';
+
+function hasBody(raw: IncomingMessage): boolean {
+  const length = raw.headers['content-length'];
+  return (length !== undefined && length !== '0') || raw.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * True while a request still has body bytes to come. A response sent then (a 401 before the body was read)
+ * should close the connection: keeping it alive would make the server read and discard the rest of the
+ * body first, at whatever pace the client sends it.
+ */
+export function bodyPending(raw: IncomingMessage): boolean {
+  return !raw.complete && hasBody(raw);
+}
+
+/**
+ * Bounds the time a client may take to send a request body (`server.bodyTimeoutMs`, counted from when the
+ * body starts being read): a client trickling a body a byte a second would otherwise keep its socket, its
+ * buffers and its request open for as long as it likes. At the deadline the body reader gets an error
+ * (status 408), so the request answers 408 `TG_REQUEST_TIMEOUT` through the normal error path, which
+ * closes the connection (`bodyPending`) — the rest of the body is never read.
+ */
+export function installBodyDeadline(app: FastifyInstance, bodyTimeoutMs: () => number): void {
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const raw = request.raw;
+    if (!bodyPending(raw)) return done(null, payload);
+    const timeoutMs = bodyTimeoutMs();
+    const timer = setTimeout(() => {
+      // Only while Fastify's body reader listens: an error event nobody listens to would throw.
+      if (raw.complete || payload.listenerCount('error') === 0) return;
+      payload.emit('error', new errors.TG_REQUEST_TIMEOUT(`request body not received within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const clear = (): void => clearTimeout(timer);
+    raw.once('end', clear);
+    reply.raw.once('close', clear);
+    done(null, payload);
+  });
+}

@@ -30,7 +30,7 @@ export interface FsScope {
   readonly readOnly: readonly FsRoot[];
 }
 
-/** A resolved path whose parent folder is held open; `name` is the final component (never a symlink we followed). */
+/** A resolved path whose parent folder is held open; `name` is the final component (a symlink there, if any, was already followed). */
 export interface Location {
   readonly dir: fsp.FileHandle;
   readonly name: string;
@@ -43,7 +43,7 @@ export interface Location {
 }
 
 export interface ResolveOptions {
-  /** Resolve for writing: only the workspace, never a read-only root or .git/hooks. */
+  /** Resolve for writing: inside the workspace only, never in a read-only root or .git/hooks. */
   write?: boolean;
   /** Create missing parent folders one by one through the held handles; their paths are added here. */
   createdDirs?: string[][];
@@ -78,7 +78,7 @@ const DIR_FLAGS = fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW | fsc.O_NONBLO
 const FILE_FLAGS = fsc.O_NOFOLLOW | fsc.O_NONBLOCK | fsc.O_NOCTTY;
 
 /** `name` inside the held folder `dir`, as a path the kernel resolves through the descriptor. */
-export function at(dir: fsp.FileHandle, name: string): string {
+function at(dir: fsp.FileHandle, name: string): string {
   return `/proc/self/fd/${dir.fd}/${name}`;
 }
 

@@ -14,6 +14,11 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080
 WORKDIR /app
+# grep runs ripgrep; bubblewrap sandboxes bash and grep where the container may create user namespaces
+# (otherwise set builtins.sandbox: none, and bash stays off unless builtins.allowUnsandboxedShell is true).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ripgrep bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

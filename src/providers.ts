@@ -41,7 +41,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       // One provider for every tenant; the registry enables built-ins per tenant (`tenants.<t>.builtins`).
       // Its close() reaps every background process, on shutdown and when a reload changes `builtins`.
       key: `builtin:${JSON.stringify(config.builtins)}`,
-      create: () => createBuiltinProvider(config.builtins),
+      create: () => createBuiltinProvider(config.builtins, { log: deps.log }),
     },
     {
       // Module mtimes are part of the key: an edited module is re-imported on reload.

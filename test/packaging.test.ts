@@ -89,6 +89,8 @@ describe('Dockerfile', () => {
     expect(runtime.some((line) => /^HEALTHCHECK\s.*CMD\s.*\/healthz/.test(line))).toBe(true);
     expect(runtime).toContain('EXPOSE 8080');
     expect(runtime).toContain('CMD ["node", "dist/src/server.js"]');
+    // grep needs ripgrep at run time; bubblewrap is the default sandbox where the container allows it.
+    expect(runtime.some((line) => /^RUN .*apt-get install\b.*\bripgrep\b.*\bbubblewrap\b/.test(line))).toBe(true);
   });
 
   it('is given a build context without node_modules, dist or the git history', async () => {

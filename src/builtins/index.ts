@@ -1,6 +1,6 @@
 import type { BuiltinsConfig } from '../config/types.js';
 import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
-import type { Tool } from '../types.js';
+import type { Logger, Tool } from '../types.js';
 import { createApplyPatchTool } from './apply-patch.js';
 import { createBashTool } from './bash.js';
 import type { BuiltinToolDeps } from './context.js';
@@ -9,7 +9,7 @@ import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
 import { createProcessManager, type ProcessManager } from './process-manager.js';
 import { createReadFileTool } from './read-file.js';
-import { type CommandLauncher, createLauncher } from './sandbox.js';
+import { type CommandLauncher, createLauncher, defaultSandboxMode, findExecutable } from './sandbox.js';
 import { createUpdateAgentsMdTool } from './update-agents-md.js';
 import { createWorkspaceFactory } from './workspace.js';
 import { createWriteFileTool } from './write-file.js';
@@ -21,7 +21,19 @@ export interface BuiltinProviderDeps {
   launcher?: CommandLauncher;
   /** Grace between SIGTERM and SIGKILL for `bash stop` (default 1000 ms). */
   stopGraceMs?: number;
+  /** The rg binary grep runs (default: `rg` on PATH; null: pretend it is not installed). */
+  rgPath?: string | null;
+  /** Receives the one start-up warning an unsandboxed shell deserves. */
+  log?: Pick<Logger, 'warn'>;
 }
+
+/** Logged once when a provider with an unsandboxed shell is built (start-up, and a reload that changes `builtins`). */
+export const UNSANDBOXED_SHELL_WARNING =
+  'builtins.allowUnsandboxedShell is true and builtins.sandbox is "none": bash commands run unsandboxed as toolgate\'s OS user and can read and change whatever it can (other tenants\' workspaces, the config file, secret files); use sandbox: bwrap for tenants you do not fully trust';
+
+/** Why bash refuses every command under `sandbox: none` unless the config opts in. */
+export const UNSANDBOXED_SHELL_REFUSED =
+  'bash is disabled: builtins.sandbox is "none" (no bwrap sandbox) and builtins.allowUnsandboxedShell is not true; install bubblewrap, or set allowUnsandboxedShell: true for trusted tenants only';
 
 export type BuiltinProvider = ToolProvider & { readonly processes: ProcessManager; closeAll(): Promise<void> };
 
@@ -31,15 +43,23 @@ export type BuiltinProvider = ToolProvider & { readonly processes: ProcessManage
  * `ctx.principal`, so one provider serves every tenant.
  */
 export function createBuiltinProvider(config: BuiltinsConfig, deps: BuiltinProviderDeps = {}): BuiltinProvider {
-  const launcher = deps.launcher ?? createLauncher(config.sandbox);
-  const processes = createProcessManager({ launcher, maxProcesses: config.limits.maxProcesses, stopGraceMs: deps.stopGraceMs });
+  const launcher = deps.launcher ?? createLauncher(config.sandbox ?? defaultSandboxMode());
+  const unsandboxedShell = launcher.mode === 'none' && config.allowUnsandboxedShell;
+  if (unsandboxedShell) deps.log?.warn(UNSANDBOXED_SHELL_WARNING);
+  const processes = createProcessManager({
+    launcher,
+    maxProcesses: config.limits.maxProcesses,
+    stopGraceMs: deps.stopGraceMs,
+    disabled: launcher.mode === 'none' && !unsandboxedShell ? UNSANDBOXED_SHELL_REFUSED : undefined,
+  });
   const toolDeps: BuiltinToolDeps = { workspaceFor: createWorkspaceFactory(config) };
+  const rgPath = deps.rgPath === null ? undefined : (deps.rgPath ?? findExecutable('rg'));
   const tools: readonly Tool[] = Object.freeze([
     createApplyPatchTool(toolDeps),
     createBashTool({ ...toolDeps, processes }),
     createEditTool(toolDeps),
     createGlobTool(toolDeps),
-    createGrepTool(toolDeps),
+    createGrepTool({ ...toolDeps, launcher, rgPath }),
     createReadFileTool(toolDeps),
     createUpdateAgentsMdTool(toolDeps),
     createWriteFileTool(toolDeps),

@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '../execution/tool-error.js';
 import { HeadTailBuffer, RingLog } from './output-buffers.js';
-import { type CommandLauncher, scrubbedEnv } from './sandbox.js';
+import { killGroup } from './process-tree.js';
+import { type CommandLauncher, defaultShell, spawnSandboxed } from './sandbox.js';
 
 /**
  * Runs `bash` commands: one-shot `exec` and owned background processes. Every child is a process-group
@@ -52,6 +53,9 @@ export interface ProcessManagerOptions {
   stopGraceMs?: number;
   /** A background process older than this is killed (default 1 h). */
   maxLifetimeMs?: number;
+  /** Set when commands may not run at all (e.g. no sandbox and no opt-in): the reason every call answers. */
+  disabled?: string;
+  shell?: string;
 }
 
 export interface ProcessManager {
@@ -85,20 +89,6 @@ interface Managed {
 
 const ownerKey = (owner: ProcessOwner) => JSON.stringify([owner.tenant, owner.user]);
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Group already gone; fall back to the leader alone.
-    try {
-      child.kill(signal);
-    } catch {
-      // already exited
-    }
-  }
-}
-
 function exitedPromise(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -119,6 +109,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
   const logBufferChars = options.logBufferChars ?? 120_000;
   const stopGraceMs = options.stopGraceMs ?? 1000;
   const maxLifetimeMs = options.maxLifetimeMs ?? 3_600_000;
+  const shell = options.shell ?? defaultShell();
   const processes = new Map<string, Managed>();
   const execChildren = new Map<ChildProcess, Promise<void>>();
   let seq = 0;
@@ -126,14 +117,9 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
 
   const launch = (target: CommandTarget, stdin: 'pipe' | 'ignore'): ChildProcess => {
     if (closed) throw new ToolError('TOOL_EXCEPTION', 'the process manager is shut down');
-    if (options.launcher.unavailable) throw new ToolError('TOOL_EXCEPTION', options.launcher.unavailable);
-    const spec = options.launcher.launch(target.command, target.cwd, target.workspace);
-    return spawn(spec.file, spec.args, {
-      cwd: target.cwd,
-      env: scrubbedEnv(target.workspace.root),
-      detached: true,
-      stdio: [stdin, 'pipe', 'pipe'],
-    });
+    const refusal = options.disabled ?? options.launcher.unavailable;
+    if (refusal) throw new ToolError('TOOL_EXCEPTION', refusal);
+    return spawnSandboxed(options.launcher, { argv: [shell, '-c', target.command], cwd: target.cwd, workspace: target.workspace, writable: true }, [stdin, 'pipe', 'pipe']);
   };
 
   const info = (p: Managed): ProcessInfo => ({

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema.js';
-import { ConfigError, interpolateEnv } from './interpolate.js';
+import { ConfigError, interpolateSecrets } from './interpolate.js';
 import type { GatewayConfig } from './types.js';
 
 export { ConfigError };
@@ -131,7 +131,7 @@ function checkReferences(config: GatewayConfig): void {
   }
 }
 
-/** Reads, env-resolves and validates a YAML config file. Throws ConfigError naming the bad key. */
+/** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */
 export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
   const absolute = resolve(path);
   let text: string;
@@ -146,5 +146,5 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = proc
   } catch (error) {
     throw new ConfigError(`config ${absolute}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
-  return validateConfigObject(interpolateEnv(parsed, env), dirname(absolute), absolute);
+  return validateConfigObject(interpolateSecrets(parsed, { env, baseDir: dirname(absolute) }), dirname(absolute), absolute);
 }

@@ -337,7 +337,9 @@ export const configSchema = {
         workspaceRoot: { type: 'string', default: './workspaces' },
         perUser: { type: 'boolean', default: false },
         readOnlyRoots: { ...stringArray, default: [] },
-        sandbox: { enum: ['none', 'bwrap'], default: 'none' },
+        // No default: the built-ins pick bwrap where it is installed, otherwise none.
+        sandbox: { enum: ['none', 'bwrap'] },
+        allowUnsandboxedShell: { type: 'boolean', default: false },
         limits: {
           type: 'object',
           additionalProperties: false,

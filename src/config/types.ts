@@ -74,7 +74,10 @@ export interface BuiltinsConfig {
   workspaceRoot: string;
   perUser: boolean;
   readOnlyRoots: string[];
-  sandbox: 'none' | 'bwrap';
+  /** Unset: bwrap where its binary is installed, otherwise none (resolved when the built-ins start). */
+  sandbox?: 'none' | 'bwrap';
+  /** Lets `bash` run under `sandbox: none`; refused otherwise. */
+  allowUnsandboxedShell: boolean;
   limits: {
     maxReadChars: number;
     commandTimeoutMs: number;

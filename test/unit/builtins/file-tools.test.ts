@@ -207,24 +207,47 @@ describe('glob and grep', () => {
     expect(ci.truncated).toBe(true);
   });
 
-  it('glob and grep skip folders deeper than the walk holds descriptors for, and say the result is cut short', async () => {
+  it('glob skips folders deeper than the walk holds descriptors for and says the result is cut short; grep (rg) reaches them', async () => {
     const deep = path.join(root, 'deep', ...Array.from({ length: 70 }, (_, i) => `d${i}`));
     await mkdir(deep, { recursive: true });
     await writeFile(path.join(deep, 'bottom.ts'), 'needle\n');
     await writeFile(path.join(root, 'deep', 'top.ts'), 'needle\n');
     expect(await sb.run('glob', { pattern: '**/*.ts', path: 'deep' })).toEqual({ matches: ['deep/top.ts'], count: 1, truncated: true });
-    expect(await sb.run('grep', { pattern: 'needle', path: 'deep' })).toMatchObject({ matches: [{ file: 'deep/top.ts', line: 1, content: 'needle' }], truncated: true });
+    const grepped = (await sb.run('grep', { pattern: 'needle', path: 'deep' })) as { matches: { file: string }[]; truncated: boolean };
+    expect(grepped.matches.map((m) => m.file)).toEqual([`deep/${Array.from({ length: 70 }, (_, i) => `d${i}`).join('/')}/bottom.ts`, 'deep/top.ts']);
+    expect(grepped.truncated).toBe(false);
   });
 
-  it('grep refuses nested quantifiers and invalid regexes, and interrupts a runaway match', async () => {
-    expect((await failure(sb.run('grep', { pattern: '(a+)+$' }))).message).toContain('nested quantifiers');
-    expect((await failure(sb.run('grep', { pattern: '([' }))).message).toContain('invalid regular expression');
+  it('grep runs patterns that backtrack exponentially elsewhere in linear time (ripgrep), with Rust regex syntax', async () => {
+    // This test used to pin the old engine: a blacklist of nested quantifiers and a per-file V8 timeout.
     await writeFile(path.join(root, 'evil.txt'), `${'a'.repeat(40)}!\n`);
-    const { createGrepTool } = await import('../../../src/builtins/grep.js');
-    const ws = createWorkspaceFactory(builtinsConfig(sb.workspaces));
-    // Exponential without a nested quantifier the heuristic can see: alternation under a star.
-    const grep = createGrepTool({ workspaceFor: ws }, { perFileTimeMs: 100 });
-    const ctx = { ...context(principal('acme')), log: {} as never };
-    expect((await failure(Promise.resolve(grep.handler({ pattern: '^(a|a)*$', path: 'evil.txt' }, ctx)))).message).toContain('took longer than 100 ms');
+    expect(await sb.run('grep', { pattern: '^(a|a)*$', path: 'evil.txt' })).toEqual({ matches: [], filesSearched: 1, filesMatched: 0, totalMatches: 0, truncated: false });
+    expect(await sb.run('grep', { pattern: '(a+)+!' })).toMatchObject({ matches: [{ file: 'evil.txt', line: 1 }], totalMatches: 1 });
+    expect(await failure(sb.run('grep', { pattern: '([' }))).toMatchObject({ errorType: 'VALIDATION_ERROR', message: expect.stringContaining('invalid regular expression') });
+    // Look-around is JavaScript syntax rg's linear engine does not have; PCRE2 is never enabled.
+    const lookahead = await failure(sb.run('grep', { pattern: 'needle(?= )' }));
+    expect(lookahead).toMatchObject({ errorType: 'VALIDATION_ERROR', message: expect.stringContaining('look-around') });
+    expect(lookahead.message).not.toMatch(/pcre2/i);
+    expect((await failure(sb.run('grep', { pattern: 'x', include: '{a' }))).message).toContain('invalid include glob');
+  });
+
+  it('grep searches one named file (binary and include rules still apply) and a subfolder, with workspace-relative paths', async () => {
+    expect(await sb.run('grep', { pattern: 'needle', path: 'src/lib/a.ts' })).toEqual({ matches: [{ file: 'src/lib/a.ts', line: 3, content: 'needle again' }], filesSearched: 1, filesMatched: 1, totalMatches: 1, truncated: false });
+    expect(await sb.run('grep', { pattern: 'needle', path: 'src/lib/a.ts', include: '*.md' })).toMatchObject({ filesSearched: 0, totalMatches: 0 });
+    expect(await sb.run('grep', { pattern: 'needle', path: 'bin.dat' })).toMatchObject({ filesSearched: 0, totalMatches: 0 });
+    const sub = (await sb.run('grep', { pattern: 'needle', path: 'src', include: 'lib/*.ts' })) as { matches: { file: string }[] };
+    expect(sub.matches.map((m) => m.file)).toEqual(['src/lib/a.ts']);
+    await writeFile(path.join(root, 'src', 'we*ird [name].txt'), 'needle\r\n' + 'x'.repeat(3000) + 'needle\n');
+    const weird = (await sb.run('grep', { pattern: 'needle', path: 'src/we*ird [name].txt' })) as { matches: { file: string; content: string }[] };
+    expect(weird.matches.map((m) => [m.file, m.content.length])).toEqual([['src/we*ird [name].txt', 6], ['src/we*ird [name].txt', 501]]);
+  });
+
+  it('grep answers TOOL_EXCEPTION naming ripgrep when rg is not installed', async () => {
+    const bare = await createSandbox({}, {}, { rgPath: null });
+    try {
+      expect(await failure(bare.run('grep', { pattern: 'x' }))).toEqual({ errorType: 'TOOL_EXCEPTION', message: expect.stringContaining('ripgrep') });
+    } finally {
+      await bare.cleanup();
+    }
   });
 });

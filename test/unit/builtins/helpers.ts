@@ -20,6 +20,8 @@ export function builtinsConfig(workspaceRoot: string, overrides: Partial<Builtin
     perUser: false,
     readOnlyRoots: [],
     sandbox: 'none',
+    // These tests are about the tools themselves; the refusal of an unsandboxed shell has its own test.
+    allowUnsandboxedShell: true,
     ...overrides,
     limits: { maxReadChars: 12000, commandTimeoutMs: 10_000, maxOutputBytes: 1024 * 1024, maxProcesses: 3, maxFileBytes: 10 * 1024 * 1024, ...limits },
   };

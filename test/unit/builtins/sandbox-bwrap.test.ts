@@ -48,6 +48,29 @@ describe.skipIf(!usable)('bash with sandbox: bwrap', () => {
     expect(out.stdout.trim()).toBe('hidden');
   });
 
+  it('cannot read the gateway\'s environment (/proc/<pid>/environ) or find a secret in it, under the default sandbox', async () => {
+    const marker = `tg-marker-${Math.random().toString(36).slice(2)}`;
+    process.env.TOOLGATE_TEST_MARKER_SECRET = marker;
+    const byDefault = await createSandbox({ sandbox: undefined, allowUnsandboxedShell: false });
+    try {
+      const out = (await byDefault.run('bash', { command: `cat /proc/${process.pid}/environ; cat /proc/*/environ; grep -rals ${marker} /proc/[0-9]*/environ /proc/[0-9]*/cmdline; echo done` })) as Exec;
+      expect(out.stdout).toContain('done');
+      expect(out.stdout + out.stderr).not.toContain(marker);
+      expect(byDefault.provider.status!()[0]).toMatchObject({ kind: 'sandbox:bwrap' });
+    } finally {
+      delete process.env.TOOLGATE_TEST_MARKER_SECRET;
+      await byDefault.cleanup();
+    }
+  });
+
+  it('runs grep inside the sandbox, the workspace bound read-only', async () => {
+    await sb.run('write_file', { path: 'notes/a.txt', content: 'needle here\n' });
+    expect(await sb.run('grep', { pattern: 'needle', path: 'notes' })).toEqual({ matches: [{ file: 'notes/a.txt', line: 1, content: 'needle here' }], filesSearched: 1, filesMatched: 1, totalMatches: 1, truncated: false });
+    const spec = createLauncher('bwrap', { bwrapPath: '/usr/bin/bwrap' }).launch({ argv: ['/usr/bin/rg', 'x'], cwd: '/w/acme', workspace: { root: '/w/acme', readOnlyRoots: [] }, writable: false });
+    expect(spec.args.join(' ')).toContain('--ro-bind /w/acme /w/acme');
+    expect(spec.args.join(' ')).not.toContain('--bind /w/acme');
+  });
+
   it('kills a sandboxed command at its timeout', async () => {
     const out = (await sb.run('bash', { command: 'sleep 1000', timeoutMs: 300 })) as { timedOut: boolean };
     expect(out.timedOut).toBe(true);

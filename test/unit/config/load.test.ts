@@ -39,6 +39,21 @@ describe('loadConfigFile', () => {
     await expect(load('auth:\n  jwt: { secret: "${env:NOPE}" }\n')).rejects.toThrow('config /auth/jwt/secret: environment variable NOPE is not set');
   });
 
+  it('reads secrets from files, trimming the trailing newline, relative paths against the config file', async () => {
+    await writeFile(join(dir, 'jwt-secret'), `${'s'.repeat(40)}\n`);
+    await writeFile(join(dir, 'token'), 'tok\r\n');
+    const config = await load(`auth:\n  jwt: { secret: "\${file:${join(dir, 'jwt-secret')}}" }\nfunctions:\n  - name: t\n    http: { url: "https://x.example/api", headers: { authorization: "Bearer \${file:./token}" } }\n`);
+    expect(config.auth.jwt?.secret).toBe('s'.repeat(40));
+    expect(config.functions[0]).toMatchObject({ http: { headers: { authorization: 'Bearer tok' } } });
+  });
+
+  it('names the key whose secret file is missing or not a regular file, and never expands a value it read', async () => {
+    await expect(load('auth:\n  jwt: { secret: "${file:/run/secrets/toolgate-nope}" }\n')).rejects.toThrow('config /auth/jwt/secret: cannot read secret file /run/secrets/toolgate-nope (ENOENT)');
+    await expect(load(`auth:\n  jwt: { secret: "\${file:${dir}}" }\n`)).rejects.toThrow(`config /auth/jwt/secret: secret file ${dir} is not a regular file`);
+    const config = await load('auth:\n  jwt: { secret: "${env:TG_SECRET}" }\n', { TG_SECRET: '${file:/etc/passwd}' + 'x'.repeat(40) });
+    expect(config.auth.jwt?.secret).toBe('${file:/etc/passwd}' + 'x'.repeat(40));
+  });
+
   it('names an unknown key', async () => {
     await expect(load('tenants:\n  acme:\n    tool: {}\n')).rejects.toThrow('/tenants/acme: unknown key "tool"');
   });

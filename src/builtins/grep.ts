@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { ToolError } from '../execution/tool-error.js';
@@ -5,7 +6,7 @@ import { defineTool } from '../registry/define-tool.js';
 import type { Tool } from '../types.js';
 import { optionalBoolean, optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
-import { RIPGREP_MISSING, ripgrep, type RipgrepSearch } from './ripgrep.js';
+import { RIPGREP_MISSING, ripgrep, type RipgrepResult } from './ripgrep.js';
 import type { CommandLauncher } from './sandbox.js';
 import { NotADirectoryError, withDirectory, withLocation } from './workspace-fs.js';
 
@@ -57,32 +58,34 @@ export function createGrepTool(deps: GrepDeps): Tool {
       if (!deps.rgPath) throw new ToolError('TOOL_EXCEPTION', RIPGREP_MISSING);
       if (deps.launcher.unavailable) throw new ToolError('TOOL_EXCEPTION', deps.launcher.unavailable);
 
-      // Where rg runs: the named folder, or the folder holding the named file (then rg reads only that
-      // file). Resolved like every file-tool path; under bwrap rg then sees nothing but the caller's roots.
+      // rg runs in the named folder, or in the folder holding the named file (then it reads only that file).
+      // The folder is resolved like every file-tool path and held open while rg starts there through its
+      // descriptor. Under bwrap rg sees nothing but the caller's roots; under none a folder below the start
+      // swapped for a symlink during the walk would be followed, which takes a process of the tenant's own,
+      // i.e. a shell this mode only runs with allowUnsandboxedShell.
       const input = optionalString(args, 'path') ?? '.';
-      const search: RipgrepSearch = { pattern, caseInsensitive: optionalBoolean(args, 'caseInsensitive'), cwd: '', include, onlyFile: undefined, maxFileBytes: ws.limits.maxFileBytes };
+      const base = { pattern, caseInsensitive: optionalBoolean(args, 'caseInsensitive'), include, maxFileBytes: ws.limits.maxFileBytes };
+      const run = { rgPath: deps.rgPath, launcher: deps.launcher, workspace: ws, deadlineMs: ws.limits.commandTimeoutMs, signal: ctx.signal };
+      const searchIn = (dir: FileHandle, cwd: string, onlyFile: string | undefined) => ripgrep(run, { ...base, cwd, startIn: `/proc/self/fd/${dir.fd}`, onlyFile }, maxResults);
       let shown = (relative: string): string => relative;
+      let result: RipgrepResult;
       try {
-        await withDirectory(ws.scope, input, async (held) => {
-          search.cwd = path.join(held.root.path, ...held.parts);
+        result = await withDirectory(ws.scope, input, (held) => {
           shown = (relative) => (held.shown === '.' ? relative : held.root.relativeDisplay ? `${held.shown}/${relative}` : path.join(held.shown, relative));
+          return searchIn(held.dir, path.join(held.root.path, ...held.parts), undefined);
         });
       } catch (error) {
         if (!(error instanceof NotADirectoryError)) throw error;
         const found = await withLocation(ws.scope, input, {}, async (file) => {
           if (!file.stat?.isFile()) throw new ToolError('VALIDATION_ERROR', `not a regular file: ${file.shown}`);
           // A single file: the include glob applies to its name, as it would during a walk.
-          if (include && !picomatch(include, { dot: true, basename: !include.includes('/') })(file.name)) return false;
-          search.cwd = path.join(file.root.path, ...file.parts.slice(0, -1));
-          search.onlyFile = file.name;
+          if (include && !picomatch(include, { dot: true, basename: !include.includes('/') })(file.name)) return undefined;
           shown = () => file.shown;
-          return true;
+          return searchIn(file.dir, path.join(file.root.path, ...file.parts.slice(0, -1)), file.name);
         });
         if (!found) return emptyResult();
+        result = found;
       }
-
-      const run = { rgPath: deps.rgPath, launcher: deps.launcher, workspace: ws, deadlineMs: ws.limits.commandTimeoutMs, signal: ctx.signal };
-      const result = await ripgrep(run, search, maxResults);
       return {
         matches: result.lines.map(({ file, line, content }) => ({ file: shown(file), line, content: cutLine(content.replace(/\r$/, '')) })),
         filesSearched: result.filesSearched,

@@ -22,6 +22,8 @@ export interface RipgrepSearch {
   caseInsensitive: boolean;
   /** Real path of the folder rg runs in; output paths are relative to it (`./a/b.txt`). */
   cwd: string;
+  /** `/proc/self/fd/N` of that folder, held open by the caller while rg starts. */
+  startIn: string;
   /** File-name glob, relative to `cwd` when it holds a `/`. */
   include: string | undefined;
   /** Search only this file name directly inside `cwd` (a `path` naming a file). */
@@ -107,11 +109,11 @@ export class RecordParser {
 const relativeOf = (rgPath: string) => (rgPath.startsWith('./') ? rgPath.slice(2) : rgPath);
 
 /** Runs rg once; every stdout chunk goes to `onStdout`. Answers TIMEOUT at the deadline or on abort. */
-function runOnce(run: RipgrepRun, cwd: string, args: string[], onStdout: (chunk: Buffer) => void): Promise<{ code: number | null; stderr: string }> {
+function runOnce(run: RipgrepRun, search: RipgrepSearch, args: string[], onStdout: (chunk: Buffer) => void): Promise<{ code: number | null; stderr: string }> {
   if (run.signal.aborted) return Promise.reject(new ToolError('TIMEOUT', 'grep was aborted'));
   let child: ChildProcess;
   try {
-    child = spawnSandboxed(run.launcher, { argv: [run.rgPath, ...args], cwd, workspace: run.workspace, writable: false }, ['ignore', 'pipe', 'pipe']);
+    child = spawnSandboxed(run.launcher, { argv: [run.rgPath, ...args], cwd: search.cwd, startIn: search.startIn, workspace: run.workspace, writable: false }, ['ignore', 'pipe', 'pipe']);
   } catch (error) {
     return Promise.reject(new ToolError('TOOL_EXCEPTION', `could not start ripgrep: ${(error as Error).message}`));
   }
@@ -193,8 +195,8 @@ export async function ripgrep(run: RipgrepRun, search: RipgrepSearch, maxLines: 
   const stop = new AbortController();
   const both = { ...run, signal: AbortSignal.any([run.signal, stop.signal]) };
   const runs = [
-    runOnce(both, search.cwd, searchArgs(search), (chunk) => matches.push(chunk)),
-    runOnce(both, search.cwd, countArgs(search), (chunk) => counted.push(chunk)),
+    runOnce(both, search, searchArgs(search), (chunk) => matches.push(chunk)),
+    runOnce(both, search, countArgs(search), (chunk) => counted.push(chunk)),
   ];
   const outcomes = await Promise.all(runs).catch((error: unknown) => {
     stop.abort();

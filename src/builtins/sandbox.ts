@@ -39,6 +39,12 @@ export interface SandboxedProgram {
   argv: readonly string[];
   /** Real path of the working directory (already checked to be inside the allowed roots). */
   cwd: string;
+  /**
+   * Where the process starts on the host when that must not be looked up by name again: `/proc/self/fd/N`
+   * of a held folder, which the child's chdir resolves through the descriptor (a parent swapped for a
+   * symlink meanwhile changes nothing). Default `cwd`.
+   */
+  startIn?: string;
   workspace: { root: string; readOnlyRoots: readonly string[] };
   /** False binds the workspace read-only (grep); true read-write (bash). */
   writable: boolean;
@@ -123,5 +129,5 @@ export function scrubbedEnv(home: string): Record<string, string> {
  */
 export function spawnSandboxed(launcher: CommandLauncher, program: SandboxedProgram, stdio: StdioOptions): ChildProcess {
   const spec = launcher.launch(program);
-  return spawn(spec.file, spec.args, { cwd: program.cwd, env: scrubbedEnv(program.workspace.root), detached: true, stdio });
+  return spawn(spec.file, spec.args, { cwd: program.startIn ?? program.cwd, env: scrubbedEnv(program.workspace.root), detached: true, stdio });
 }

@@ -2,6 +2,7 @@
 // gateway validates arguments with. Only keywords ajv knows are kept, so every generated schema
 // compiles under ajv's strict mode; the OpenAPI-only ones are translated (nullable, boolean
 // exclusiveMinimum/Maximum) or dropped (discriminator, xml, example, x-…).
+import safeRegex from 'safe-regex2';
 import { defineOwn, isObject } from './document.js';
 import type { JsonObject } from '../types.js';
 
@@ -28,17 +29,25 @@ const KNOWN_FORMATS = new Set([
   'int32', 'int64', 'float', 'double', 'password', 'binary',
 ]);
 
+const MAX_PATTERN_LENGTH = 1000;
+
 /** An open schema: what a recursive (`$ref` left by the parser) or unusable part becomes. */
 const OPEN: JsonObject = Object.freeze({});
 
+/**
+ * A pattern ajv may run on model input: it must compile (with the `u` flag ajv uses) and be free of
+ * nested quantifiers (safe-regex2), because a backtracking pattern from a third-party document would
+ * let one caller's arguments stall the event loop for every tenant. A refused pattern is only not
+ * checked here; the API still checks its own input.
+ */
 function validPattern(pattern: unknown): pattern is string {
-  if (typeof pattern !== 'string') return false;
+  if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return false;
   try {
     new RegExp(pattern, 'u');
-    return true;
   } catch {
     return false;
   }
+  return safeRegex(pattern);
 }
 
 function typeOf(schema: JsonObject): string[] | undefined {

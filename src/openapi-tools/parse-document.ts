@@ -5,6 +5,9 @@ import { dereference } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { isObject, type OpenApiDocument } from './document.js';
 
+/** GitHub's 1,200 operations resolve in 1–2 s; a document that takes far longer is refused, not waited on. */
+const DEREFERENCE_TIMEOUT_MS = 30_000;
+
 export class OpenApiDocumentError extends Error {
   constructor(message: string) {
     super(message);
@@ -44,7 +47,7 @@ export async function parseOpenApiDocument(text: string): Promise<OpenApiDocumen
   try {
     // `circular: 'ignore'` leaves a recursive schema's inner `$ref` in place (an object cycle could not
     // be serialised); json-schema.ts turns what is left into an open schema.
-    const resolved = await dereference(parsed as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' } });
+    const resolved = await dereference(parsed as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' }, timeoutMs: DEREFERENCE_TIMEOUT_MS });
     return resolved as unknown as OpenApiDocument;
   } catch (error) {
     throw new OpenApiDocumentError(`$ref resolution failed: ${(error as Error).message.split('\n')[0]}`);

@@ -49,6 +49,8 @@ export function createOpenApiProvider(entries: readonly OpenApiEntry[], deps: Op
     kind: 'function',
     tools: () => tools,
     async start() {
+      // Forget documents of URLs the config no longer names (the cache outlives providers).
+      for (const url of deps.documents.keys()) if (!entries.some((entry) => entry.url === url)) deps.documents.delete(url);
       const next: Loaded[] = [];
       for (const entry of entries) {
         const result = await load(entry);

@@ -19,6 +19,14 @@ describe('OpenAPI schema → JSON Schema', () => {
     expect(convert({ type: 'string', format: 'int64', pattern: '^[a-z]+$' })).toEqual({ type: 'string', format: 'int64', pattern: '^[a-z]+$' });
   });
 
+  it('drops a pattern that could backtrack catastrophically (the API still checks its input)', () => {
+    expect(convert({ type: 'string', pattern: '^(a+)+$' })).toEqual({ type: 'string' });
+    expect(convert({ type: 'object', patternProperties: { '^(x*)*y$': { type: 'string' }, '^x-': { type: 'string' } } })).toEqual({
+      type: 'object',
+      patternProperties: { '^x-': { type: 'string' } },
+    });
+  });
+
   it('leaves readOnly properties out of request schemas', () => {
     expect(convert({ type: 'object', required: ['id', 'name'], properties: { id: { type: 'integer', readOnly: true }, name: { type: 'string' } } })).toEqual({
       type: 'object',

@@ -66,6 +66,10 @@ export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, 
     const label = route.url;
     const own = hooks(route.onRequest);
     const authenticated = own.includes(app.authenticate as onRequestHookHandler);
+    if (hooks(route.preHandler).includes(app.authenticate as preHandlerHookHandler)) {
+      // It would read (and wait for) the body of a request it is about to refuse.
+      throw new Error(`route ${route.method} ${route.url}: authenticate is an onRequest hook, not a preHandler`);
+    }
     const runsCalls = route.config?.runsCalls === true;
     // The raw response's `close` comes once for every response: after it finished, or when the client left
     // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would

@@ -42,7 +42,8 @@ export function quotedString(value: string): string {
 }
 
 /**
- * Bearer authentication as a preHandler: the principal comes only from a verified token, never from
+ * Bearer authentication as an onRequest hook (so a request without a valid token is refused before its body
+ * is read): the principal comes only from a verified token, never from
  * headers, query strings or bodies. Unknown tenants are checked against the live config on every request.
  */
 export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gateway }>(

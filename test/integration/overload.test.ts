@@ -53,6 +53,22 @@ describe('overload protection over a real socket', () => {
     expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200, 200]);
   });
 
+  it('counts token-less requests apart: with every authenticated slot taken, /openapi.json answers and a request without a token gets 401, not 503', async () => {
+    const globex = await signToken({ tenant: 'globex' });
+    const running = [slowCall(globex, 300), slowCall(globex, 300), slowCall(globex, 300)];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const shed = await request(`${base}/v1/tools`, { dispatcher: agent, headers: bearer(token) });
+    expect(shed.statusCode).toBe(503);
+    await shed.body.dump();
+    const openapi = await request(`${base}/openapi.json`, { dispatcher: agent });
+    expect(openapi.statusCode).toBe(200);
+    await openapi.body.dump();
+    const anonymous = await request(`${base}/v1/tools`, { dispatcher: agent });
+    expect(anonymous.statusCode).toBe(401);
+    await anonymous.body.dump();
+    expect((await Promise.all(running)).map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+
   it('applies the same tenant bound to /mcp requests', async () => {
     const running = [slowCall(token, 300), slowCall(token, 300)];
     await new Promise((resolve) => setTimeout(resolve, 80));

@@ -122,6 +122,17 @@ describe('authentication with HS256 JWTs and API keys', () => {
   });
 });
 
+describe('authentication placement', () => {
+  it('refuses a route that authenticates in preHandler: it would wait for the body of a request it then refuses', async () => {
+    const app = await buildTestApp();
+    try {
+      expect(() => app.get('/v1/late-auth', { preHandler: app.authenticate }, async () => 'x')).toThrow('authenticate is an onRequest hook, not a preHandler');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('token lifetime settings', () => {
   const unsigned = (iat: number | undefined, exp: number | undefined) => {
     let jwt = new SignJWT({ tenant: 'acme' }).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('https://issuer.test').setAudience('toolgate');

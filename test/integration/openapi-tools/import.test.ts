@@ -87,7 +87,8 @@ describe('OpenAPI import: listing', () => {
     const other = await signToken({ tenant: 'globex' });
     expect((await listTools(other)).map((tool) => tool.name)).not.toContain('pets_getPet');
     const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(other), payload: { name: 'pets_getPet', arguments: { petId: 1 } } });
-    expect(res.json().ok).toBe(false);
+    // Exactly the answer for a name nobody has: the tenant learns nothing about what others import.
+    expect(res.json().error).toEqual({ errorType: 'UNKNOWN_TOOL', error: 'unknown tool: pets_getPet' });
   });
 
   it("shows the document's status to an admin of a tenant that uses it, and not to one that does not", async () => {

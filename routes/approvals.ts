@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
-import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
+import { auditedDecision } from '../src/approvals/decision-audit.js';
+import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
@@ -45,21 +46,19 @@ function view(record: ApprovalRecord) {
   };
 }
 
-/** ApprovalError → the TG_* table; an expired record is a conflict with a clear message. */
+/** ApprovalError → the TG_* table (src/approvals/types.ts). */
 async function mapped<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
     if (!(error instanceof ApprovalError)) throw error;
-    if (error.code === 'NOT_FOUND') throw new errors.TG_NOT_FOUND(error.message);
-    if (error.code === 'FORBIDDEN') throw new errors.TG_FORBIDDEN(error.message);
-    throw new errors.TG_CONFLICT(error.message);
+    throw new errors[APPROVAL_ERROR_CODES[error.code]](error.message);
   }
 }
 
 /** Human approval (CONTRACT §5): approvers are role approver/admin of the same tenant, never the requester. */
 export const approvalsRoutes: FastifyPluginAsync = async (app) => {
-  const { approvals } = app.governance;
+  const { approvals, audit } = app.governance;
 
   app.get<{ Querystring: { status: 'pending' } }>(
     '/v1/approvals',
@@ -99,7 +98,9 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Params: { id: string } }>(
     '/v1/approvals/:id/approve',
     {
-      onRequest: [app.authenticate, app.requireRole('approver', 'admin')],
+      // The approver check is the service's (the role, the same tenant, never the requester), so a refused
+      // attempt reaches the handler and is audited like a decision.
+      onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
         summary: 'Approve: runs the call once, as its requester, and stores its ToolResult',
@@ -110,14 +111,18 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request) => {
       const meta = { requestId: request.id, log: request.log, shutdown: app.drain.calls };
-      return view(await mapped(approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta))));
+      const decision = { decision: 'approve', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
+      const decide = () => approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta));
+      return view(await mapped(auditedDecision(audit, decision, decide)));
     },
   );
 
   app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
     '/v1/approvals/:id/deny',
     {
-      onRequest: [app.authenticate, app.requireRole('approver', 'admin')],
+      // The approver check is the service's (the role, the same tenant, never the requester), so a refused
+      // attempt reaches the handler and is audited like a decision.
+      onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
         summary: 'Deny: the call never runs; its result is APPROVAL_DENIED',
@@ -127,6 +132,9 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
         response: { 200: approval, ...errorResponses, ...conflict },
       },
     },
-    async (request) => view(await mapped(approvals.deny(request.params.id, request.principal, request.body?.reason))),
+    async (request) => {
+      const decision = { decision: 'deny', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
+      return view(await mapped(auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason))));
+    },
   );
 };

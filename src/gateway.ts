@@ -230,7 +230,7 @@ export class Gateway {
   private scopeOf(snapshot: Snapshot, tenant: TenantView, chain: Next, pool: Pool): ExecutionScope {
     let scope = snapshot.pools.scopes.get(pool);
     if (!scope) {
-      scope = { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics };
+      scope = { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit };
       snapshot.pools.scopes.set(pool, scope);
     }
     return scope;

@@ -59,8 +59,9 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
 
   /** Loads a record an approver may decide: pending, not expired, not their own. Returns the exact raw value for the CAS. */
   const loadDecidable = async (id: string, approver: Principal): Promise<{ raw: string; record: ApprovalRecord }> => {
+    // The role first: a caller who may not decide learns nothing about which ids exist.
+    if (!isApprover(approver, approver.tenant)) throw new ApprovalError('FORBIDDEN', 'only an approver or admin of the tenant may decide');
     const { raw, record } = await load(approver.tenant, id);
-    if (!isApprover(approver, record.tenant)) throw new ApprovalError('FORBIDDEN', 'only an approver or admin of the tenant may decide');
     if (approver.user === record.requester.user) throw new ApprovalError('FORBIDDEN', 'the requester cannot decide their own approval');
     const settled = await settleExpiry(raw, record);
     if (settled.status === 'expired') throw new ApprovalError('EXPIRED', 'approval expired');

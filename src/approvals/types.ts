@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import type { ToolMode } from '../pipeline/types.js';
 import type { JsonObject, Principal, ToolResult, ToolSourceKind } from '../types.js';
 
@@ -27,6 +28,14 @@ export interface ApprovalRecord {
 }
 
 export type ApprovalErrorCode = 'NOT_FOUND' | 'FORBIDDEN' | 'CONFLICT' | 'EXPIRED';
+
+/** The request-level code of each refusal (an expired record is a conflict with a clear message). */
+export const APPROVAL_ERROR_CODES = {
+  NOT_FOUND: 'TG_NOT_FOUND',
+  FORBIDDEN: 'TG_FORBIDDEN',
+  CONFLICT: 'TG_CONFLICT',
+  EXPIRED: 'TG_CONFLICT',
+} as const satisfies Record<ApprovalErrorCode, ErrorCode>;
 
 /** A typed refusal of an approval operation; routes map `code` to TG_NOT_FOUND / TG_FORBIDDEN / TG_CONFLICT. */
 export class ApprovalError extends Error {

@@ -1,5 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { auditLine } from './line.js';
 import type { AuditEvent, AuditSink } from './types.js';
 
 export interface FileAuditSinkOptions {
@@ -55,7 +56,7 @@ export function createFileAuditSink(path: string, options: FileAuditSinkOptions 
 
   return {
     write(event: AuditEvent) {
-      const line = `${JSON.stringify(event)}\n`;
+      const line = auditLine(event);
       if (closed) {
         appendFileSync(path, line);
         return;

@@ -1,6 +1,7 @@
 import type { AuditConfig } from '../config/types.js';
 import { stdoutDestination } from '../observability/stdout.js';
 import { createFileAuditSink } from './file-sink.js';
+import { auditLine } from './line.js';
 import type { AuditEvent, AuditSink } from './types.js';
 
 /** Where JSON lines go without waiting: the process's shared stdout destination (src/observability/stdout.ts). */
@@ -14,7 +15,7 @@ export interface LineDestination {
 export function createDestinationAuditSink(destination: LineDestination): AuditSink {
   return {
     write(event: AuditEvent) {
-      destination.write(`${JSON.stringify(event)}\n`);
+      destination.write(auditLine(event));
     },
     async flush() {
       await new Promise<void>((resolve) => destination.flush(() => resolve()));

@@ -1,4 +1,6 @@
 import { performance } from 'node:perf_hooks';
+import { argumentsHash, callEvent } from '../audit/events.js';
+import type { AuditSink } from '../audit/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
@@ -6,7 +8,7 @@ import type { Pool } from '../registry/pool.js';
 import { resolveToolName } from '../registry/resolve.js';
 import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace } from '../registry/user-names.js';
-import type { Logger, Principal, Tool, ToolResult } from '../types.js';
+import type { JsonObject, Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext, callerCancelled } from './call-context.js';
 import type { LazyAbort } from './lazy-abort.js';
@@ -43,6 +45,8 @@ export interface ExecutionScope {
   chain: Next;
   validatorFor: (schema: Readonly<Record<string, unknown>>) => ((args: Record<string, unknown>) => SchemaCheck) | undefined;
   metrics: GatewayMetrics;
+  /** Where refusals before the policy chain are audited (the chain's audit policy records the rest). */
+  audit: AuditSink;
 }
 
 const DEFERRED_HINT = ' — this tool was listed without its schema: call tool_search first to load it';
@@ -58,23 +62,23 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   const name = typeof request.name === 'string' ? request.name : '';
   const { metrics } = scope;
 
-  if (name.trim().length === 0) return finishCall(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }), undefined, started, metrics);
+  if (name.trim().length === 0) return refused(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }), { options, scope, started });
   const parsed = parseArguments(name, request.arguments);
-  if (!parsed.ok) return finishCall(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }), undefined, started, metrics);
+  if (!parsed.ok) return refused(failureResult('VALIDATION_ERROR', parsed.message, { callId, name }), { options, scope, started });
 
   const { principal } = options;
   const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user), scope.tenant.reaches);
-  if (!resolution.ok) return finishCall(failureResult(resolution.errorType, resolution.message, { callId, name }), undefined, started, metrics);
+  if (!resolution.ok) return refused(failureResult(resolution.errorType, resolution.message, { callId, name }), { options, scope, started, args: parsed.args });
   const tool = resolution.tool;
 
   const structural = tool.checkStructure?.(parsed.args);
-  if (structural) return invalidCall(structural, { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics });
+  if (structural) return refused(invalidCall(structural, callId, tool, resolution.resolvedFrom), { options, scope, started, tool, args: parsed.args });
   const validate = scope.validatorFor(scope.pool.schemaOf(tool));
   if (validate === undefined) options.log.warn({ tool: tool.name }, 'tool input schema does not compile; schema validation skipped');
   const check = validate?.(parsed.args);
   if (check && !check.ok) {
     const message = `${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`;
-    return invalidCall(message, { callId, tool, resolvedFrom: resolution.resolvedFrom, started, metrics });
+    return refused(invalidCall(message, callId, tool, resolution.resolvedFrom), { options, scope, started, tool, args: parsed.args });
   }
 
   const tenant = scope.tenant;
@@ -103,16 +107,40 @@ function finishCall(result: ToolResult, tool: Tool | undefined, started: number,
   return result;
 }
 
-interface InvalidCall {
-  callId: string;
-  tool: Tool;
-  resolvedFrom: string | undefined;
-  started: number;
-  metrics: GatewayMetrics;
+function invalidCall(message: string, callId: string, tool: Tool, resolvedFrom: string | undefined): ToolResult {
+  return failureResult('VALIDATION_ERROR', message, { callId, name: tool.name, source: tool.source, resolvedFrom });
 }
 
-function invalidCall(message: string, { callId, tool, resolvedFrom, started, metrics }: InvalidCall): ToolResult {
-  return finishCall(failureResult('VALIDATION_ERROR', message, { callId, name: tool.name, source: tool.source, resolvedFrom }), tool, started, metrics);
+interface Refusal {
+  options: CallOptions;
+  scope: ExecutionScope;
+  started: number;
+  /** The resolved tool, when the refusal came after resolution. */
+  tool?: Tool;
+  /** The parsed arguments, when they were a JSON object. */
+  args?: JsonObject;
+}
+
+/**
+ * Finishes and audits a call refused before the policy chain (it never reaches the audit policy): the name as the caller
+ * sent it (bounded) when nothing resolved. An approved call's run is recorded by its approval decision.
+ */
+function refused(answer: ToolResult, { options, scope, tool, args, started }: Refusal): ToolResult {
+  const result = finishCall(answer, tool, started, scope.metrics);
+  if (scope.audit.enabled === false || options.approval) return result;
+  const { principal } = options;
+  scope.audit.write(
+    callEvent({ requestId: options.requestId, tenant: principal.tenant, user: principal.user }, result, {
+      callId: result.callId,
+      tool: tool?.name ?? result.name,
+      source: tool?.source ?? null,
+      argsSha256: args ? argumentsHash(args) : null,
+      time: Math.round(performance.timeOrigin + started),
+      durationMs: result.durationMs,
+      approvalId: null,
+    }),
+  );
+  return result;
 }
 
 function accessChecker(tenant: TenantView, principal: Principal, mode: ToolMode): PolicyContext['checkAccess'] {

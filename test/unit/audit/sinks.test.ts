@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileAuditSink } from '../../../src/audit/file-sink.js';
 import { createAuditSink, createDestinationAuditSink } from '../../../src/audit/sinks.js';
-import type { AuditEvent } from '../../../src/audit/types.js';
+import type { AuditEvent, CallAuditEvent } from '../../../src/audit/types.js';
+import pino from 'pino';
 
 const dir = await mkdtemp(join(tmpdir(), 'tg-audit-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const event = (i: number): AuditEvent => ({
-  time: new Date(0).toISOString(),
+const event = (i: number): CallAuditEvent => ({
+  event: 'call',
+  time: 1_700_000_000_000 + i,
   requestId: `r${i}`,
   callId: `c${i}`,
   tenant: 'acme',
@@ -19,6 +21,7 @@ const event = (i: number): AuditEvent => ({
   source: 'function',
   argsSha256: 'x',
   outcome: 'ok',
+  errorType: null,
   durationMs: 1,
   approvalId: null,
 });
@@ -70,6 +73,32 @@ describe('file audit sink', () => {
     expect(() => sink.write(event(1))).not.toThrow();
     await sink.flush();
     expect(failures).toHaveLength(1);
+  });
+});
+
+describe('audit line shape', () => {
+  // What pino writes for a log line: the audit line must read like one to log tooling (pino-pretty, Loki).
+  const pinoLine = (): Record<string, unknown> => {
+    const lines: string[] = [];
+    pino({}, { write: (line: string) => lines.push(line) }).info({ some: 'field' }, 'a log line');
+    return JSON.parse(lines[0]!) as Record<string, unknown>;
+  };
+
+  it.each(['file', 'stdout'] as const)('writes pino-shaped lines on the %s sink: level, epoch-ms time, pid, hostname, the event, msg "audit"', async (kind) => {
+    const lines: string[] = [];
+    const path = join(dir, `shape-${kind}.log`);
+    const sink = kind === 'file' ? createFileAuditSink(path) : createDestinationAuditSink({ write: (line) => lines.push(line), flush: (done) => done() });
+    sink.write(event(7));
+    await sink.close();
+    const raw = kind === 'file' ? (await readFile(path, 'utf8')).trim() : lines[0]!.trim();
+    const line = JSON.parse(raw) as Record<string, unknown>;
+    const log = pinoLine();
+    expect(Object.keys(line).slice(0, 4)).toEqual(Object.keys(log).slice(0, 4));
+    expect(Object.keys(line).at(-1)).toBe(Object.keys(log).at(-1));
+    expect(line).toMatchObject({ level: 30, time: 1_700_000_000_007, pid: log.pid, hostname: log.hostname, msg: 'audit' });
+    expect(typeof log.time).toBe('number');
+    const { level: _level, pid: _pid, hostname: _hostname, msg: _msg, ...fields } = line;
+    expect(fields).toEqual(event(7));
   });
 });
 

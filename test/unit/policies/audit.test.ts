@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { auditPolicy } from '../../../policies/audit.js';
 import { canonicalJson, sha256Hex } from '../../../src/registry/canonical-json.js';
 import { callFailure } from '../../../src/execution/tool-result.js';
+import type { CallAuditEvent } from '../../../src/audit/types.js';
 import { fakeClock, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 describe('audit policy', () => {
@@ -11,8 +12,8 @@ describe('audit policy', () => {
     const args = { token: 'sk-secret-value', b: 2, a: { z: 1, y: [1, 2] } };
     await policy(makeCall(makeTool(), args), makeCtx(), recordingTerminal());
     expect(deps.audit.events).toHaveLength(1);
-    const event = deps.audit.events[0]!;
-    expect(event).toMatchObject({ requestId: 'req-1', callId: 'call_1', tenant: 'acme', user: 'alice', tool: 'lookup', source: 'function', outcome: 'ok', approvalId: null });
+    const event = deps.audit.events[0] as CallAuditEvent;
+    expect(event).toMatchObject({ event: 'call', errorType: null, requestId: 'req-1', callId: 'call_1', tenant: 'acme', user: 'alice', tool: 'lookup', source: 'function', outcome: 'ok', approvalId: null });
     expect(event.argsSha256).toBe(sha256Hex('{"a":{"y":[1,2],"z":1},"b":2,"token":"sk-secret-value"}'));
     expect(JSON.stringify(event)).not.toContain('sk-secret-value');
   });
@@ -29,7 +30,14 @@ describe('audit policy', () => {
       clock.advance(25);
       return callFailure(call, 'PERMISSION_DENIED', 'no');
     });
-    expect(deps.audit.events[0]).toMatchObject({ outcome: 'PERMISSION_DENIED', durationMs: 25 });
+    expect(deps.audit.events[0]).toMatchObject({ outcome: 'PERMISSION_DENIED', errorType: 'PERMISSION_DENIED', durationMs: 25 });
+  });
+
+  it("leaves an approved call's run to its approval decision's event (one line per decision)", async () => {
+    const deps = makeDeps();
+    const policy = auditPolicy(undefined, deps);
+    await policy(makeCall(), { ...makeCtx(), approval: { id: 'a1', approvedBy: 'bob' } }, recordingTerminal());
+    expect(deps.audit.events).toEqual([]);
   });
 
   it('records pending approvals with their approval id', async () => {

@@ -1,0 +1,50 @@
+import { canonicalJson, sha256Hex } from '../registry/canonical-json.js';
+import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
+import type { CallAuditEvent, CallOutcome } from './types.js';
+
+/** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
+export const MAX_AUDITED_NAME = 128;
+
+/** The name as the caller sent it, cut to MAX_AUDITED_NAME characters with the number of dropped ones. */
+export function boundedName(name: string): string {
+  return name.length <= MAX_AUDITED_NAME ? name : `${name.slice(0, MAX_AUDITED_NAME)}…[+${name.length - MAX_AUDITED_NAME} chars]`;
+}
+
+/** The errorType of a failed call, null for a success or a call waiting for approval. */
+export function errorTypeOf(result: ToolResult): ErrorType | null {
+  if (result.ok || result.status === 'pending_approval') return null;
+  return result.error?.errorType ?? 'TOOL_EXCEPTION';
+}
+
+export function outcomeOf(result: ToolResult): CallOutcome {
+  if (result.status === 'pending_approval') return 'pending_approval';
+  return errorTypeOf(result) ?? 'ok';
+}
+
+export const argumentsHash = (args: JsonObject): string => sha256Hex(canonicalJson(args));
+
+/** Who made a call, as every call event records it. */
+export interface CallOrigin {
+  requestId: string;
+  tenant: string;
+  user: string;
+}
+
+/** The call event of a finished call (`time`: its start, epoch ms). */
+export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null }): CallAuditEvent {
+  return {
+    event: 'call',
+    time: call.time,
+    requestId: origin.requestId,
+    callId: call.callId,
+    tenant: origin.tenant,
+    user: origin.user,
+    tool: boundedName(call.tool),
+    source: call.source,
+    argsSha256: call.argsSha256,
+    outcome: outcomeOf(result),
+    errorType: errorTypeOf(result),
+    durationMs: call.durationMs,
+    approvalId: call.approvalId,
+  };
+}

@@ -6,6 +6,7 @@ import type { Policy } from '../src/pipeline/types.js';
 import { callerCancelled } from '../src/execution/call-context.js';
 import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
 import type { ToolResult } from '../src/types.js';
+import { USER_TOOL_LABEL } from '../src/observability/metrics.js';
 
 export const circuitBreakerOptionsSchema = {
   type: 'object',
@@ -39,11 +40,14 @@ const countsAsFailure = (result: ToolResult): boolean =>
 export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy {
   const circuitOptions = parsePolicyOptions<CircuitOptions>('circuit-breaker', circuitBreakerOptionsSchema, options);
   const clock = deps.clock ?? systemClock;
-  const circuits = deps.circuits ?? createCircuitRegistry((service, state) => deps.metrics?.circuitState(service, state));
+  const circuits = deps.circuits ?? createCircuitRegistry((label, state, service) => deps.metrics?.circuitState(label, state, service));
   return inertFor(async (call, ctx, next) => {
     const service = call.tool.service;
     if (!service) return next(call, ctx);
-    const circuit = circuits.get(service, circuitOptions);
+    // A user-level service is one user's, in one tenant: its circuit is keyed by tenant too (the same sub in
+    // another tenant is another user), and metrics name it only as the bucket `__user__`.
+    const circuit =
+      call.tool.source === 'user-mcp' ? circuits.get(`${ctx.principal.tenant}\u0000${service}`, circuitOptions, USER_TOOL_LABEL) : circuits.get(service, circuitOptions);
     const admission = circuit.admit(clock.now());
     if (!admission.admit) {
       return callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`);

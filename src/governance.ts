@@ -31,7 +31,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const audit = createAuditSink(config.audit, { onError: (err) => options.log.error({ err }, 'audit write failed') });
   const approvals = createApprovalService({ store });
   const metrics = createPolicyMetrics(options.registry);
-  const circuits = createCircuitRegistry((service, state) => metrics.circuitState(service, state));
+  const circuits = createCircuitRegistry(metrics.circuitState);
   const deadlines = new DeadlineQueue();
   return {
     store,

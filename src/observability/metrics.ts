@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Tool, ToolResult } from '../types.js';
+import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
 import { deferredCounter } from './deferred-counter.js';
 import { PlainHistogram } from './plain-histogram.js';
 import { stdoutLinesDropped } from './stdout.js';
@@ -21,6 +21,8 @@ export interface GatewayMetrics {
   recordCall(tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
 }
+
+const OUTCOMES = new Set<string>(['ok', 'cancelled', 'error', 'pending_approval', ...ERROR_TYPES]);
 
 export function toolLabel(tool: Tool | undefined): string {
   if (!tool) return UNKNOWN_TOOL_LABEL;
@@ -97,9 +99,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     configReloads,
     recordCall(tool, result, cancelled = false) {
       const label = toolLabel(tool);
-      const source = result.source ?? 'none';
+      // The resolved tool's source, not the result's: a custom policy's answer cannot mint a label value.
+      const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
-      const outcome = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
+      const answered = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
+      const outcome = OUTCOMES.has(answered) ? answered : 'error';
       callCounter(label, source, outcome).inc();
       toolDuration.labels(label, source).observe(result.durationMs / 1000);
     },

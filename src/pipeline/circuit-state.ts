@@ -21,8 +21,12 @@ export interface Circuit {
 }
 
 export interface CircuitRegistry {
-  get(service: string, options: CircuitOptions): Circuit;
+  /** `label`: the service as metrics may name it (user-level services share one bucket label). */
+  get(service: string, options: CircuitOptions, label?: string): Circuit;
 }
+
+/** Reports a circuit's state under its metric label; `service` tells the circuits of one bucket apart. */
+export type CircuitStateListener = (label: string, state: CircuitStateName, service: string) => void;
 
 /**
  * Breaker state per upstream service, in this process' memory. Deliberately not in the shared store:
@@ -30,15 +34,15 @@ export interface CircuitRegistry {
  * a round trip on every call, and each replica opening on its own failures converges just as fast
  * (Envoy's outlier detection works the same way).
  */
-export function createCircuitRegistry(onState: (service: string, state: CircuitStateName) => void = () => {}): CircuitRegistry {
+export function createCircuitRegistry(onState: CircuitStateListener = () => {}): CircuitRegistry {
   const circuits = new Map<string, Circuit>();
   return {
-    get(service, options) {
+    get(service, options, label = service) {
       let circuit = circuits.get(service);
       if (!circuit) {
-        circuit = createCircuit(options, (state) => onState(service, state));
+        circuit = createCircuit(options, (state) => onState(label, state, service));
         circuits.set(service, circuit);
-        onState(service, 'closed');
+        onState(label, 'closed', service);
       }
       return circuit;
     },

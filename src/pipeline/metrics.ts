@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { deferredCounter, type CounterCell } from '../observability/deferred-counter.js';
+import { ERROR_TYPES } from '../types.js';
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -7,7 +8,11 @@ export interface PolicyMetrics {
   /** The counter cell of one (policy, decision) pair, for callers that count it on every call. */
   decisionCell(policy: string, decision: string): CounterCell;
   batchGroup(size: number): void;
-  circuitState(service: string, state: CircuitStateName): void;
+  /**
+   * A circuit's state under its metric label. Several circuits may share a label (user-level services,
+   * `__user__`): the label then shows the worst state among them (open, then half-open, then closed).
+   */
+  circuitState(label: string, state: CircuitStateName, service?: string): void;
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half_open';
@@ -31,13 +36,28 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
     new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
   // Counted in plain numbers and handed to prom-client on read: inc() hashes the label object on every call.
   const decisionCell = deferredCounter(decisions, ['policy', 'decision']);
+  // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
+  const unwell = new Map<string, Map<string, CircuitStateName>>();
+  const circuitState = (label: string, state: CircuitStateName, service = label): void => {
+    if (service === label) return void circuits.set({ service: label }, CIRCUIT_VALUE[state]);
+    let members = unwell.get(label);
+    if (!members) unwell.set(label, (members = new Map()));
+    if (state === 'closed') members.delete(service);
+    else members.set(service, state);
+    const states = new Set(members.values());
+    circuits.set({ service: label }, CIRCUIT_VALUE[states.has('open') ? 'open' : states.has('half_open') ? 'half_open' : 'closed']);
+  };
   return {
-    decision: (policy, decision) => decisionCell(policy, decision).inc(),
-    decisionCell: (policy, decision) => decisionCell(policy, decision),
+    decision: (policy, decision) => decisionCell(policy, decisionLabel(decision)).inc(),
+    decisionCell: (policy, decision) => decisionCell(policy, decisionLabel(decision)),
     batchGroup: (size) => groups.observe(size),
-    circuitState: (service, state) => circuits.set({ service }, CIRCUIT_VALUE[state]),
+    circuitState,
   };
 }
+
+const DECISIONS = new Set<string>(['pass', 'answered', 'retried', 'pending_approval', ...ERROR_TYPES]);
+/** A decision label from the known set: a custom policy's odd errorType never becomes a new series. */
+const decisionLabel = (decision: string): string => (DECISIONS.has(decision) ? decision : 'other');
 
 const noopCell: CounterCell = { inc() {} };
 export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {} };

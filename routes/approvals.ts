@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
@@ -60,23 +61,38 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
 export const approvalsRoutes: FastifyPluginAsync = async (app) => {
   const { approvals, audit } = app.governance;
 
-  app.get<{ Querystring: { status: 'pending' } }>(
+  app.get<{ Querystring: { status: 'pending' | 'decided' | 'all' } }>(
     '/v1/approvals',
     {
       onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
-        summary: 'Pending approvals: every one of the tenant for approvers, your own otherwise',
+        summary: 'Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. ETag / If-None-Match for polling',
         security: bearerSecurity,
-        querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', enum: ['pending'], default: 'pending' } } },
-        response: { 200: { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: approval } } }, ...errorResponses },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { status: { type: 'string', enum: ['pending', 'decided', 'all'], default: 'pending' } },
+        },
+        response: {
+          200: { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: approval } } },
+          304: { description: 'Unchanged since the ETag sent in If-None-Match', type: 'null' },
+          ...errorResponses,
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { principal } = request;
-      const pending = await approvals.listPending(principal.tenant);
-      const visible = isApprover(principal, principal.tenant) ? pending : pending.filter((record) => record.requester.user === principal.user);
-      return { approvals: visible.map(view) };
+      const { status } = request.query;
+      const records = status === 'pending' ? await approvals.listPending(principal.tenant) : await approvals.list(principal.tenant);
+      const wanted = status === 'decided' ? records.filter((record) => record.status !== 'pending').reverse() : records;
+      const visible = isApprover(principal, principal.tenant) ? wanted : wanted.filter((record) => record.requester.user === principal.user);
+      const body = JSON.stringify({ approvals: visible.map(view) });
+      // Polling clients (the console's inbox) send the ETag back and get 304 while nothing changed.
+      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+      reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

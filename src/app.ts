@@ -25,6 +25,11 @@ import { governancePlugin } from './plugins/governance.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
+import { adminActivityRoutes } from '../routes/admin-activity.js';
+import { adminKeysRoutes } from '../routes/admin-keys.js';
+import { consoleRoutes } from '../routes/console.js';
+import { meRoutes } from '../routes/me.js';
+import { createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
@@ -53,6 +58,8 @@ export interface BuildOptions {
   store?: StateStore;
   /** DNS resolution for the egress check (tests map hostnames without a resolver). */
   resolve?: Resolve;
+  /** Folder of the built console (default dist/console under the package root). */
+  consoleRoot?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -167,13 +174,18 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(governancePlugin, { governance });
   const metricsServer = config.metrics.enabled ? createMetricsServer(metrics.registry) : undefined;
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain });
-  await app.register(authPlugin, { authenticator: () => authenticator, gateway });
+  const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant });
+  await app.register(authPlugin, { authenticator: () => authenticator, gateway, runtimeKeys });
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
   await app.register(adminRoutes);
+  await app.register(adminKeysRoutes, { runtimeKeys });
+  await app.register(adminActivityRoutes);
+  await app.register(meRoutes);
+  if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });
   await app.register(mcpRoutes);

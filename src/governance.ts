@@ -1,4 +1,6 @@
 import type { Registry } from 'prom-client';
+import { createRecentAudit, type RecentAudit } from './admin/recent-audit.js';
+import { createCallStats, type CallStats } from './admin/stats.js';
 import { createApprovalService } from './approvals/service.js';
 import type { ApprovalService } from './approvals/types.js';
 import { createAuditSink } from './audit/sinks.js';
@@ -16,6 +18,10 @@ import type { Logger } from './types.js';
 export interface Governance {
   store: StateStore;
   audit: AuditSink;
+  /** The bounded per-tenant copy of audit events behind GET /v1/admin/audit. */
+  recentAudit: RecentAudit;
+  /** The per-minute rollup behind GET /v1/admin/stats. */
+  stats: CallStats;
   approvals: ApprovalService;
   metrics: PolicyMetrics;
   /** The timeout policy's deadlines of every tenant (a shutdown ends them at once). */
@@ -28,7 +34,11 @@ export interface Governance {
 export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger; store?: StateStore }): Governance {
   const ownsStore = options.store === undefined;
   const store = options.store ?? createStore(config.store);
-  const audit = createAuditSink(config.audit, { onError: (err) => options.log.error({ err }, 'audit write failed') });
+  const recentAudit = createRecentAudit({ store, max: config.admin.auditRecent, log: options.log });
+  const stats = createCallStats();
+  // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
+  const sink = createAuditSink(config.audit, { onError: (err) => options.log.error({ err }, 'audit write failed') });
+  const audit = recentAudit.tee(sink, (event) => stats.record(event));
   const approvals = createApprovalService({ store });
   const metrics = createPolicyMetrics(options.registry);
   const circuits = createCircuitRegistry(metrics.circuitState);
@@ -36,6 +46,8 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   return {
     store,
     audit,
+    recentAudit,
+    stats,
     approvals,
     metrics,
     deadlines,

@@ -22,6 +22,10 @@ async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string
     demo.operatorKeyGenerated
       ? `operator key for reload and other gateway-wide admin routes (printed once, set TOOLGATE_DEV_OPERATOR_KEY to choose one):\n  ${demo.operatorKey}`
       : 'operator key from TOOLGATE_DEV_OPERATOR_KEY',
+    demo.approverKeyGenerated
+      ? `approver key (decides send_announcement calls in the console's Approvals page; printed once, set TOOLGATE_DEV_APPROVER_KEY to choose one):\n  ${demo.approverKey}`
+      : 'approver key from TOOLGATE_DEV_APPROVER_KEY',
+    `console: http://localhost:${demo.config.server.port}/console/ (sign in with one of the keys above)`,
   ].join('\n');
   return { config: demo.config, banner };
 }

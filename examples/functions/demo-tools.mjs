@@ -50,4 +50,21 @@ export default [
     isConcurrencySafe: () => true,
     handler: ({ message }) => message,
   },
+  {
+    // Approval-gated in the demo (tenants.demo.policies.approval): try it in the console's Tools page,
+    // then decide it on the Approvals page signed in with the approver key.
+    name: 'send_announcement',
+    description: 'Post an announcement to the whole company (demo: nothing is sent). Needs a human approval.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        title: { type: 'string', minLength: 1, maxLength: 200 },
+        body: { type: 'string', maxLength: 5000 },
+        urgent: { type: 'boolean' },
+      },
+      required: ['title'],
+      additionalProperties: false,
+    },
+    handler: ({ title, urgent }, ctx) => ({ posted: true, title, urgent: urgent === true, by: ctx.principal.user }),
+  },
 ];

@@ -69,6 +69,12 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     return { raw, record };
   };
 
+  const list = async (tenant: string): Promise<ApprovalRecord[]> => {
+    const entries = await store.scan(`approval:${encodeURIComponent(tenant)}:`);
+    const settled = await Promise.all(entries.map(({ value }) => settleExpiry(value, JSON.parse(value) as ApprovalRecord)));
+    return settled.sort((a, b) => a.createdAt - b.createdAt);
+  };
+
   return {
     async create(input: CreateApprovalInput) {
       const createdAt = now();
@@ -98,10 +104,10 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     },
 
     async listPending(tenant) {
-      const entries = await store.scan(`approval:${encodeURIComponent(tenant)}:`);
-      const settled = await Promise.all(entries.map(({ value }) => settleExpiry(value, JSON.parse(value) as ApprovalRecord)));
-      return settled.filter((record) => record.status === 'pending').sort((a, b) => a.createdAt - b.createdAt);
+      return (await list(tenant)).filter((record) => record.status === 'pending');
     },
+
+    list,
 
     async approve(id, approver, run: RunApproved) {
       const { raw, record } = await loadDecidable(id, approver);

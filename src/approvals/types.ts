@@ -65,6 +65,8 @@ export interface ApprovalService {
   get(id: string, viewer: Principal): Promise<ApprovalRecord>;
   /** Pending records of a tenant, oldest first (callers filter by viewer). */
   listPending(tenant: string): Promise<ApprovalRecord[]>;
+  /** Every record of a tenant still kept (pending and decided, expiry settled), oldest first. */
+  list(tenant: string): Promise<ApprovalRecord[]>;
   approve(id: string, approver: Principal, run: RunApproved): Promise<ApprovalRecord>;
   deny(id: string, approver: Principal, reason?: string): Promise<ApprovalRecord>;
   /** Marks a pending record expired (also done lazily on read once its time is up). */

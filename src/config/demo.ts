@@ -24,6 +24,9 @@ export interface DemoConfig {
   /** The global operator's key (reload, every upstream); from TOOLGATE_DEV_OPERATOR_KEY or generated. */
   operatorKey: string;
   operatorKeyGenerated: boolean;
+  /** The demo tenant's approver (decides send_announcement calls); from TOOLGATE_DEV_APPROVER_KEY or generated. */
+  approverKey: string;
+  approverKeyGenerated: boolean;
 }
 
 function keyFrom(value: string | undefined, prefix: string): { key: string; generated: boolean } {
@@ -41,6 +44,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   const { key: apiKey, generated } = keyFrom(env.TOOLGATE_DEV_API_KEY, 'tg_demo_');
   // The demo key is the demo tenant's admin; gateway-wide operations take the operator key.
   const operator = keyFrom(env.TOOLGATE_DEV_OPERATOR_KEY, 'tg_operator_');
+  // A second person of tenant demo: the requester of an approval can never decide it.
+  const approver = keyFrom(env.TOOLGATE_DEV_APPROVER_KEY, 'tg_approver_');
   // A second demo tenant only when its key is chosen, so the RAG isolation demo takes two curl commands.
   const demo2Key = env.TOOLGATE_DEV_API_KEY_DEMO2;
   const demo2 = demo2Key && demo2Key.length > 0
@@ -52,6 +57,7 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
       apiKeys: [
         { id: 'demo', sha256: sha256(apiKey), tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] },
         { id: 'operator', sha256: sha256(operator.key), tenant: 'demo', user: 'operator', roles: [] },
+        { id: 'approver', sha256: sha256(approver.key), tenant: 'demo', user: 'demo-approver', roles: ['approver'] },
         ...demo2,
       ],
       operators: [{ apiKey: 'operator' }],
@@ -70,9 +76,18 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
         filter: { tenant: '${principal.tenant}' },
       },
     ],
-    tenants: { demo: { tools: { allow: ['*'], deny: [] } }, ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}) },
+    tenants: { demo: { tools: { allow: ['*'], deny: [] }, policies: { approval: { tools: ['send_announcement'], expiresMs: 900_000 } } }, ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}) },
     logging: { level: env.LOG_LEVEL ?? 'info' },
+    console: { enabled: true },
   };
   const config = validateConfigObject(raw, packageRoot(), undefined);
-  return { config, apiKey, generated, operatorKey: operator.key, operatorKeyGenerated: operator.generated };
+  return {
+    config,
+    apiKey,
+    generated,
+    operatorKey: operator.key,
+    operatorKeyGenerated: operator.generated,
+    approverKey: approver.key,
+    approverKeyGenerated: approver.generated,
+  };
 }

@@ -396,5 +396,20 @@ export const configSchema = {
       default: {},
       properties: { watch: { type: 'boolean', default: false } },
     },
+    console: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: { enabled: { type: 'boolean', default: false } },
+    },
+    admin: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        auditRecent: { type: 'integer', minimum: 0, maximum: 100000, default: 1000 },
+        maxKeysPerTenant: { type: 'integer', minimum: 0, maximum: 10000, default: 100 },
+      },
+    },
   },
 } as const;

@@ -225,4 +225,11 @@ export interface GatewayConfig {
    * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.
    */
   metrics: { enabled: boolean; host: string; port: number; token?: string };
+  /** The operator console at /console/ (static files built into dist/console); off answers 404. */
+  console: { enabled: boolean };
+  /**
+   * Admin API: `auditRecent` audit events kept per tenant in the state store for GET /v1/admin/audit
+   * (0 = none; the audit sink stays the system of record); at most `maxKeysPerTenant` runtime API keys.
+   */
+  admin: { auditRecent: number; maxKeysPerTenant: number };
 }

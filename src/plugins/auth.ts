@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { isRuntimeKeyToken, type RuntimeKeys } from '../admin/api-keys.js';
 import { AuthenticationError, type Authenticator } from '../auth/authenticator.js';
 import { errors } from '../errors.js';
 import type { Gateway } from '../gateway.js';
@@ -46,8 +47,8 @@ export function quotedString(value: string): string {
  * is read): the principal comes only from a verified token, never from
  * headers, query strings or bodies. Unknown tenants are checked against the live config on every request.
  */
-export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gateway }>(
-  async (app, { authenticator, gateway }) => {
+export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gateway; runtimeKeys: RuntimeKeys }>(
+  async (app, { authenticator, gateway, runtimeKeys }) => {
     app.decorateRequest('principal', null as unknown as Principal);
 
     // Callback style, answered synchronously when the token cache knows the token: the common case
@@ -64,13 +65,20 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
         request.principal = principal;
         done();
       };
-      const known = current.cached(token);
-      if (known) return admit(known);
-      current.authenticate(token).then(admit, (error: unknown) => {
+      const refuse = (error: unknown): void => {
         if (!(error instanceof AuthenticationError)) return done(error as Error);
         reply.header('www-authenticate', `Bearer realm="toolgate", error="invalid_token", error_description=${quotedString(error.message)}`);
         done(new errors.TG_UNAUTHENTICATED(error.message));
-      });
+      };
+      // Runtime keys (POST /v1/admin/keys) are looked up in the shared store on every request and never
+      // cached, so a revocation holds at once on every replica; a miss falls through to the config's keys.
+      if (isRuntimeKeyToken(token)) {
+        runtimeKeys.verify(token).then((principal) => (principal ? admit(principal) : current.authenticate(token).then(admit, refuse)), (error: unknown) => done(error as Error));
+        return;
+      }
+      const known = current.cached(token);
+      if (known) return admit(known);
+      current.authenticate(token).then(admit, refuse);
     });
 
     app.decorate('requireRole', (...roles: string[]) => async (request: FastifyRequest) => {

@@ -25,6 +25,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   // Hits are appended in time order, so expired ones are always at the front: a head index drops them in
   // amortised O(1) per call instead of re-filtering the whole window (which grows with the limit).
   const windows = new Map<string, { hits: number[]; head: number; windowMs: number }>();
+  // Capped lists (audit copies): appended in order, trimmed to `max` once they reach twice that, so a push
+  // is amortised O(1) and memory stays within 2 × max entries per list.
+  const lists = new Map<string, string[]>();
   let writes = 0;
 
   // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
@@ -106,9 +109,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async hitWindow(key, limit, windowMs) {
       return hitWindow(key, limit, windowMs);
     },
+    async pushCapped(key, value, max) {
+      let list = lists.get(key);
+      if (!list) lists.set(key, (list = []));
+      list.push(value);
+      if (list.length >= 2 * max) list.splice(0, list.length - max);
+    },
+    async recent(key, limit) {
+      const list = lists.get(key) ?? [];
+      return list.slice(Math.max(0, list.length - limit)).reverse();
+    },
     async close() {
       entries.clear();
       windows.clear();
+      lists.clear();
     },
   };
 }

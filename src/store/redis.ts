@@ -99,6 +99,13 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
       return { allowed: allowed === 1, count, retryAfterMs };
     },
+    async pushCapped(key, value, max) {
+      // One MULTI: the list never holds more than `max` entries between the two commands.
+      await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
+    },
+    async recent(key, limit) {
+      return client.lrange(k(key), 0, limit - 1);
+    },
     async close() {
       await client.quit().catch(() => client.disconnect());
     },

@@ -22,6 +22,10 @@ export interface StateStore {
   scan(prefix: string): Promise<Array<{ key: string; value: string }>>;
   /** Atomic sliding-window hit: counts one hit unless the window already holds `limit`. */
   hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit>;
+  /** Appends to a capped list (newest kept, at most `max` entries): a ring in memory, LPUSH + LTRIM in Redis. */
+  pushCapped(key: string, value: string, max: number): Promise<void>;
+  /** The newest `limit` entries of a capped list, newest first. */
+  recent(key: string, limit: number): Promise<string[]>;
   close(): Promise<void>;
 }
 

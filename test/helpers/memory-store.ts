@@ -32,6 +32,13 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     async hitWindow(): Promise<WindowHit> {
       return { allowed: true, count: 1, retryAfterMs: 0 };
     },
+    async pushCapped(key, value, max) {
+      const list = [value, ...(JSON.parse(data.get(key) ?? '[]') as string[])].slice(0, max);
+      data.set(key, JSON.stringify(list));
+    },
+    async recent(key, limit) {
+      return (JSON.parse(data.get(key) ?? '[]') as string[]).slice(0, limit);
+    },
     async close() {
       data.clear();
     },

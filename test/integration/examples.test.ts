@@ -25,7 +25,7 @@ const env = () => ({ ...process.env, TOOLGATE_URL: url, TOOLGATE_API_KEY: KEY, K
 describe('the README examples, against a real listening demo server', () => {
   it('the Python (stdlib) client lists tools, runs one and shows an error', async () => {
     const { stdout } = await run('python3', [join(root, 'examples/clients/python_client.py')], { env: env(), timeout: 20_000 });
-    expect(stdout).toContain("tools: ['add_numbers', 'echo', 'get_weather', 'knowledge_search']");
+    expect(stdout).toContain("tools: ['add_numbers', 'echo', 'get_weather', 'knowledge_search', 'send_announcement']");
     expect(stdout).toContain('result: True {"city":"Paris","tempC":18,"conditions":"cloudy"}');
     expect(stdout).toMatch(/error: VALIDATION_ERROR TOOL_ERROR: \{"errorType":"VALIDATION_ERROR"/);
   });

@@ -1,0 +1,92 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { STATS_MINUTES } from '../src/admin/stats.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import { ERROR_TYPES } from '../src/types.js';
+
+const auditEvent = {
+  type: 'object',
+  properties: {
+    time: { type: 'string', format: 'date-time' },
+    requestId: { type: 'string' },
+    callId: { type: 'string' },
+    tenant: { type: 'string' },
+    user: { type: 'string' },
+    tool: { type: 'string' },
+    source: { type: ['string', 'null'] },
+    argsSha256: { type: 'string' },
+    outcome: { type: 'string' },
+    durationMs: { type: 'number' },
+    approvalId: { type: ['string', 'null'] },
+  },
+} as const;
+
+const numbers = { type: 'array', items: { type: 'number' } } as const;
+
+/** What a tenant admin reads about its own tenant: recent audit events and the per-minute rollup. */
+export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
+  const adminOnly = [app.authenticate, app.requireRole('admin')];
+  const { recentAudit, stats } = app.governance;
+
+  app.get<{ Querystring: { user?: string; tool?: string; outcome?: string; since?: string; limit: number } }>(
+    '/v1/admin/audit',
+    {
+      onRequest: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: "Recent audit events of the caller's tenant, newest first (a bounded copy; the audit sink is the system of record)",
+        security: bearerSecurity,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            user: { type: 'string', minLength: 1, maxLength: 256 },
+            tool: { type: 'string', minLength: 1, maxLength: 256 },
+            outcome: { type: 'string', enum: ['ok', 'pending_approval', ...ERROR_TYPES] },
+            since: { type: 'string', format: 'date-time' },
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+        },
+        response: { 200: { type: 'object', required: ['events'], properties: { events: { type: 'array', items: auditEvent } } }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { since, ...filters } = request.query;
+      const events = await recentAudit.query(request.principal.tenant, { ...filters, ...(since ? { since: Date.parse(since) } : {}) });
+      return { events };
+    },
+  );
+
+  app.get(
+    '/v1/admin/stats',
+    {
+      onRequest: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: `Calls, errors and p95 latency per tool and minute over the last ${STATS_MINUTES} minutes (this replica, the caller's tenant)`,
+        security: bearerSecurity,
+        response: {
+          200: {
+            type: 'object',
+            required: ['minutes', 'total', 'tools'],
+            properties: {
+              minutes: { type: 'array', items: { type: 'string', format: 'date-time' } },
+              total: { type: 'object', properties: { calls: numbers, errors: numbers } },
+              tools: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { tool: { type: 'string' }, calls: numbers, errors: numbers, p95Ms: { type: 'array', items: { type: ['number', 'null'] } } },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return stats.view(request.principal.tenant);
+    },
+  );
+};

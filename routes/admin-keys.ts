@@ -1,0 +1,108 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { RuntimeKeyError, type RuntimeKeys } from '../src/admin/api-keys.js';
+import { errors } from '../src/errors.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+
+const keyView = {
+  type: 'object',
+  required: ['id', 'user', 'roles', 'createdAt', 'createdBy', 'lastUsedAt'],
+  properties: {
+    id: { type: 'string' },
+    user: { type: 'string' },
+    roles: { type: 'array', items: { type: 'string' } },
+    createdAt: { type: 'string', format: 'date-time' },
+    createdBy: { type: 'string' },
+    lastUsedAt: { type: ['string', 'null'], description: 'Last use, written at most once a minute per replica' },
+  },
+} as const;
+
+const USER = '^[A-Za-z0-9._@-]{1,128}$';
+const ROLE = '^[A-Za-z0-9_.-]{1,64}$';
+
+/**
+ * Runtime API keys of the caller's tenant (tenant admins only). The tenant always comes from the caller's
+ * token; a key can carry only roles the creator holds, roles the tenant's config names, or `approver`.
+ */
+export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
+  const adminOnly = [app.authenticate, app.requireRole('admin')];
+  const mapped = async <T>(work: Promise<T>): Promise<T> => {
+    try {
+      return await work;
+    } catch (error) {
+      if (!(error instanceof RuntimeKeyError)) throw error;
+      if (error.code === 'NOT_FOUND') throw new errors.TG_NOT_FOUND(error.message);
+      throw new errors.TG_CONFLICT(error.message);
+    }
+  };
+
+  app.post<{ Body: { user: string; roles?: string[] } }>(
+    '/v1/admin/keys',
+    {
+      onRequest: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: "Create a runtime API key in the caller's tenant — the key is in this answer only",
+        security: bearerSecurity,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['user'],
+          properties: {
+            user: { type: 'string', pattern: USER, description: 'The user (sub) the key acts as, inside the caller’s tenant' },
+            roles: { type: 'array', maxItems: 16, items: { type: 'string', pattern: ROLE }, default: [] },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['key', 'apiKey'], properties: { key: { type: 'string', description: 'Shown once; only its SHA-256 is stored' }, apiKey: keyView } },
+          ...errorResponses,
+          409: { $ref: 'ErrorBody#' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { principal } = request;
+      const tenantRoles = Object.keys(app.gateway.tenant(principal.tenant)?.config.roles ?? {});
+      const grantable = new Set([...principal.roles, ...tenantRoles, 'approver']);
+      const roles = request.body.roles ?? [];
+      const refused = roles.filter((role) => !grantable.has(role));
+      if (refused.length > 0) throw new errors.TG_FORBIDDEN(`cannot grant role ${refused.join(', ')}: not held by you nor named in the tenant's roles`);
+      const { key, record } = await mapped(runtimeKeys.create(principal, { user: request.body.user, roles }));
+      request.log.info({ keyId: record.id, keyUser: record.user, roles: record.roles }, 'runtime API key created');
+      return reply.code(201).header('cache-control', 'no-store').send({ key, apiKey: record });
+    },
+  );
+
+  app.get(
+    '/v1/admin/keys',
+    {
+      onRequest: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: "The runtime API keys of the caller's tenant (never the keys themselves)",
+        security: bearerSecurity,
+        response: { 200: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: keyView } } }, ...errorResponses },
+      },
+    },
+    async (request) => ({ keys: await runtimeKeys.list(request.principal.tenant) }),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/admin/keys/:id',
+    {
+      onRequest: adminOnly,
+      schema: {
+        tags: ['admin'],
+        summary: 'Revoke a runtime API key: refused from the next request on, on every replica',
+        security: bearerSecurity,
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },
+        response: { 204: { type: 'null', description: 'Revoked' }, ...errorResponses, 404: { $ref: 'ErrorBody#' } },
+      },
+    },
+    async (request, reply) => {
+      // Another tenant's key id is looked up under the caller's tenant and answers 404, like an unknown one.
+      await mapped(runtimeKeys.revoke(request.principal.tenant, request.params.id));
+      request.log.info({ keyId: request.params.id }, 'runtime API key revoked');
+      return reply.code(204).send();
+    },
+  );
+};

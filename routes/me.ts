@@ -1,0 +1,30 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+
+/** Who the bearer is, as the server sees it (the console shows only what these roles allow). */
+export const meRoutes: FastifyPluginAsync = async (app) => {
+  app.get(
+    '/v1/me',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['auth'],
+        summary: 'The verified principal of the bearer token: tenant, user, roles, operator',
+        security: bearerSecurity,
+        response: {
+          200: {
+            type: 'object',
+            required: ['tenant', 'user', 'roles', 'operator'],
+            properties: { tenant: { type: 'string' }, user: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, operator: { type: 'boolean' } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenant, user, roles, operator } = request.principal;
+      reply.header('cache-control', 'no-store');
+      return { tenant, user, roles, operator: operator === true };
+    },
+  );
+};

@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, signToken, testConfig } from '../helpers/build.js';
+import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
+
+let app: FastifyInstance;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  app = await buildTestApp(testConfig({ tenants: { acme: { roles: { viewer: { deny: ['write_*'] } } }, globex: {} }, admin: { maxKeysPerTenant: 3 } }));
+  tokens.admin = API_KEY;
+  tokens.operator = OPERATOR_KEY;
+  tokens.alice = await signToken({ sub: 'alice', roles: [] });
+  tokens.globexAdmin = await signToken({ sub: 'gina', tenant: 'globex', roles: ['admin'] });
+});
+afterAll(async () => app.close());
+
+const as = (who: string) => bearer(tokens[who] ?? who);
+const createKey = (who: string, payload: unknown, target = app) => target.inject({ method: 'POST', url: '/v1/admin/keys', headers: as(who), payload: payload as Record<string, unknown> });
+const execute = (token: string, target = app) =>
+  target.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
+
+describe('GET /v1/me', () => {
+  it('answers the verified principal and never reads identity from the request', async () => {
+    const me = await app.inject({ url: '/v1/me?tenant=globex', headers: { ...as('admin'), 'x-toolgate-tenant': 'globex' } });
+    expect(me.json()).toEqual({ tenant: 'acme', user: 'ci-bot', roles: ['admin'], operator: false });
+    expect((await app.inject({ url: '/v1/me', headers: as('operator') })).json()).toMatchObject({ operator: true });
+    expect((await app.inject({ url: '/v1/me' })).statusCode).toBe(401);
+  });
+});
+
+describe('runtime API keys', () => {
+  it('creates a key shown once, lists it without the key, and the key works until revoked', async () => {
+    const created = await createKey('admin', { user: 'build-bot', roles: ['viewer'] });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const { key, apiKey } = created.json();
+    expect(key).toMatch(/^tgk_[0-9a-f]{16}_/);
+    expect(apiKey).toMatchObject({ user: 'build-bot', roles: ['viewer'], createdBy: 'ci-bot', lastUsedAt: null });
+
+    expect((await execute(key)).json()).toMatchObject({ ok: true });
+    const me = (await app.inject({ url: '/v1/me', headers: bearer(key) })).json();
+    expect(me).toEqual({ tenant: 'acme', user: 'build-bot', roles: ['viewer'], operator: false });
+
+    const listed = await app.inject({ url: '/v1/admin/keys', headers: as('admin') });
+    const entry = listed.json().keys.find((k: { id: string }) => k.id === apiKey.id);
+    expect(entry.lastUsedAt).toEqual(expect.any(String));
+    expect(listed.body).not.toContain(key);
+    expect(listed.body).not.toContain(key.slice(-43));
+
+    expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('admin') })).statusCode).toBe(204);
+    const after = await execute(key);
+    expect(after.statusCode).toBe(401);
+    expect((await app.inject({ url: '/v1/admin/keys', headers: as('admin') })).json().keys.map((k: { id: string }) => k.id)).not.toContain(apiKey.id);
+    expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('admin') })).statusCode).toBe(404);
+  });
+
+  it('keeps each tenant to its own keys: another tenant lists none and revoking its id answers 404', async () => {
+    const { apiKey, key } = (await createKey('admin', { user: 'acme-bot' })).json();
+    expect((await app.inject({ url: '/v1/admin/keys', headers: as('globexAdmin') })).json().keys).toEqual([]);
+    expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('globexAdmin') })).statusCode).toBe(404);
+    expect((await execute(key)).statusCode).toBe(200);
+    await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('admin') });
+  });
+
+  it('refuses non-admins, operators without the admin role, roles the creator cannot grant, and hostile bodies', async () => {
+    expect((await createKey('alice', { user: 'x' })).statusCode).toBe(403);
+    expect((await createKey('operator', { user: 'x' })).statusCode).toBe(403);
+    expect((await app.inject({ url: '/v1/admin/keys', headers: as('alice') })).statusCode).toBe(403);
+    // Roles: only held by the creator, named by the tenant, or approver; never "operator" powers.
+    expect((await createKey('admin', { user: 'x', roles: ['superuser'] })).json()).toMatchObject({ statusCode: 403, code: 'TG_FORBIDDEN' });
+    expect((await createKey('admin', { user: 'x', roles: ['operator'] })).statusCode).toBe(403);
+    for (const payload of [
+      { user: 'x', tenant: 'globex' },
+      { user: 'x', operator: true },
+      { user: '' },
+      { user: '<script>alert(1)</script>' },
+      { user: 'a'.repeat(129) },
+      { user: 'x', roles: ['a b'] },
+      { user: 'x', roles: Array.from({ length: 17 }, (_, i) => `r${i}`) },
+      { roles: [] },
+      '{"user":"x","__proto__":{"roles":["admin"]}}',
+      'not json',
+    ]) {
+      const answer = await app.inject({ method: 'POST', url: '/v1/admin/keys', headers: { ...as('admin'), 'content-type': 'application/json' }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+      expect(answer.statusCode, JSON.stringify(payload)).toBe(400);
+    }
+    for (const id of ['../../etc', 'k_zz', 'x'.repeat(65), '%00']) {
+      expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${encodeURIComponent(id)}`, headers: as('admin') })).statusCode).toBeGreaterThanOrEqual(400);
+    }
+    const approverKey = (await createKey('admin', { user: 'appr', roles: ['approver', 'viewer'] })).json();
+    expect(approverKey.apiKey.roles).toEqual(['approver', 'viewer']);
+    await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${approverKey.apiKey.id}`, headers: as('admin') });
+  });
+
+  it('caps the keys per tenant (409) and a runtime key is never an operator', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1) ids.push((await createKey('admin', { user: `bot${i}`, roles: ['admin'] })).json().apiKey.id);
+    const over = await createKey('admin', { user: 'bot-extra' });
+    expect(over.json()).toMatchObject({ statusCode: 409, code: 'TG_CONFLICT' });
+    for (const id of ids) await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${id}`, headers: as('admin') });
+    const { key } = (await createKey('admin', { user: 'ops', roles: ['admin'] })).json();
+    expect((await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(key) })).statusCode).toBe(403);
+  });
+
+  it('refuses look-alike and forged runtime keys without touching the config keys', async () => {
+    for (const token of ['tgk_', `tgk_${'0'.repeat(16)}_${'A'.repeat(43)}`, `tgk_${'0'.repeat(16)}_${'A'.repeat(44)}`]) {
+      expect((await execute(token)).statusCode).toBe(401);
+    }
+    expect((await execute(API_KEY)).statusCode).toBe(200);
+  });
+});
+
+describe('GET /v1/admin/audit and /v1/admin/stats', () => {
+  it("shows the caller's tenant's recent events, filtered, and never another tenant's", async () => {
+    const bob = await signToken({ sub: 'bob' });
+    const gina = tokens.globexAdmin!;
+    await execute(bob);
+    await execute(gina);
+    await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(bob), payload: { name: 'explode', arguments: {} } });
+    const all = (await app.inject({ url: '/v1/admin/audit?limit=50', headers: as('admin') })).json().events;
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.every((e: { tenant: string }) => e.tenant === 'acme')).toBe(true);
+    const bobs = (await app.inject({ url: '/v1/admin/audit?user=bob&tool=get_weather&outcome=ok', headers: as('admin') })).json().events;
+    expect(bobs).toHaveLength(1);
+    expect(bobs[0]).toMatchObject({ user: 'bob', tool: 'get_weather', outcome: 'ok' });
+    expect(JSON.stringify(bobs[0])).not.toContain('Oslo'); // arguments only as their hash
+    const failed = (await app.inject({ url: '/v1/admin/audit?outcome=TOOL_EXCEPTION', headers: as('admin') })).json().events;
+    expect(failed.map((e: { tool: string }) => e.tool)).toEqual(['explode']);
+    const future = (await app.inject({ url: `/v1/admin/audit?since=${new Date(Date.now() + 60_000).toISOString()}`, headers: as('admin') })).json().events;
+    expect(future).toEqual([]);
+    const globex = (await app.inject({ url: '/v1/admin/audit', headers: bearer(gina) })).json().events;
+    expect(globex.map((e: { user: string }) => e.user)).toEqual(['gina']);
+  });
+
+  it('refuses non-admins and hostile query strings', async () => {
+    expect((await app.inject({ url: '/v1/admin/audit', headers: as('alice') })).statusCode).toBe(403);
+    expect((await app.inject({ url: '/v1/admin/stats', headers: as('alice') })).statusCode).toBe(403);
+    for (const query of ['limit=0', 'limit=100000', 'since=yesterday', 'outcome=<b>', 'tenant=globex', `user=${'u'.repeat(300)}`, 'limit=1&limit=2']) {
+      expect((await app.inject({ url: `/v1/admin/audit?${query}`, headers: as('admin') })).statusCode, query).toBe(400);
+    }
+  });
+
+  it('rolls calls, errors and p95 per tool into 60 minutes for the Overview', async () => {
+    const stats = (await app.inject({ url: '/v1/admin/stats', headers: as('admin') })).json();
+    expect(stats.minutes).toHaveLength(60);
+    const weather = stats.tools.find((t: { tool: string }) => t.tool === 'get_weather');
+    expect(weather.calls.at(-1)).toBeGreaterThan(0);
+    expect(weather.p95Ms.at(-1)).toEqual(expect.any(Number));
+    const explode = stats.tools.find((t: { tool: string }) => t.tool === 'explode');
+    expect(explode.errors.at(-1)).toBe(1);
+    const globex = (await app.inject({ url: '/v1/admin/stats', headers: bearer(tokens.globexAdmin!) })).json();
+    expect(globex.tools.map((t: { tool: string }) => t.tool)).toEqual(['get_weather']);
+    expect(globex.tools[0].calls.at(-1)).toBe(1);
+  });
+});
+
+const REDIS_URL = testRedisUrl();
+describe.skipIf(!REDIS_URL)('runtime keys on two replicas sharing Redis', () => {
+  it('a key created on one replica works on the other, and a revocation holds on both at the next request', async () => {
+    const prefix = `tg-test-keys:${randomBytes(6).toString('hex')}:`;
+    const config = testConfig({ store: { kind: 'redis', url: REDIS_URL, prefix } });
+    const [a, b] = await Promise.all([buildTestApp(config), buildTestApp(config)]);
+    try {
+      const { key, apiKey } = (await createKey('admin', { user: 'shared-bot' }, a)).json();
+      expect((await execute(key, b)).statusCode).toBe(200);
+      expect((await execute(key, a)).statusCode).toBe(200);
+      expect((await a.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('admin') })).statusCode).toBe(204);
+      expect((await execute(key, b)).statusCode).toBe(401);
+      expect((await execute(key, a)).statusCode).toBe(401);
+      // The audit copy is shared too: an event run on B is listed by A.
+      const events = (await a.inject({ url: '/v1/admin/audit?user=shared-bot', headers: as('admin') })).json().events;
+      expect(events.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await deleteRedisKeys(REDIS_URL!, prefix);
+    }
+  });
+});

@@ -3,20 +3,20 @@ import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import { ERROR_TYPES } from '../src/types.js';
 
+// The audit line as the sink writes it (call events and approval decisions; see README "The audit log").
 const auditEvent = {
   type: 'object',
+  additionalProperties: true,
   properties: {
-    time: { type: 'string', format: 'date-time' },
+    event: { type: 'string', enum: ['call', 'approval'] },
+    time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
-    callId: { type: 'string' },
     tenant: { type: 'string' },
     user: { type: 'string' },
-    tool: { type: 'string' },
-    source: { type: ['string', 'null'] },
-    argsSha256: { type: 'string' },
+    tool: { type: ['string', 'null'] },
     outcome: { type: 'string' },
+    errorType: { type: ['string', 'null'] },
     durationMs: { type: 'number' },
-    approvalId: { type: ['string', 'null'] },
   },
 } as const;
 
@@ -41,7 +41,7 @@ export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
           properties: {
             user: { type: 'string', minLength: 1, maxLength: 256 },
             tool: { type: 'string', minLength: 1, maxLength: 256 },
-            outcome: { type: 'string', enum: ['ok', 'pending_approval', ...ERROR_TYPES] },
+            outcome: { type: 'string', enum: ['ok', 'pending_approval', 'refused', ...ERROR_TYPES] },
             since: { type: 'string', format: 'date-time' },
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },

@@ -50,7 +50,7 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
         if (query.user !== undefined && event.user !== query.user) continue;
         if (query.tool !== undefined && event.tool !== query.tool) continue;
         if (query.outcome !== undefined && event.outcome !== query.outcome) continue;
-        if (query.since !== undefined && Date.parse(event.time) < query.since) continue;
+        if (query.since !== undefined && event.time < query.since) continue;
         found.push(event);
         if (found.length >= query.limit) break;
       }

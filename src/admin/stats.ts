@@ -56,7 +56,7 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
   const now = options.now ?? Date.now;
   const tenants = new Map<string, Map<string, Minute[]>>();
 
-  const seriesName = (event: AuditEvent, tools: Map<string, Minute[]>): string => {
+  const seriesName = (event: AuditEvent & { tool: string }, tools: Map<string, Minute[]>): string => {
     if (event.source === 'user-mcp') return USER_TOOLS;
     if (tools.has(event.tool) || tools.size < MAX_TOOLS_PER_TENANT) return event.tool;
     return OTHER;
@@ -64,10 +64,13 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
 
   return {
     record(event) {
-      if (event.outcome === 'pending_approval') return;
+      // Calls that ran a catalog tool: a call event of a resolved tool (an unresolved name has no source and is
+      // never a series name), or an approval that ran its call (the run writes no call event of its own).
+      const ran = event.event === 'call' ? event.outcome !== 'pending_approval' : event.decision === 'approve' && event.outcome !== 'refused';
+      if (!ran || event.source === null || event.tool === null) return;
       let tools = tenants.get(event.tenant);
       if (!tools) tenants.set(event.tenant, (tools = new Map()));
-      const name = seriesName(event, tools);
+      const name = seriesName({ ...event, tool: event.tool }, tools);
       let ring = tools.get(name);
       if (!ring) tools.set(name, (ring = []));
       const minute = Math.floor(now() / MINUTE_MS);

@@ -4,6 +4,9 @@ import type { PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
 import { passThrough, type Policy } from '../src/pipeline/types.js';
+import { callFailure } from '../src/execution/tool-result.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
+import type { ApprovalRecord } from '../src/approvals/types.js';
 
 export const approvalOptionsSchema = {
   type: 'object',
@@ -25,14 +28,23 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
   const needsApproval = picomatch(tools, { dot: true });
   return inertFor(async (call, ctx, next) => {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
-    const record = await deps.approvals.create({
-      principal: ctx.principal,
-      call: { name: call.name, arguments: modelArgumentsOf(call), boundArguments: call.arguments, callId: call.callId, source: call.tool.source, ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}) },
-      requestId: ctx.requestId,
-      depth: ctx.depth,
-      mode: ctx.mode,
-      expiresMs,
-    });
+    let record: ApprovalRecord;
+    try {
+      record = await deps.approvals.create({
+        principal: ctx.principal,
+        call: { name: call.name, arguments: modelArgumentsOf(call), boundArguments: call.arguments, callId: call.callId, source: call.tool.source, ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}) },
+        requestId: ctx.requestId,
+        depth: ctx.depth,
+        mode: ctx.mode,
+        expiresMs,
+      });
+    } catch (error) {
+      // Fails closed: without a stored request nobody can approve it, so the call does not run.
+      if (!isStoreUnavailable(error)) throw error;
+      return callFailure(call, 'UPSTREAM_ERROR', `${call.name} needs human approval, which cannot be requested while the state store is unavailable; the call did not run; retry later`, {
+        retryAfterMs: STORE_RETRY_AFTER_MS,
+      });
+    }
     const expires = new Date(record.expiresAt).toISOString();
     return {
       callId: call.callId,

@@ -4,6 +4,7 @@ import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
 import { passThrough, type Next, type Policy, type PolicyContext } from '../src/pipeline/types.js';
 import type { WindowHit } from '../src/store/types.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
 import type { Principal, ToolCall, ToolResult } from '../src/types.js';
 import { callFailure } from '../src/execution/tool-result.js';
 
@@ -41,6 +42,8 @@ interface RateLimitOptions {
  * Sliding-window limit in the shared store (one atomic `hitWindow`, so N replicas count together).
  * The key always includes the tenant: one tenant can never spend another's budget. Without options the
  * policy is a no-op. A resumed approved call was counted when it was requested and is not counted again.
+ * While the store does not answer, `store.onUnavailable` decides: fail-open admits the call uncounted,
+ * fail-closed (the default) answers RATE_LIMITED with a one-second Retry-After.
  */
 export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
   if (options === undefined) return passThrough;
@@ -62,6 +65,17 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     hit.allowed
       ? next(call, ctx)
       : Promise.resolve(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }));
+  // The store cannot count (it did not answer in time): store.onUnavailable decides, the same on every replica.
+  const failOpen = deps.onStoreUnavailable === 'fail-open';
+  const uncounted = (error: unknown, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> => {
+    if (!isStoreUnavailable(error)) return Promise.reject(error);
+    if (failOpen) return next(call, ctx);
+    return Promise.resolve(
+      callFailure(call, 'RATE_LIMITED', 'the rate limit cannot be checked while the state store is unavailable (store.onUnavailable: fail-closed); retry later', {
+        retryAfterMs: STORE_RETRY_AFTER_MS,
+      }),
+    );
+  };
 
   // Not async: over a store in this process the hit is counted and the call handed on in the same turn.
   return inertFor((call, ctx, next) => {
@@ -74,6 +88,9 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     }
     const local = deps.store.inProcess;
     if (local) return decide(local.hitWindow(key, limit, windowMs), call, ctx, next);
-    return deps.store.hitWindow(key, limit, windowMs).then((hit) => decide(hit, call, ctx, next));
+    return deps.store.hitWindow(key, limit, windowMs).then(
+      (hit) => decide(hit, call, ctx, next),
+      (error: unknown) => uncounted(error, call, ctx, next),
+    );
   }, (tool) => !counts(tool.name));
 }

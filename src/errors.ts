@@ -14,6 +14,8 @@ export const errors = {
   TG_PAYLOAD_TOO_LARGE: createError('TG_PAYLOAD_TOO_LARGE', 'request body is too large', 413),
   TG_OVERLOADED: createError('TG_OVERLOADED', '%s', 503),
   TG_NOT_READY: createError('TG_NOT_READY', '%s', 503),
+  /** The shared state store (Redis) did not answer: approvals and user MCP registrations fail closed. */
+  TG_STORE_UNAVAILABLE: createError('TG_STORE_UNAVAILABLE', '%s', 503),
   TG_CONFIG_INVALID: createError('TG_CONFIG_INVALID', '%s', 400),
   TG_INTERNAL: createError('TG_INTERNAL', 'internal server error', 500),
 } as const;

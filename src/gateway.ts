@@ -13,6 +13,7 @@ import { assemblePool, createShadowReporter, type Pool, type ShadowReport } from
 import type { ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
 import { createTenantView, type TenantView } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
+import { isStoreUnavailable } from './store/unavailable.js';
 import type { Logger, Principal, Tool, ToolResult } from './types.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
@@ -164,7 +165,23 @@ export class Gateway {
 
   /** The principal's pool on the live snapshot. */
   async poolFor(principal: Principal, requestedMode: ToolMode): Promise<Pool> {
-    return this.poolIn(this.snapshot, principal, requestedMode);
+    const snapshot = this.snapshot;
+    try {
+      return await this.poolIn(snapshot, principal, requestedMode);
+    } catch (error) {
+      return this.poolWithoutUserTools(error, snapshot, principal, requestedMode);
+    }
+  }
+
+  /**
+   * While the store cannot say which MCP servers the caller registered, their tools are left out and
+   * everything else stays usable; a call to one of them answers why (see executeCall).
+   */
+  private poolWithoutUserTools(error: unknown, snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Pool {
+    if (!isStoreUnavailable(error)) throw error;
+    const tenant = snapshot.tenants.get(principal.tenant);
+    if (!tenant) throw new UnknownTenantError(principal.tenant);
+    return this.sharedPool(snapshot, tenant, principal, tenant.effectiveMode(requestedMode));
   }
 
   /**
@@ -224,7 +241,11 @@ export class Gateway {
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
     const pool = this.poolIn(snapshot, principal, requestedMode);
-    return pool instanceof Promise ? pool.then((resolved) => this.scopeOf(snapshot, tenant, chain, resolved)) : this.scopeOf(snapshot, tenant, chain, pool);
+    if (!(pool instanceof Promise)) return this.scopeOf(snapshot, tenant, chain, pool);
+    return pool.then(
+      (resolved) => this.scopeOf(snapshot, tenant, chain, resolved),
+      (error: unknown) => ({ ...this.scopeOf(snapshot, tenant, chain, this.poolWithoutUserTools(error, snapshot, principal, requestedMode)), userToolsUnavailable: true }),
+    );
   }
 
   private scopeOf(snapshot: Snapshot, tenant: TenantView, chain: Next, pool: Pool): ExecutionScope {

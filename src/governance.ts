@@ -11,6 +11,7 @@ import { DeadlineQueue } from './pipeline/deadline-queue.js';
 import type { PolicyDeps } from './pipeline/deps.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
 import { createStore } from './store/create.js';
+import { storeObservability } from './store/metrics.js';
 import type { StateStore } from './store/types.js';
 import type { Logger } from './types.js';
 
@@ -33,7 +34,9 @@ export interface Governance {
 
 export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger; store?: StateStore }): Governance {
   const ownsStore = options.store === undefined;
-  const store = options.store ?? createStore(config.store);
+  const observed = storeObservability(options.registry, options.log);
+  const store = options.store ?? createStore(config.store, observed.hooks);
+  observed.watch(store);
   const recentAudit = createRecentAudit({ store, max: config.admin.auditRecent, log: options.log });
   const stats = createCallStats();
   // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
@@ -51,7 +54,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     approvals,
     metrics,
     deadlines,
-    policyDeps: { store, audit, approvals, metrics, circuits, deadlines },
+    policyDeps: { store, audit, approvals, metrics, circuits, deadlines, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
       await audit.close();
       if (ownsStore) await store.close();

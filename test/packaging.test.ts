@@ -168,6 +168,9 @@ describe('docker-compose.yml', () => {
     };
     const down = rules.groups.flatMap((g) => g.rules).find((r) => r.alert === 'ToolgateStoreDown');
     expect(down?.expr).toContain('toolgate_store_up');
+    // The alert fires after the store has been down for its `for` period, and stops when it is back.
+    const tested = await run('promtool', ['test', 'rules', join(root, 'deploy/prometheus/tests/store.test.yml')], { timeout: 20_000 });
+    expect(tested.stdout).toMatch(/SUCCESS/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { failureResult } from '../execution/tool-result.js';
 import type { StateStore } from '../store/types.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import type { ErrorType, Principal, ToolResult } from '../types.js';
 import { ApprovalError, type ApprovalRecord, type ApprovalService, type CreateApprovalInput, type RunApproved } from './types.js';
 
@@ -119,8 +120,12 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         result = refusal(record, 'TOOL_EXCEPTION', error instanceof Error ? error.message : 'approved call failed');
       }
       const done: ApprovalRecord = { ...approved, result };
-      // Only this approver moved the record to `approved`, so nobody else writes it now.
-      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(approved), JSON.stringify(done));
+      // Only this approver moved the record to `approved`, so nobody else writes it now. The call has run:
+      // a store that stopped answering meanwhile must not turn its result into an error (a retry would
+      // then only meet CONFLICT); the record stays `approved`, without the result.
+      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(approved), JSON.stringify(done)).catch((error: unknown) => {
+        if (!isStoreUnavailable(error)) throw error;
+      });
       return done;
     },
 

@@ -73,7 +73,11 @@ function applyBranchDefaults(config: GatewayConfig): void {
       entry.backend.timeoutMs ??= 10000;
     }
   }
-  if (config.store.kind === 'redis') config.store.prefix ??= 'toolgate:';
+  if (config.store.kind === 'redis') {
+    config.store.prefix ??= 'toolgate:';
+    config.store.onUnavailable ??= 'fail-closed';
+    config.store.commandTimeoutMs ??= 1000;
+  }
 }
 
 /** Exactly one document source per entry, and unique names (before paths are made absolute). */

@@ -309,6 +309,9 @@ export const configSchema = {
             kind: { const: 'redis' },
             url: { type: 'string', pattern: '^rediss?://' },
             prefix: { type: 'string', default: 'toolgate:' },
+            // Rate limits while Redis does not answer: admit calls uncounted, or refuse them (RATE_LIMITED).
+            onUnavailable: { enum: ['fail-open', 'fail-closed'], default: 'fail-closed' },
+            commandTimeoutMs: { type: 'integer', minimum: 50, maximum: 60000, default: 1000 },
           },
         },
       ],

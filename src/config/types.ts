@@ -61,7 +61,20 @@ export interface AuthConfig {
   cache: { max: number; ttlMs: number };
 }
 
-export type StoreConfig = { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
+/** What the rate-limit policy does while the store cannot count: admit the call uncounted, or refuse it. */
+export type OnStoreUnavailable = 'fail-open' | 'fail-closed';
+
+export type StoreConfig =
+  | { kind: 'memory' }
+  | {
+      kind: 'redis';
+      url: string;
+      prefix: string;
+      /** Rate limits while the store does not answer (default fail-closed); approvals and registrations always fail closed. */
+      onUnavailable?: OnStoreUnavailable;
+      /** Longest wait for one Redis answer (default 1000 ms). */
+      commandTimeoutMs?: number;
+    };
 
 export type AuditConfig = { sink: 'stdout' } | { sink: 'file'; path: string } | { sink: 'off' };
 

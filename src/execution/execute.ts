@@ -7,7 +7,8 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
 import { resolveToolName } from '../registry/resolve.js';
 import type { TenantView } from '../registry/tenant-view.js';
-import { userNamespace } from '../registry/user-names.js';
+import { userNamespace, userToolPrefix } from '../registry/user-names.js';
+import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
 import type { JsonObject, Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext, callerCancelled } from './call-context.js';
@@ -47,8 +48,11 @@ export interface ExecutionScope {
   metrics: GatewayMetrics;
   /** Where refusals before the policy chain are audited (the chain's audit policy records the rest). */
   audit: AuditSink;
+  /** Set while the store cannot list the caller's own MCP servers: the pool holds none of their tools. */
+  userToolsUnavailable?: boolean;
 }
 
+const USER_TOOLS_UNAVAILABLE = 'your own MCP servers cannot be looked up while the state store is unavailable; the call did not run; retry later';
 const DEFERRED_HINT = ' — this tool was listed without its schema: call tool_search first to load it';
 
 /**
@@ -68,7 +72,13 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
 
   const { principal } = options;
   const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user), scope.tenant.reaches);
-  if (!resolution.ok) return refused(failureResult(resolution.errorType, resolution.message, { callId, name }), { options, scope, started, args: parsed.args });
+  if (!resolution.ok) {
+    const failure =
+      scope.userToolsUnavailable && name.startsWith(userToolPrefix(principal.user))
+        ? failureResult('UPSTREAM_ERROR', USER_TOOLS_UNAVAILABLE, { callId, name, retryAfterMs: STORE_RETRY_AFTER_MS })
+        : failureResult(resolution.errorType, resolution.message, { callId, name });
+    return refused(failure, { options, scope, started, args: parsed.args });
+  }
   const tool = resolution.tool;
 
   const structural = tool.checkStructure?.(parsed.args);

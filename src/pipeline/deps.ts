@@ -1,5 +1,6 @@
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
+import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
 import type { CircuitRegistry } from './circuit-state.js';
 import type { DeadlineQueue } from './deadline-queue.js';
@@ -24,6 +25,8 @@ export interface PolicyDeps {
   /** Every timeout policy's deadlines, so a shutdown can end the running attempts at once; each policy makes its own when absent. */
   deadlines?: DeadlineQueue;
   clock?: Clock;
+  /** Rate limits while the store does not answer (store.onUnavailable); default fail-closed. */
+  onStoreUnavailable?: OnStoreUnavailable;
 }
 
 export const systemClock: Clock = {

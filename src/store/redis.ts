@@ -1,11 +1,23 @@
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import type { StateStore, WindowHit } from './types.js';
+import { storeUnavailable } from './unavailable.js';
 
 export interface RedisStoreOptions {
   url: string;
   /** Prepended to every key, so several deployments (or test runs) can share one Redis. */
   prefix: string;
+  /** Longest wait for one command's answer before it fails as unavailable (default 1000 ms). */
+  commandTimeoutMs?: number;
+  /** Longest wait for a connection (default 2000 ms); reconnecting goes on in the background. */
+  connectTimeoutMs?: number;
+  /** Told when the connection comes up or goes down (`error` is the reason it went down, when known). */
+  onStateChange?: (up: boolean, error?: Error) => void;
+  /** Told about every operation that failed because the store did not answer. */
+  onUnavailable?: (operation: string) => void;
 }
+
+/** Reconnect delay: fast at first, then at most every second, so a store that comes back is used within ~1 s. */
+const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.min(attempt, 5), 1000);
 
 // Sliding window on a sorted set scored by Redis' own clock (TIME), so replicas with skewed clocks agree.
 // Refused hits are not recorded: a caller hammering a closed window does not push its own reopening back.
@@ -46,58 +58,104 @@ type ScriptClient = Redis & {
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
 
-/** The shared store for N replicas: every operation that must be atomic is one command or one Lua script. */
+/**
+ * The shared store for N replicas: every operation that must be atomic is one command or one Lua script.
+ * Nothing waits on a store that is down: without a connection a command fails at once (no offline queue,
+ * which would also run a write the caller was already told had failed), and one that gets no answer
+ * fails after `commandTimeoutMs`. Either way the operation throws TG_STORE_UNAVAILABLE; Redis' own
+ * reply errors (a bug, not an outage) pass through unchanged. The client reconnects by itself.
+ */
 export function createRedisStore(options: RedisStoreOptions): StateStore {
-  const client = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 }) as ScriptClient;
+  const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
+  const client = new Redis(options.url, {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: options.connectTimeoutMs ?? 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: reconnectDelay,
+  }) as ScriptClient;
   client.defineCommand('tgHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
   client.defineCommand('tgCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
   const k = (key: string): string => options.prefix + key;
   let nonce = 0;
 
+  // Up once the connection is ready; down when it is lost. Only changes are reported (one log line per
+  // outage, not one per failed reconnect).
+  let up = false;
+  let lastError: Error | undefined;
+  const report = (next: boolean): void => {
+    if (next === up) return;
+    up = next;
+    options.onStateChange?.(up, up ? undefined : lastError);
+  };
+  client.on('ready', () => report(true));
+  // Without an 'error' listener ioredis prints every failed reconnect to the console.
+  client.on('error', (error: Error) => {
+    lastError = error;
+  });
+  client.on('close', () => report(false));
+
+  // Until the first connection is ready (start-up), an operation waits for it, at most commandTimeout;
+  // after that a lost connection fails operations at once.
+  let firstReady: Promise<void> | undefined = new Promise<void>((resolve) => client.once('ready', resolve)).then(() => {
+    firstReady = undefined;
+  });
+  const startUp = (): Promise<void> | undefined => {
+    if (!firstReady) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, commandTimeoutMs)));
+    return Promise.race([firstReady, timeout]).finally(() => clearTimeout(timer));
+  };
+
+  /** Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is. */
+  const guarded = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      const waiting = startUp();
+      if (waiting) await waiting;
+      return await run();
+    } catch (error) {
+      if (error instanceof ReplyError) throw error;
+      options.onUnavailable?.(operation);
+      throw storeUnavailable(operation, error);
+    }
+  };
+
   return {
     kind: 'redis',
-    async get(key) {
-      return client.get(k(key));
+    up: () => up,
+    get(key) {
+      return guarded('get', () => client.get(k(key)));
     },
-    async set(key, value, opts) {
-      if (opts?.ttlMs !== undefined) await client.set(k(key), value, 'PX', opts.ttlMs);
-      else await client.set(k(key), value);
-    },
-    async setIfAbsent(key, value, opts) {
-      const reply =
-        opts?.ttlMs !== undefined ? await client.set(k(key), value, 'PX', opts.ttlMs, 'NX') : await client.set(k(key), value, 'NX');
-      return reply === 'OK';
-    },
-    async compareAndSet(key, expected, value, opts) {
-      return (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1;
-    },
-    async delete(key) {
-      return (await client.del(k(key))) > 0;
-    },
-    async scan(prefix) {
-      const keys: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await client.scan(cursor, 'MATCH', `${escapeGlob(k(prefix))}*`, 'COUNT', 500);
-        cursor = next;
-        keys.push(...batch);
-      } while (cursor !== '0');
-      const unique = [...new Set(keys)].sort();
-      if (unique.length === 0) return [];
-      // MGET answers null for expired keys and for non-string keys (sliding windows), so both drop out.
-      const values = await client.mget(...unique);
-      const found: Array<{ key: string; value: string }> = [];
-      unique.forEach((key, i) => {
-        const value = values[i];
-        if (typeof value === 'string') found.push({ key: key.slice(options.prefix.length), value });
+    set(key, value, opts) {
+      return guarded('set', async () => {
+        if (opts?.ttlMs !== undefined) await client.set(k(key), value, 'PX', opts.ttlMs);
+        else await client.set(k(key), value);
       });
-      return found;
     },
-    async hitWindow(key, limit, windowMs): Promise<WindowHit> {
+    setIfAbsent(key, value, opts) {
+      return guarded('setIfAbsent', async () => {
+        const reply =
+          opts?.ttlMs !== undefined ? await client.set(k(key), value, 'PX', opts.ttlMs, 'NX') : await client.set(k(key), value, 'NX');
+        return reply === 'OK';
+      });
+    },
+    compareAndSet(key, expected, value, opts) {
+      return guarded('compareAndSet', async () => (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1);
+    },
+    delete(key) {
+      return guarded('delete', async () => (await client.del(k(key))) > 0);
+    },
+    scan(prefix) {
+      return guarded('scan', () => scanPrefix(prefix));
+    },
+    hitWindow(key, limit, windowMs): Promise<WindowHit> {
       nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
       const member = `${process.pid}-${nonce}-${Math.random().toString(36).slice(2)}`;
-      const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
-      return { allowed: allowed === 1, count, retryAfterMs };
+      return guarded('hitWindow', async () => {
+        const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
+        return { allowed: allowed === 1, count, retryAfterMs };
+      });
     },
     async pushCapped(key, value, max) {
       // One MULTI: the list never holds more than `max` entries between the two commands.
@@ -110,4 +168,24 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       await client.quit().catch(() => client.disconnect());
     },
   };
+
+  async function scanPrefix(prefix: string): Promise<Array<{ key: string; value: string }>> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await client.scan(cursor, 'MATCH', `${escapeGlob(k(prefix))}*`, 'COUNT', 500);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    const unique = [...new Set(keys)].sort();
+    if (unique.length === 0) return [];
+    // MGET answers null for expired keys and for non-string keys (sliding windows), so both drop out.
+    const values = await client.mget(...unique);
+    const found: Array<{ key: string; value: string }> = [];
+    unique.forEach((key, i) => {
+      const value = values[i];
+      if (typeof value === 'string') found.push({ key: key.slice(options.prefix.length), value });
+    });
+    return found;
+  }
 }

@@ -5,6 +5,8 @@
  */
 export interface StateStore {
   readonly kind: 'memory' | 'redis';
+  /** Whether the store is reachable now (a store without it is always reachable: it lives in this process). */
+  readonly up?: () => boolean;
   get(key: string): Promise<string | null>;
   /**
    * The per-call operations answered synchronously: only a store that holds its state in this process

@@ -1,6 +1,7 @@
 // A tiny in-memory StateStore for tests of modules that only need get/set/scan/delete
 // (src/store/memory.ts is built elsewhere; this one has no TTLs or windows to speak of).
 import type { StateStore, WindowHit } from '../../src/store/types.js';
+import { storeUnavailable } from '../../src/store/unavailable.js';
 
 export function createTestStore(): StateStore & { readonly data: Map<string, string> } {
   const data = new Map<string, string>();
@@ -42,5 +43,22 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     async close() {
       data.clear();
     },
+  };
+}
+
+/** A store that does not answer: every operation fails as the Redis store's do while Redis is down. */
+export function unavailableStore(): StateStore {
+  const fail = (operation: string) => () => Promise.reject(storeUnavailable(operation, new Error('Connection is closed.')));
+  return {
+    kind: 'redis',
+    up: () => false,
+    get: fail('get'),
+    set: fail('set'),
+    setIfAbsent: fail('setIfAbsent'),
+    compareAndSet: fail('compareAndSet'),
+    delete: fail('delete'),
+    scan: fail('scan'),
+    hitWindow: fail('hitWindow'),
+    async close() {},
   };
 }

@@ -64,7 +64,7 @@ export function pingRedis(url: string, timeoutMs = 1_000): Promise<boolean> {
   });
 }
 
-function freeLoopbackPort(): Promise<number> {
+export function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

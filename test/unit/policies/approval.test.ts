@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approvalPolicy } from '../../../policies/approval.js';
+import { unavailableStore } from '../../helpers/memory-store.js';
 import { alice, bob, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 describe('approval policy', () => {
@@ -29,5 +30,15 @@ describe('approval policy', () => {
     const terminal = recordingTerminal();
     expect((await approvalPolicy({ tools: ['create_*'] }, makeDeps())(makeCall(), makeCtx(), terminal)).ok).toBe(true);
     expect((await approvalPolicy(undefined, makeDeps())(makeCall(makeTool({ name: 'create_ticket' })), makeCtx({ principal: alice }), terminal)).ok).toBe(true);
+  });
+
+  it('fails closed with a clear UPSTREAM_ERROR when the request cannot be stored, and does not run the call', async () => {
+    const terminal = recordingTerminal();
+    const policy = approvalPolicy({ tools: ['create_*'] }, makeDeps({ store: unavailableStore() }));
+    const result = await policy(makeCall(makeTool({ name: 'create_ticket' })), makeCtx(), terminal);
+    expect(result).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR' }, retryAfterMs: 1000 });
+    expect(result.error?.error).toMatch(/needs human approval, which cannot be requested while the state store is unavailable; the call did not run/);
+    expect(result.status).toBeUndefined();
+    expect(terminal.calls).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rateLimitPolicy } from '../../../policies/rate-limit.js';
-import { createTestStore } from '../../helpers/memory-store.js';
+import { createTestStore, unavailableStore } from '../../helpers/memory-store.js';
 import { alice, bob, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 describe('rate-limit policy', () => {
@@ -81,5 +81,25 @@ describe('rate-limit policy', () => {
     await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tenant' }, makeDeps({ store }))(makeCall(), makeCtx({ principal: odd }), terminal);
     await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tool' }, makeDeps({ store }))(makeCall(makeTool({ name: 'a-b' })), makeCtx(), terminal);
     expect(keys).toEqual([`ratelimit:1000:3:t=${alice.tenant}|u=x%40y%7Cz|n=a-b`, `ratelimit:1000:3:t=${alice.tenant}`, `ratelimit:1000:3:t=${alice.tenant}|n=a-b`]);
+  });
+
+  it('follows store.onUnavailable while the store does not answer: fail-closed (the default) refuses, fail-open admits uncounted', async () => {
+    const terminal = recordingTerminal();
+    for (const setting of [undefined, 'fail-closed'] as const) {
+      const refused = await rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: setting }))(makeCall(), makeCtx(), terminal);
+      expect(refused.error?.errorType).toBe('RATE_LIMITED');
+      expect(refused.error?.error).toMatch(/state store is unavailable/);
+      expect(refused.retryAfterMs).toBe(1000);
+    }
+    expect(terminal.calls).toHaveLength(0);
+    const admitted = await rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: 'fail-open' }))(makeCall(), makeCtx(), terminal);
+    expect(admitted.ok).toBe(true);
+    expect(terminal.calls).toHaveLength(1);
+  });
+
+  it('does not take any other store failure for an outage', async () => {
+    const broken = { ...createTestStore(), hitWindow: () => Promise.reject(new Error('WRONGTYPE bug')) };
+    const policy = rateLimitPolicy({ limit: 5 }, makeDeps({ store: broken, onStoreUnavailable: 'fail-open' }));
+    await expect(policy(makeCall(), makeCtx(), recordingTerminal())).rejects.toThrow(/WRONGTYPE/);
   });
 });

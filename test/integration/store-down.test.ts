@@ -1,0 +1,86 @@
+// The gateway while its Redis does not answer (nothing listens at the configured URL): rate limits
+// follow store.onUnavailable, approvals and user MCP registrations fail closed with a clear error,
+// every other call and the listing keep working, nothing hangs, and the metrics say the store is down.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { API_KEY, buildTestApp, testConfig } from '../helpers/build.js';
+import { freeLoopbackPort } from '../helpers/redis-server.js';
+
+/** A Redis URL where nothing listens. */
+const deadRedisUrl = async (): Promise<string> => `redis://127.0.0.1:${await freeLoopbackPort()}`;
+
+const apps: FastifyInstance[] = [];
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+});
+
+async function gatewayWithoutRedis(onUnavailable?: 'fail-open' | 'fail-closed'): Promise<FastifyInstance> {
+  const config = testConfig({
+    egress: { allow: ['127.0.0.1'] },
+    store: { kind: 'redis', url: await deadRedisUrl(), prefix: 'tg-store-down:', commandTimeoutMs: 100, ...(onUnavailable ? { onUnavailable } : {}) },
+    tenants: {
+      acme: { policies: { 'rate-limit': { limit: 100, tools: ['get_weather'] }, approval: { tools: ['write_note'] } } },
+    },
+  });
+  const app = await buildTestApp(config);
+  apps.push(app);
+  return app;
+}
+
+const auth = { authorization: `Bearer ${API_KEY}` };
+const execute = (app: FastifyInstance, name: string, args: Record<string, unknown> = {}) =>
+  app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { name, arguments: args } });
+
+describe('a gateway whose Redis does not answer', () => {
+  it('refuses rate-limited calls with RATE_LIMITED and Retry-After when store.onUnavailable is fail-closed (the default)', async () => {
+    const app = await gatewayWithoutRedis();
+    const response = await execute(app, 'get_weather', { city: 'Oslo' });
+    expect(response.statusCode).toBe(429);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(response.json()).toMatchObject({ ok: false, error: { errorType: 'RATE_LIMITED', error: expect.stringMatching(/state store is unavailable \(store\.onUnavailable: fail-closed\)/) } });
+  });
+
+  it('admits them uncounted when store.onUnavailable is fail-open', async () => {
+    const app = await gatewayWithoutRedis('fail-open');
+    const response = await execute(app, 'get_weather', { city: 'Oslo' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ ok: true, output: expect.stringContaining('Oslo') });
+  });
+
+  it('fails approvals and user MCP registrations closed with a clear error, and serves everything else', async () => {
+    const app = await gatewayWithoutRedis('fail-open');
+    const started = Date.now();
+
+    // A call that needs approval does not run: the request cannot be stored.
+    const parked = await execute(app, 'write_note', { text: 'x' });
+    expect(parked.statusCode).toBe(200);
+    expect(parked.json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR', error: expect.stringMatching(/approval.*state store is unavailable/) } });
+
+    // Approvals and registrations answer 503 TG_STORE_UNAVAILABLE with Retry-After.
+    for (const request of [
+      { method: 'GET' as const, url: '/v1/approvals?status=pending' },
+      { method: 'PUT' as const, url: '/v1/users/ci-bot/mcp-servers/notes', payload: { url: 'http://127.0.0.1:9/mcp' } },
+      { method: 'GET' as const, url: '/v1/users/ci-bot/mcp-servers' },
+    ]) {
+      const response = await app.inject({ ...request, headers: auth });
+      expect(response.statusCode, request.url).toBe(503);
+      expect(response.headers['retry-after'], request.url).toBe('1');
+      expect(response.json(), request.url).toMatchObject({ code: 'TG_STORE_UNAVAILABLE', message: expect.stringMatching(/state store is unavailable.*retry later/) });
+    }
+
+    // The caller's own MCP tools cannot be looked up: a call to one says so; other tools and the listing work.
+    const own = await execute(app, 'user_ci-bot_tool_search');
+    expect(own.json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR', error: expect.stringMatching(/your own MCP servers cannot be looked up/) } });
+    expect((await execute(app, 'with_trace')).json()).toMatchObject({ ok: true });
+    const listing = await app.inject({ method: 'GET', url: '/v1/tools', headers: auth });
+    expect(listing.statusCode).toBe(200);
+    expect((listing.json() as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain('get_weather');
+
+    expect(Date.now() - started).toBeLessThan(10_000); // liveness: every answer came, none hung
+
+    const metrics = await app.metrics.registry.metrics();
+    expect(metrics).toMatch(/^toolgate_store_up 0$/m);
+    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="setIfAbsent"\} 1$/m);
+    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="scan"\} 1$/m);
+  });
+});

@@ -1,5 +1,6 @@
 import type { AuditEvent, AuditSink } from '../audit/types.js';
 import type { StateStore } from '../store/types.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Logger } from '../types.js';
 
 export interface AuditQuery {
@@ -26,6 +27,11 @@ const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(t
  */
 export function createRecentAudit(options: { store: StateStore; max: number; log: Logger }): RecentAudit {
   const { store, max } = options;
+  // While the store is down every call would log this; the store says once that it is down and counts
+  // the failed writes (toolgate_store_unavailable_total{operation="pushCapped"}).
+  const notWritten = (err: unknown): void => {
+    if (!isStoreUnavailable(err)) options.log.warn({ err }, 'recent audit copy not written');
+  };
   return {
     tee(sink, also) {
       if (max === 0 && !also) return sink;
@@ -35,7 +41,7 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
         write(event) {
           if (sink.enabled !== false) sink.write(event);
           also?.(event);
-          if (max > 0) store.pushCapped(listKey(event.tenant), JSON.stringify(event), max).catch((err: unknown) => options.log.warn({ err }, 'recent audit copy not written'));
+          if (max > 0) store.pushCapped(listKey(event.tenant), JSON.stringify(event), max).catch((err: unknown) => notWritten(err));
         },
         flush: () => sink.flush(),
         close: () => sink.close(),

@@ -157,12 +157,14 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         return { allowed: allowed === 1, count, retryAfterMs };
       });
     },
-    async pushCapped(key, value, max) {
+    pushCapped(key, value, max) {
       // One MULTI: the list never holds more than `max` entries between the two commands.
-      await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
+      return guarded('pushCapped', async () => {
+        await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
+      });
     },
-    async recent(key, limit) {
-      return client.lrange(k(key), 0, limit - 1);
+    recent(key, limit) {
+      return guarded('recent', () => client.lrange(k(key), 0, limit - 1));
     },
     async close() {
       await client.quit().catch(() => client.disconnect());

@@ -59,6 +59,8 @@ export function unavailableStore(): StateStore {
     delete: fail('delete'),
     scan: fail('scan'),
     hitWindow: fail('hitWindow'),
+    pushCapped: fail('pushCapped'),
+    recent: fail('recent'),
     async close() {},
   };
 }

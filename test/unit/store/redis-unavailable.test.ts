@@ -74,8 +74,10 @@ describe.skipIf(!binary)('the Redis store when Redis does not answer', () => {
     await expect(s.delete('a')).rejects.toMatchObject(UNAVAILABLE);
     await expect(s.scan('a')).rejects.toMatchObject(UNAVAILABLE);
     await expect(s.hitWindow('a', 1, 1000)).rejects.toMatchObject(UNAVAILABLE);
-    expect(Date.now() - started).toBeLessThan(7 * 200 + 1_000); // liveness: at most commandTimeoutMs each, never a hang
-    expect(failed).toEqual(['get', 'set', 'setIfAbsent', 'compareAndSet', 'delete', 'scan', 'hitWindow']);
+    await expect(s.pushCapped('a', '1', 10)).rejects.toMatchObject(UNAVAILABLE);
+    await expect(s.recent('a', 10)).rejects.toMatchObject(UNAVAILABLE);
+    expect(Date.now() - started).toBeLessThan(9 * 200 + 1_000); // liveness: at most commandTimeoutMs each, never a hang
+    expect(failed).toEqual(['get', 'set', 'setIfAbsent', 'compareAndSet', 'delete', 'scan', 'hitWindow', 'pushCapped', 'recent']);
     expect(s.up?.()).toBe(false);
   });
 

@@ -102,7 +102,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits }),
     userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });

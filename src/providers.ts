@@ -7,6 +7,7 @@ import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
 import { createPinRegistry } from './mcp/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import type { CircuitRegistry } from './pipeline/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/index.js';
@@ -19,6 +20,8 @@ export interface ProviderDeps {
   metrics?: GatewayMetrics;
   /** DNS resolution for the egress check of OpenAPI documents and calls (tests inject one). */
   resolve?: Resolve;
+  /** The circuit breakers: an MCP upstream that reconnects moves its service's breaker to half-open. */
+  circuits?: CircuitRegistry;
 }
 
 /**
@@ -33,6 +36,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
     pins,
     ...(deps.metrics ? { metrics: deps.metrics.registry } : {}),
     onShadowed: () => deps.metrics?.toolShadowed.inc({ winner: 'global-mcp', loser: 'global-mcp' }),
+    onUpstreamReady: (service: string) => deps.circuits?.upstreamRecovered(service),
   };
   // Fetched OpenAPI documents outlive reloads, so a reload revalidates (If-None-Match) instead of re-downloading.
   const documents: DocumentCache = new Map();

@@ -20,6 +20,8 @@ export interface McpProviderDeps {
   onShadowed?: (name: string, winner: string, loser: string) => void;
   backoff?: Partial<BackoffOptions>;
   connectTimeoutMs?: number;
+  /** Called each time an upstream becomes ready (connected or reconnected and listed): a health signal. */
+  onUpstreamReady?: (service: string) => void;
 }
 
 /** One upstream service as the shared provider sees it. */
@@ -108,7 +110,15 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
     for (const listener of listeners) listener();
   }
 
-  for (const { client } of clients) client.onChange(rebuild);
+  for (const { spec, client } of clients) {
+    let ready = false;
+    client.onChange(() => {
+      const now = client.status().state === 'ready';
+      if (now && !ready) deps.onUpstreamReady?.(spec.service);
+      ready = now;
+      rebuild();
+    });
+  }
 
   return {
     kind,

@@ -18,11 +18,18 @@ export interface Circuit {
    * counted, and a probe gives its slot back so the next call probes instead.
    */
   release(probe: boolean): void;
+  /** The upstream is back (it reconnected): an open circuit goes half-open at once, so the next call probes. */
+  recovered(now: number): void;
 }
 
 export interface CircuitRegistry {
   /** `label`: the service as metrics may name it (user-level services share one bucket label). */
   get(service: string, options: CircuitOptions, label?: string): Circuit;
+  /**
+   * A successful (re)connect of the service's upstream is a health signal: its breaker, if open, goes
+   * half-open now rather than after the rest of its cool-down (the outage may have lasted 0.5 s).
+   */
+  upstreamRecovered(service: string, now?: number): void;
 }
 
 /** Reports a circuit's state under its metric label; `service` tells the circuits of one bucket apart. */
@@ -45,6 +52,9 @@ export function createCircuitRegistry(onState: CircuitStateListener = () => {}):
         onState(label, 'closed', service);
       }
       return circuit;
+    },
+    upstreamRecovered(service, now = Date.now()) {
+      circuits.get(service)?.recovered(now);
     },
   };
 }
@@ -95,6 +105,9 @@ function createCircuit(options: CircuitOptions, onState: (state: CircuitStateNam
     },
     release(probe) {
       if (probe && state === 'half_open') probing = false;
+    },
+    recovered(now) {
+      if (state === 'open') move('half_open', now);
     },
     record(failed, now, probe) {
       if (probe) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
 import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
+import { createCircuitRegistry } from '../../../src/pipeline/circuit-state.js';
 import { noopPolicyMetrics } from '../../../src/pipeline/metrics.js';
 import type { ErrorType, ToolCall } from '../../../src/types.js';
 import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
@@ -42,6 +43,31 @@ describe('circuit-breaker policy', () => {
     for (let i = 0; i < 5; i++) await policy(makeCall(upstreamTool), makeCtx(), notFound);
     expect(calls).toBe(5);
     expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+  });
+
+  it('goes half-open at once when the upstream reports it reconnected; a reconnect changes nothing for a closed circuit or a running probe', async () => {
+    const clock = fakeClock();
+    const states: string[] = [];
+    const circuits = createCircuitRegistry((_service, state) => void states.push(state));
+    const policy = circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 30_000 }, makeDeps({ clock, circuits }));
+    circuits.upstreamRecovered('weather-api', clock.now()); // no circuit yet: nothing to do
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+    circuits.upstreamRecovered('weather-api', clock.now());
+    expect(states).toEqual(['closed']);
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']));
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+
+    circuits.upstreamRecovered('weather-api', clock.now());
+    let release!: () => void;
+    const probe = policy(makeCall(upstreamTool), makeCtx(), async (call) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return successResult(call, 'back');
+    });
+    circuits.upstreamRecovered('weather-api', clock.now()); // another reconnect while the probe runs
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+    release();
+    expect((await probe).ok).toBe(true);
+    expect(states).toEqual(['closed', 'open', 'half_open', 'closed']);
   });
 
   it('lets only one probe through while half-open and reopens when it fails', async () => {

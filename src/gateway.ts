@@ -133,8 +133,10 @@ export class Gateway {
 
   /** A provider's tools changed (MCP list_changed, reconnect): rebuild the catalog of the live snapshot. */
   private refreshCatalog(provider: ToolProvider): void {
-    const current = this.snapshot;
-    if (![...current.providers.values()].includes(provider)) return;
+    // A provider of a snapshot still being built (the first one, or a reload's) changed while a later
+    // provider was starting: that snapshot's catalog is made after every start, so it sees the change.
+    const current: Snapshot | undefined = this.snapshot;
+    if (!current || ![...current.providers.values()].includes(provider)) return;
     this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: emptyPoolCache() };
   }
 

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
+import { importUserModule } from '../modules/import-user-module.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { Tool, ToolSpec } from '../types.js';
 
@@ -40,8 +40,7 @@ export async function loadFunctionModule(modulePath: string): Promise<Tool[]> {
   } catch {
     throw new FunctionModuleError(`${modulePath}: module not found`);
   }
-  const url = `${pathToFileURL(modulePath).href}?v=${version}`;
-  const loaded = (await import(url)) as { default?: unknown };
+  const loaded = (await importUserModule(modulePath, `v=${version}`)) as { default?: unknown };
   if (loaded.default === undefined) throw new FunctionModuleError(`${modulePath}: no default export`);
   const specs = Array.isArray(loaded.default) ? loaded.default : [loaded.default];
   return specs.map((spec, index) => toTool(spec, modulePath, index));

@@ -1,6 +1,6 @@
 // Local MCP services (CONTRACT §3 precedence 3): in-process module servers and operator-declared stdio servers.
-import { pathToFileURL } from 'node:url';
 import type { McpLocalEntry } from '../config/types.js';
+import { importUserModule } from '../modules/import-user-module.js';
 import { createMcpProvider, type McpProvider, type McpProviderDeps, type McpServiceSpec } from './mcp-provider.js';
 import { generateApiFunctionName } from './naming.js';
 import type { ConnectableServer, UpstreamTransportConfig } from './upstream-transport.js';
@@ -16,7 +16,12 @@ function isConnectable(value: unknown): value is ConnectableServer {
 
 /** The module's default export: an SDK McpServer (or low-level Server), or a function returning one. */
 async function serverFromModule(path: string, importModule: (path: string) => Promise<unknown>): Promise<ConnectableServer> {
-  const loaded = (await importModule(path)) as { default?: unknown } | undefined;
+  let loaded: { default?: unknown } | undefined;
+  try {
+    loaded = (await importModule(path)) as { default?: unknown } | undefined;
+  } catch (error) {
+    throw new Error(`local MCP module ${path} cannot be loaded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
   const exported = loaded?.default;
   const server = typeof exported === 'function' ? await (exported as () => unknown)() : exported;
   if (!isConnectable(server)) throw new TypeError(`local MCP module ${path}: default export must be an McpServer or a function returning one`);
@@ -30,7 +35,7 @@ function transportOf(entry: McpLocalEntry, importModule: (path: string) => Promi
 }
 
 export function createLocalMcpProvider(entries: McpLocalEntry[], deps: LocalMcpDeps): McpProvider {
-  const importModule = deps.importModule ?? ((path: string) => import(pathToFileURL(path).href));
+  const importModule = deps.importModule ?? ((path: string) => importUserModule(path));
   const specs: McpServiceSpec[] = entries.map((entry) => ({
     service: entry.service,
     config: transportOf(entry, importModule),

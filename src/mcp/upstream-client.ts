@@ -175,7 +175,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     if (state === 'closed' || reconnectTimer || connecting) return;
     const delay = backoffDelay(attempt, backoff);
     attempt += 1;
-    log.info({ delayMs: delay, attempt }, 'upstream reconnect scheduled');
+    log.debug({ delayMs: delay, attempt }, 'upstream reconnect scheduled');
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       void connect();
@@ -186,7 +186,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   /** The upstream is gone (child exit, transport closed, network failure): fail fast and come back later. */
   function lost(error: unknown, from: number): void {
     if (state === 'closed' || from !== generation) return;
-    log.warn({ err: error }, 'upstream connection lost');
+    // One line per event with the reason only: a stack says nothing about an upstream that went away.
+    log.warn({ error: describe(error) }, 'upstream connection lost');
     setState('down', error);
     void teardown().then(scheduleReconnect);
   }
@@ -238,7 +239,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         emit();
       } catch (error) {
         if (isClosed()) return;
-        log.warn({ err: error }, 'upstream connect failed');
+        log.warn({ error: describe(error), attempt }, 'upstream connect failed');
         await teardown();
         setState('down', error);
       }

@@ -1,5 +1,4 @@
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { accessPolicy } from '../../policies/access.js';
 import { approvalPolicy } from '../../policies/approval.js';
 import { auditPolicy } from '../../policies/audit.js';
@@ -10,6 +9,7 @@ import { rateLimitPolicy } from '../../policies/rate-limit.js';
 import { retryPolicy } from '../../policies/retry.js';
 import { timeoutPolicy } from '../../policies/timeout.js';
 import { mergeBindings } from '../bindings/merge.js';
+import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
 import type { JsonObject, Tool, ToolCall, ToolResult } from '../types.js';
 import type { PolicyDeps } from './deps.js';
@@ -126,7 +126,7 @@ async function loadCustom(entry: CustomEntry, index: number, baseDir: string, de
   const label = `policies.custom.${index}`;
   let factory: unknown;
   try {
-    factory = ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
+    factory = ((await importUserModule(path)) as { default?: unknown }).default;
   } catch (error) {
     throw new errors.TG_CONFIG_INVALID(`${label}.module cannot be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,0 +1,70 @@
+// The real server process (src/server.ts under tsx) for tests of what only a process shows: signals,
+// exit codes, Node's own module resolution.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { packageRoot } from '../../src/config/demo.js';
+
+const root = packageRoot();
+
+/** A port that was free a moment ago (the server does not print the one it gets for PORT=0). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export interface Started {
+  child: ChildProcess;
+  logs: Array<Record<string, unknown>>;
+  /** Resolves with the first log line the predicate accepts (already seen or still to come). */
+  logLine: (match: (line: Record<string, unknown>) => boolean) => Promise<Record<string, unknown>>;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+/** Runs src/server.ts (through tsx) on the config file `file`; `children` collects it for cleanup. */
+export async function startServer(file: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/server.ts')], {
+    cwd: root,
+    env: { ...process.env, TOOLGATE_CONFIG: file, HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exit = once(child, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const logs: Array<Record<string, unknown>> = [];
+  const waiters: Array<{ match: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }> = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    logs.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const logLine = (match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+    const seen = logs.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      waiters.push({ match, resolve });
+      void exit.then(() => reject(new Error(`server exited before the expected log line; stderr: ${stderr}`)));
+    });
+  };
+  return { child, logs, logLine, exit, stderr: () => stderr };
+}

@@ -3,7 +3,7 @@ import type { GatewayConfig } from './types.js';
 
 /**
  * Settings read once at start-up (listener, store, audit sink, logger, egress allowlist of user MCP
- * servers, file watcher): a reload validates them but cannot apply them. `server.maxInFlight`,
+ * servers, file watcher, console routes): a reload validates them but cannot apply them. `server.maxInFlight`,
  * `maxPublicInFlight` and `bodyTimeoutMs` are not here: admission reads them from the live snapshot.
  */
 const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
@@ -23,6 +23,8 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['metrics', 'enabled'],
   ['metrics', 'host'],
   ['metrics', 'port'],
+  ['console', 'enabled'],
+  ['admin', 'auditRecent'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

@@ -2,7 +2,7 @@
 // breaker goes half-open at once instead of answering CIRCUIT_OPEN for the rest of its cool-down.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { API_KEY, bearer, buildTestApp, testConfig } from '../../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, scrapeMetrics, testConfig } from '../../helpers/build.js';
 import { everythingBin } from '../../fixtures/mcp/spawn-everything.js';
 
 let app: FastifyInstance;
@@ -34,7 +34,7 @@ const echo = async (message: string) =>
     output: string;
     error?: { errorType: string };
   };
-const circuitState = async () => /toolgate_circuit_state\{service="everything"\} (\d)/.exec((await app.inject({ url: '/metrics' })).body)?.[1];
+const circuitState = async () => /toolgate_circuit_state\{service="everything"\} (\d)/.exec(await scrapeMetrics(app))?.[1];
 
 describe('circuit breaker and a reconnecting stdio upstream', () => {
   it('opens on the outage, and the successful reconnect lets the next call through (half-open probe) instead of CIRCUIT_OPEN', { timeout: 30_000 }, async () => {

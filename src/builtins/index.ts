@@ -49,6 +49,7 @@ export function createBuiltinProvider(config: BuiltinsConfig, deps: BuiltinProvi
   const processes = createProcessManager({
     launcher,
     maxProcesses: config.limits.maxProcesses,
+    maxProcessesPerCommand: config.limits.maxProcessesPerCommand,
     stopGraceMs: deps.stopGraceMs,
     disabled: launcher.mode === 'none' && !unsandboxedShell ? UNSANDBOXED_SHELL_REFUSED : undefined,
   });

@@ -3,14 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { ToolError } from '../execution/tool-error.js';
 import { HeadTailBuffer, RingLog } from './output-buffers.js';
-import { killGroup } from './process-tree.js';
+import { createProcessSweeper, killGroup, type TrackedCommand } from './process-tree.js';
 import { type CommandLauncher, defaultShell, spawnSandboxed } from './sandbox.js';
 
 /**
  * Runs `bash` commands: one-shot `exec` and owned background processes. Every child is a process-group
- * leader (detached), so timeouts, stop, abort and closeAll() signal the whole tree. Background processes
- * belong to one (tenant, user): any other owner gets "unknown processId", exactly as for an id that never
- * existed, so ids cannot be probed across tenants.
+ * leader (detached) and watched by the process sweeper, so timeouts, stop, abort, the end of a call and
+ * closeAll() kill the whole tree, and no command holds more than `maxProcessesPerCommand` processes.
+ * Background processes belong to one (tenant, user): any other owner gets "unknown processId", exactly as
+ * for an id that never existed, so ids cannot be probed across tenants.
  */
 export interface ProcessOwner {
   tenant: string;
@@ -53,6 +54,8 @@ export interface ProcessManagerOptions {
   stopGraceMs?: number;
   /** A background process older than this is killed (default 1 h). */
   maxLifetimeMs?: number;
+  /** Live processes one command (exec or background) may hold; beyond it the command is killed (default 128). */
+  maxProcessesPerCommand?: number;
   /** Set when commands may not run at all (e.g. no sandbox and no opt-in): the reason every call answers. */
   disabled?: string;
   shell?: string;
@@ -76,6 +79,7 @@ interface Managed {
   seq: number;
   command: string;
   child: ChildProcess;
+  tracked: TrackedCommand;
   log: RingLog;
   startedAt: Date;
   endedAt: Date | undefined;
@@ -110,16 +114,28 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
   const stopGraceMs = options.stopGraceMs ?? 1000;
   const maxLifetimeMs = options.maxLifetimeMs ?? 3_600_000;
   const shell = options.shell ?? defaultShell();
+  const maxPerCommand = options.maxProcessesPerCommand ?? 128;
+  const sweeper = createProcessSweeper({ maxProcesses: maxPerCommand });
+  const overLimitMessage = `the command had more than ${maxPerCommand} processes at once and was killed (limits.maxProcessesPerCommand)`;
   const processes = new Map<string, Managed>();
-  const execChildren = new Map<ChildProcess, Promise<void>>();
+  const execChildren = new Map<ChildProcess, { closed: Promise<void>; tracked: TrackedCommand }>();
   let seq = 0;
   let closed = false;
 
-  const launch = (target: CommandTarget, stdin: 'pipe' | 'ignore'): ChildProcess => {
+  // Every command carries a marker in its environment, so the sweep finds a `setsid` escapee whose parent is gone.
+  const launch = (target: CommandTarget, stdin: 'pipe' | 'ignore', onOverLimit: () => void): { child: ChildProcess; tracked: TrackedCommand } => {
     if (closed) throw new ToolError('TOOL_EXCEPTION', 'the process manager is shut down');
     const refusal = options.disabled ?? options.launcher.unavailable;
     if (refusal) throw new ToolError('TOOL_EXCEPTION', refusal);
-    return spawnSandboxed(options.launcher, { argv: [shell, '-c', target.command], cwd: target.cwd, workspace: target.workspace, writable: true }, [stdin, 'pipe', 'pipe']);
+    const id = randomBytes(12).toString('hex');
+    const child = spawnSandboxed(options.launcher, { argv: [shell, '-c', target.command], cwd: target.cwd, workspace: target.workspace, writable: true }, [stdin, 'pipe', 'pipe'], { TOOLGATE_COMMAND_ID: id });
+    return { child, tracked: sweeper.track(child, `TOOLGATE_COMMAND_ID=${id}`, onOverLimit) };
+  };
+
+  /** The whole command: its group at once, then whatever the sweep still finds of it. */
+  const killCommand = (child: ChildProcess, tracked: TrackedCommand) => {
+    killGroup(child, 'SIGKILL');
+    tracked.killAll();
   };
 
   const info = (p: Managed): ProcessInfo => ({
@@ -159,8 +175,12 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
   return {
     exec(target, { timeoutMs, maxOutputBytes, signal }) {
       if (signal?.aborted) return Promise.reject(new ToolError('TIMEOUT', 'the call was aborted before the command started'));
-      const child = launch(target, 'ignore');
-      execChildren.set(child, closedPromise(child));
+      let overLimit = false;
+      const { child, tracked } = launch(target, 'ignore', () => {
+        overLimit = true;
+        killCommand(child, tracked);
+      });
+      execChildren.set(child, { closed: closedPromise(child), tracked });
       const stdout = new HeadTailBuffer(maxOutputBytes);
       const stderr = new HeadTailBuffer(maxOutputBytes);
       child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -171,11 +191,11 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
         let drainTimer: NodeJS.Timeout | undefined;
         const timer = setTimeout(() => {
           timedOut = true;
-          killGroup(child, 'SIGKILL');
+          killCommand(child, tracked);
         }, timeoutMs);
         const onAbort = () => {
           aborted = true;
-          killGroup(child, 'SIGKILL');
+          killCommand(child, tracked);
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         const finish = (code: number | null) => {
@@ -183,7 +203,11 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
           clearTimeout(drainTimer);
           signal?.removeEventListener('abort', onAbort);
           execChildren.delete(child);
+          // Nothing the command started outlives the call: `cmd &`, `setsid cmd`, `nohup cmd` included.
+          killCommand(child, tracked);
+          tracked.untrack();
           if (aborted) return reject(new ToolError('TIMEOUT', 'the call was aborted; the command was killed'));
+          if (overLimit) return reject(new ToolError('TOOL_EXCEPTION', overLimitMessage));
           resolve({
             stdout: stdout.toString(),
             stderr: stderr.toString(),
@@ -195,13 +219,14 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
         child.once('error', (error) => {
           clearTimeout(timer);
           execChildren.delete(child);
+          tracked.untrack();
           reject(new ToolError('TOOL_EXCEPTION', `could not start the command: ${error.message}`));
         });
         child.once('close', (code) => finish(code));
         // Leftover children of a finished command may hold the pipes open: reap them and stop waiting.
         child.once('exit', (code) => {
           drainTimer = setTimeout(() => {
-            killGroup(child, 'SIGKILL');
+            killCommand(child, tracked);
             child.stdout?.destroy();
             child.stderr?.destroy();
             finish(code);
@@ -217,14 +242,18 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       if (running >= options.maxProcesses) {
         throw new ToolError('PERMISSION_DENIED', `too many background processes (max ${options.maxProcesses}); stop one first`);
       }
-      const child = launch(target, 'pipe');
       const log = new RingLog(logBufferChars);
+      const { child, tracked } = launch(target, 'pipe', () => {
+        log.append(`\n[toolgate] ${overLimitMessage}\n`);
+        killCommand(child, tracked);
+      });
       const p: Managed = {
         id: `proc_${randomBytes(8).toString('hex')}`,
         owner: key,
         seq: (seq += 1),
         command: target.command,
         child,
+        tracked,
         log,
         startedAt: new Date(),
         endedAt: undefined,
@@ -232,7 +261,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
         signal: null,
         exited: exitedPromise(child),
         closed: closedPromise(child),
-        lifetime: setTimeout(() => killGroup(child, 'SIGKILL'), maxLifetimeMs),
+        lifetime: setTimeout(() => killCommand(child, tracked), maxLifetimeMs),
       };
       p.lifetime.unref();
       for (const stream of [child.stdout!, child.stderr!]) {
@@ -243,10 +272,14 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       child.stdin!.on('error', () => undefined); // EPIPE after exit is reported by write(), not thrown.
       child.once('error', (error) => {
         log.append(`\n[toolgate] could not start: ${error.message}\n`);
+        tracked.untrack();
         p.endedAt ??= new Date();
       });
       child.once('exit', (code, signal) => {
         clearTimeout(p.lifetime);
+        // A background command's leftovers end with it, as an exec's do with the call.
+        killCommand(child, tracked);
+        tracked.untrack();
         p.endedAt = new Date();
         p.exitCode = code;
         p.signal = signal;
@@ -286,12 +319,12 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
 
     async closeAll() {
       closed = true;
-      const execWaits = [...execChildren].map(([child, closed]) => {
-        killGroup(child, 'SIGKILL');
+      const execWaits = [...execChildren].map(([child, { closed, tracked }]) => {
+        killCommand(child, tracked);
         return Promise.race([closed, delay(5000)]);
       });
       const waits = [...processes.values()].map(async (p) => {
-        killGroup(p.child, 'SIGKILL');
+        killCommand(p.child, p.tracked);
         await Promise.race([p.closed, delay(5000)]);
         clearTimeout(p.lifetime);
       });

@@ -7,7 +7,8 @@ import path from 'node:path';
  * "Security: what each sandbox mode guarantees" is the user-facing statement of the same).
  *
  * Both modes: cwd in the workspace, HOME there, the environment scrubbed to PATH, HOME, LANG, TERM; each
- * program leads its own process group, so a timeout, stop, abort or shutdown can signal the whole group.
+ * program leads its own process group, so a timeout, stop, abort or shutdown can signal the whole group
+ * (and `process-tree` sweeps what left the group).
  *
  * sandbox: bwrap (default where the binary is installed; if it is configured but missing, bash and grep
  * fail closed instead of running bare)
@@ -127,7 +128,7 @@ export function scrubbedEnv(home: string): Record<string, string> {
  * Starts a program through the launcher as the leader of its own process group (so the whole group can
  * be signalled) with the scrubbed environment. Throws when the launcher cannot run programs.
  */
-export function spawnSandboxed(launcher: CommandLauncher, program: SandboxedProgram, stdio: StdioOptions): ChildProcess {
+export function spawnSandboxed(launcher: CommandLauncher, program: SandboxedProgram, stdio: StdioOptions, extraEnv: Record<string, string> = {}): ChildProcess {
   const spec = launcher.launch(program);
-  return spawn(spec.file, spec.args, { cwd: program.startIn ?? program.cwd, env: scrubbedEnv(program.workspace.root), detached: true, stdio });
+  return spawn(spec.file, spec.args, { cwd: program.startIn ?? program.cwd, env: { ...scrubbedEnv(program.workspace.root), ...extraEnv }, detached: true, stdio });
 }

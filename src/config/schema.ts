@@ -352,6 +352,7 @@ export const configSchema = {
             commandTimeoutMs: { type: 'integer', minimum: 1, default: 30000 },
             maxOutputBytes: { type: 'integer', minimum: 1, default: 10485760 },
             maxProcesses: { type: 'integer', minimum: 0, default: 8 },
+            maxProcessesPerCommand: { type: 'integer', minimum: 1, default: 128 },
             maxFileBytes: { type: 'integer', minimum: 1, default: 10485760 },
           },
         },

@@ -96,6 +96,8 @@ export interface BuiltinsConfig {
     commandTimeoutMs: number;
     maxOutputBytes: number;
     maxProcesses: number;
+    /** Live processes one bash command may hold; more and the whole command is killed. */
+    maxProcessesPerCommand: number;
     maxFileBytes: number;
   };
 }

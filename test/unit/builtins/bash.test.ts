@@ -77,7 +77,8 @@ describe('bash exec', () => {
       const root = path.join(sb.workspaces, 'acme');
       expect(cwd).toBe(root);
       expect(home).toBe(root);
-      expect(names!.trim().split(' ').filter((n) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(n))).toEqual(['HOME', 'LANG', 'PATH', 'TERM']);
+      // TOOLGATE_COMMAND_ID marks the command's processes for the leftover sweep; it carries no secret.
+      expect(names!.trim().split(' ').filter((n) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(n))).toEqual(['HOME', 'LANG', 'PATH', 'TERM', 'TOOLGATE_COMMAND_ID']);
       expect(out.stdout).not.toContain('hunter2');
       expect(out.stderr).toBe('err\n');
       expect(out.exitCode).toBe(3);

@@ -23,7 +23,7 @@ export function builtinsConfig(workspaceRoot: string, overrides: Partial<Builtin
     // These tests are about the tools themselves; the refusal of an unsandboxed shell has its own test.
     allowUnsandboxedShell: true,
     ...overrides,
-    limits: { maxReadChars: 12000, commandTimeoutMs: 10_000, maxOutputBytes: 1024 * 1024, maxProcesses: 3, maxFileBytes: 10 * 1024 * 1024, ...limits },
+    limits: { maxReadChars: 12000, commandTimeoutMs: 10_000, maxOutputBytes: 1024 * 1024, maxProcesses: 3, maxProcessesPerCommand: 64, maxFileBytes: 10 * 1024 * 1024, ...limits },
   };
 }
 

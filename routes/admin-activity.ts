@@ -33,6 +33,7 @@ export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
       onRequest: adminOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'listAuditEvents',
         summary: "Recent audit events of the caller's tenant, newest first (a bounded copy; the audit sink is the system of record)",
         security: bearerSecurity,
         querystring: {
@@ -62,6 +63,7 @@ export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
       onRequest: adminOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'getToolStats',
         summary: `Calls, errors and p95 latency per tool and minute over the last ${STATS_MINUTES} minutes (this replica, the caller's tenant)`,
         security: bearerSecurity,
         response: {

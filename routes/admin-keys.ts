@@ -41,6 +41,7 @@ export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> =
       onRequest: adminOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'createApiKey',
         summary: "Create a runtime API key in the caller's tenant — the key is in this answer only",
         security: bearerSecurity,
         body: {
@@ -78,6 +79,7 @@ export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> =
       onRequest: adminOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'listApiKeys',
         summary: "The runtime API keys of the caller's tenant (never the keys themselves)",
         security: bearerSecurity,
         response: { 200: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: keyView } } }, ...errorResponses },
@@ -92,6 +94,7 @@ export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> =
       onRequest: adminOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'revokeApiKey',
         summary: 'Revoke a runtime API key: refused from the next request on, on every replica',
         security: bearerSecurity,
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },

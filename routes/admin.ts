@@ -23,6 +23,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       onRequest: operatorOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'reloadConfig',
         summary: 'Reload the configuration file (also on SIGHUP) — a global operator only',
         security: bearerSecurity,
         response: {
@@ -61,6 +62,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       onRequest: operatorOrAdmin,
       schema: {
         tags: ['admin'],
+        operationId: 'listUpstreams',
         summary: "State of the upstreams: all of them to a global operator, those the caller's tenant uses to a tenant admin",
         security: bearerSecurity,
         response: { 200: { type: 'object', properties: { upstreams: { type: 'array', items: { type: 'object', additionalProperties: true } } } }, ...errorResponses },
@@ -88,6 +90,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       onRequest: operatorOnly,
       schema: {
         tags: ['admin'],
+        operationId: 'acceptToolDefinition',
         summary: 'Accept the changed definition of an MCP tool held out by pinning — a global operator only',
         security: bearerSecurity,
         params: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 256 } } },

@@ -67,6 +67,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
+        operationId: 'listApprovals',
         summary: 'Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. ETag / If-None-Match for polling',
         security: bearerSecurity,
         querystring: {
@@ -102,6 +103,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
+        operationId: 'getApproval',
         summary: 'One approval and, once decided, its ToolResult (requester or approvers only)',
         security: bearerSecurity,
         params: idParams,
@@ -119,6 +121,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
+        operationId: 'approveCall',
         summary: 'Approve: runs the call once, as its requester, and stores its ToolResult',
         security: bearerSecurity,
         params: idParams,
@@ -141,6 +144,7 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['approvals'],
+        operationId: 'denyCall',
         summary: 'Deny: the call never runs; its result is APPROVAL_DENIED',
         security: bearerSecurity,
         params: idParams,

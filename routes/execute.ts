@@ -28,6 +28,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       config: { runsCalls: true },
       schema: {
         tags: ['execute'],
+        operationId: 'executeTool',
         summary: 'Run one tool call and return a ToolResult',
         security: bearerSecurity,
         headers: toolHeaders,
@@ -65,7 +66,8 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       config: { runsCalls: true },
       schema: {
         tags: ['execute'],
-        summary: 'Run the tool calls of one model turn; results in input order (CONTRACT §6)',
+        operationId: 'executeBatch',
+        summary: 'Run the tool calls of one model turn; results in input order',
         security: bearerSecurity,
         headers: toolHeaders,
         body: {

@@ -60,9 +60,16 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
       config: { runsCalls: true },
       schema: {
         tags: ['tools'],
+        operationId: 'mcp',
         summary: "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
+        description: 'The body is one JSON-RPC message of the MCP streamable HTTP transport. GET and DELETE /mcp answer 405 with `Allow: POST`: a stateless server has no stream to open and no session to end.',
         security: bearerSecurity,
-        response: errorResponses,
+        // Documentation only: the transport writes the answer itself (the reply is hijacked).
+        response: {
+          200: { description: 'The JSON-RPC response', type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } } },
+          202: { description: 'A notification or response was accepted (no body)', type: 'null' },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
@@ -88,7 +95,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
       method,
       url: '/mcp',
       onRequest: app.authenticate,
-      schema: { tags: ['tools'], summary: `${method} /mcp — not used by the stateless transport (405)`, security: bearerSecurity },
+      // Not in the document: an operation that can only fail would be a useless method in a generated client.
+      schema: { hide: true },
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
     });
   }

@@ -9,6 +9,7 @@ export const meRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['auth'],
+        operationId: 'getMe',
         summary: 'The verified principal of the bearer token: tenant, user, roles, operator',
         security: bearerSecurity,
         response: {

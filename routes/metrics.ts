@@ -23,6 +23,7 @@ export const metricsRoutes: FastifyPluginAsync = async (app) => {
       },
       schema: {
         tags: ['operations'],
+        operationId: 'getMetrics',
         summary: 'Prometheus metrics, with the metrics token (metrics.token); by default on the metrics listener instead',
         produces: ['text/plain'],
         security: bearerSecurity,

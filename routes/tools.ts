@@ -34,6 +34,7 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['tools'],
+        operationId: 'listTools',
         summary: "List the tools the caller's model may see",
         security: bearerSecurity,
         headers: toolHeaders,
@@ -43,7 +44,14 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
           properties: { format: { type: 'string', enum: [...LISTING_FORMATS], default: 'native' } },
         },
         response: {
-          200: { description: 'native/mcp: {tools:[...]}; openai/anthropic: an array of tool definitions' },
+          200: {
+            description: 'format=native and format=mcp answer an object `{"tools":[…]}`; format=openai and format=anthropic answer a bare array of tool definitions, the shape those SDKs take',
+            // Documentation only: the body is sent pre-serialised (cached per pool and format).
+            oneOf: [
+              { type: 'object', required: ['tools'], properties: { tools: { type: 'array', items: { type: 'object', additionalProperties: true } } } },
+              { type: 'array', items: { type: 'object', additionalProperties: true } },
+            ],
+          },
           304: { description: 'The pool is unchanged (If-None-Match)', type: 'null' },
           ...errorResponses,
         },
@@ -64,6 +72,7 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: app.authenticate,
       schema: {
         tags: ['tools'],
+        operationId: 'searchTools',
         summary: 'Full schemas of the visible tools matching a query, deferred tools included',
         security: bearerSecurity,
         headers: toolHeaders,

@@ -9,10 +9,13 @@ export interface UserRoutesOptions {
   provider: UserMcpProvider;
 }
 
-const params = {
+const userId = { type: 'string', minLength: 1, maxLength: 512 } as const;
+// Each route declares exactly the parameters of its path (a generated client types every declared one).
+const userParams = { type: 'object', properties: { userId }, required: ['userId'] } as const;
+const serverParams = {
   type: 'object',
-  properties: { userId: { type: 'string', minLength: 1, maxLength: 512 }, serviceId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,32}$' } },
-  required: ['userId'],
+  properties: { userId, serviceId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,32}$' } },
+  required: ['userId', 'serviceId'],
 } as const;
 
 const putBody = {
@@ -53,17 +56,17 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     }
     return { tenant: principal.tenant, sub: userId };
   }
-  const route = (summary: string, response: Record<number, unknown>, body?: object) => ({
+  const route = (operationId: string, summary: string, params: object, response: Record<number, unknown>, body?: object) => ({
     onRequest: [app.authenticate],
-    schema: { tags: ['users'], summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
+    schema: { tags: ['users'], operationId, summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
   });
 
-  app.get('/v1/users/:userId/mcp-servers', route("List a user's own MCP servers", { 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }), async (request) => {
+  app.get('/v1/users/:userId/mcp-servers', route('listUserMcpServers', "List a user's own MCP servers", userParams, { 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }), async (request) => {
     const { tenant, sub } = owner(request);
     return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
   });
 
-  app.get('/v1/users/:userId/mcp-servers/:serviceId', route("One of a user's MCP servers", { 200: registration }), async (request) => {
+  app.get('/v1/users/:userId/mcp-servers/:serviceId', route('getUserMcpServer', "One of a user's MCP servers", serverParams, { 200: registration }), async (request) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     const registration = await registrations.get(tenant, sub, serviceId);
@@ -71,7 +74,7 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return registrationView(sub, registration);
   });
 
-  app.put('/v1/users/:userId/mcp-servers/:serviceId', route('Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)', { 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }, putBody), async (request, reply) => {
+  app.put('/v1/users/:userId/mcp-servers/:serviceId', route('putUserMcpServer', 'Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)', serverParams, { 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }, putBody), async (request, reply) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     const result = await registrations.put(tenant, sub, serviceId, request.body as { url: string });
@@ -82,7 +85,7 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
   });
 
-  app.delete('/v1/users/:userId/mcp-servers/:serviceId', route('Remove a user MCP server', { 204: { type: 'null', description: 'Removed' } }), async (request, reply) => {
+  app.delete('/v1/users/:userId/mcp-servers/:serviceId', route('deleteUserMcpServer', 'Remove a user MCP server', serverParams, { 204: { type: 'null', description: 'Removed' } }), async (request, reply) => {
     const { tenant, sub } = owner(request);
     const { serviceId } = request.params as { serviceId: string };
     if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);

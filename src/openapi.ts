@@ -5,8 +5,12 @@ export const openapiDocument = {
     title: 'toolgate',
     version: '0.1.0',
     description: 'Tool gateway for AI agents: which tools a model may see, and governed execution of its tool calls.',
+    // No licence has been granted (package.json says the same).
+    license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
   },
-  servers: [{ url: 'http://localhost:8080' }],
+  // Relative: the gateway that serves this document, whatever its host and port (a fixed URL was wrong
+  // on every other port, and one built from the Host header would echo what the caller sent).
+  servers: [{ url: '/', description: 'The gateway serving this document' }],
   tags: [
     { name: 'tools', description: 'Exposure: the caller\'s tool pool' },
     { name: 'execute', description: 'Execution through the policy stack' },

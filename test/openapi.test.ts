@@ -1,10 +1,35 @@
 // openapi.yaml is generated from the route schemas; this test fails on drift and checks the document.
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildOpenapiApp, GENERATOR_API_KEY, generateOpenapiYaml, OPENAPI_PATH } from '../scripts/openapi.js';
+import { packageRoot } from '../src/config/demo.js';
+
+const run = promisify(execFile);
+const root = packageRoot();
+// Every child below runs with this preload: a connection to anything but loopback is refused and reported.
+const DENY_NETWORK = join(root, 'test/fixtures/deny-network.mjs');
+
+interface LintReport {
+  totals: { errors: number; warnings: number; ignored: number };
+  problems: Array<{ ruleId: string; message: string }>;
+}
+
+/** `redocly lint` as a user runs it from the repository root (redocly.yaml, .redocly.lint-ignore.yaml), offline. */
+async function redoclyLint(): Promise<{ report: LintReport; stderr: string }> {
+  const cli = join(root, 'node_modules/@redocly/cli/bin/cli.js');
+  const { stdout, stderr } = await run(process.execPath, ['--import', DENY_NETWORK, cli, 'lint', 'openapi.yaml', '--format=json'], {
+    cwd: root,
+    env: { ...process.env, NO_COLOR: '1' },
+    timeout: 60_000,
+  }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
+  return { report: JSON.parse(stdout) as LintReport, stderr };
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -54,6 +79,51 @@ describe('the OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
+  });
+
+  it('passes `redocly lint` (recommended rules) with no error and no warning, without touching the network', async () => {
+    const { report, stderr } = await redoclyLint();
+    expect(report.problems.map(({ ruleId, message }) => `${ruleId}: ${message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    // The only exceptions are the two unauthenticated probes, listed with their reason in .redocly.lint-ignore.yaml.
+    expect(report.totals.ignored).toBeLessThanOrEqual(2);
+    expect(stderr).not.toContain('deny-network');
+  });
+
+  it('the network guard the lint runs under does refuse and report a connection that leaves loopback', async () => {
+    const { stderr } = await run(process.execPath, ['--import', DENY_NETWORK, '-e', "fetch('http://192.0.2.1/').catch(() => undefined)"], { timeout: 10_000 });
+    expect(stderr).toContain('deny-network: 192.0.2.1');
+  });
+
+  it('declares on every path exactly the parameters its template names, and an operationId on every operation', () => {
+    const document = parseYaml(generated) as { paths: Record<string, Record<string, { operationId?: string; parameters?: Array<{ in: string; name: string }> }>> };
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      const named = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
+      for (const [method, operation] of Object.entries(item)) {
+        const declared = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name).sort();
+        if (JSON.stringify(declared) !== JSON.stringify(named)) wrong.push(`${method.toUpperCase()} ${path}: ${declared.join(',')}`);
+        if (!operation.operationId) wrong.push(`${method.toUpperCase()} ${path}: no operationId`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('documents only operations that can succeed: GET and DELETE /mcp (always 405) are left out, and say so on POST', () => {
+    const document = parseYaml(generated) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
+    expect(Object.keys(document.paths['/mcp']!)).toEqual(['post']);
+    expect(document.paths['/mcp']!.post!.description).toContain('405');
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) expect(Object.keys(operation.responses).some((status) => /^2/.test(status)), `${method} ${path}`).toBe(true);
+    }
+  });
+
+  it('leaves the probes open (security: []) and asks for a bearer token everywhere else', () => {
+    const document = parseYaml(generated) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const open = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security?.length === 0).map(([m]) => `${m} ${path}`));
+    expect(open.sort()).toEqual(['get /healthz', 'get /readyz']);
+    const unsecured = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security === undefined).map(([m]) => `${m} ${path}`));
+    expect(unsecured).toEqual([]);
   });
 
   it('GET /openapi.json serves the same document', async () => {

@@ -20,8 +20,11 @@ export const ERROR_TYPES = [
 ] as const;
 export type ErrorType = (typeof ERROR_TYPES)[number];
 
-/** Where a tool comes from, in routing precedence order (CONTRACT §3). */
-export const SOURCE_PRECEDENCE = ['builtin', 'user-mcp', 'local-mcp', 'function', 'global-mcp'] as const;
+/**
+ * Where a tool comes from, in routing precedence order. RAG tools are function tools for routing (the
+ * same rank, the tenant's `functions` allowlist) but report `rag` as their source.
+ */
+export const SOURCE_PRECEDENCE = ['builtin', 'user-mcp', 'local-mcp', 'function', 'rag', 'global-mcp'] as const;
 export type ToolSourceKind = (typeof SOURCE_PRECEDENCE)[number];
 
 /** A verified caller. Built only from a verified token, never from headers or body fields. */

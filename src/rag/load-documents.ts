@@ -1,6 +1,8 @@
 // Reads the embedded backend's documents: one JSONL file (`{id?, text, source?, title?, section?, page?,
 // ...metadata}` per line) or a folder of .md/.txt files whose YAML front matter is their metadata.
-// Any malformed input throws with the file (and line) named, so a bad knowledge base fails at start-up.
+// Metadata may also sit under a `metadata` object and the text under `page_content`, as LangChain and
+// LlamaIndex export them. Any malformed input throws with the file (and line) named, so a bad knowledge
+// base fails at start-up.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -19,13 +21,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * Top-level fields and a nested `metadata` object, merged into one set. Both shapes are common; reading
+ * only one would index the other's documents without their tenant tags, so every filter would miss them.
+ * A key given in both places with different values is refused: which one a filter should see is a guess.
+ */
+function mergedFields(record: Record<string, unknown>, where: string): Record<string, unknown> {
+  const { metadata: nested, ...fields } = record;
+  if (nested === undefined) return fields;
+  if (!isRecord(nested)) throw new Error(`${where}: "metadata" must be an object`);
+  for (const key of Object.keys(nested)) {
+    if (Object.hasOwn(fields, key) && JSON.stringify(fields[key]) !== JSON.stringify(nested[key])) {
+      throw new Error(`${where}: "${key}" differs between the document and its "metadata"`);
+    }
+  }
+  return { ...nested, ...fields };
+}
+
 /** Splits a record into the document's own fields and the rest, which becomes metadata. */
 function toDocument(record: Record<string, unknown>, fallbackId: string, fallbackSource: string, where: string): RagDocument {
-  const { id, text, source, ...metadata } = record;
-  if (typeof text !== 'string') throw new Error(`${where}: "text" must be a string`);
+  const { id, text, page_content: pageContent, source, ...metadata } = mergedFields(record, where);
+  const body = text ?? pageContent;
+  if (typeof body !== 'string') throw new Error(`${where}: "text" (or "page_content") must be a string`);
   if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') throw new Error(`${where}: "id" must be a string or number`);
   if (source !== undefined && typeof source !== 'string') throw new Error(`${where}: "source" must be a string`);
-  return { id: id === undefined ? fallbackId : String(id), text, source: source ?? fallbackSource, metadata };
+  return { id: id === undefined ? fallbackId : String(id), text: body, source: source ?? fallbackSource, metadata };
 }
 
 export function parseJsonl(content: string, fileName: string): RagDocument[] {

@@ -10,6 +10,11 @@ import { formatPassages } from './format.js';
 /** Longest query the model may send; long enough for any question, short enough to bound index work. */
 export const MAX_QUERY_CHARS = 2000;
 
+// What the model reads instead of an empty string, which it cannot tell from a broken tool. The same
+// words whatever the reason (nothing indexed, nothing this caller may see): they reveal nothing.
+export const NO_MATCH_OUTPUT = 'No passages in the knowledge base match this query.';
+export const EMPTY_QUERY_OUTPUT = 'The query is empty: say what to look for in the knowledge base.';
+
 export interface RagHitSummary {
   id: string;
   score: number;
@@ -76,7 +81,7 @@ export function createRagTool(entry: RagEntry, backend: RagBackend, deps: RagToo
     const traceBase = { filter, dataset, backend: backend.kind, topK };
     if (query.length === 0) {
       const trace: RagTrace = { retrievedHits: [], citations: [], ...traceBase, tookMs: 0 };
-      return { output: '', trace };
+      return { output: EMPTY_QUERY_OUTPUT, trace };
     }
 
     const started = now();
@@ -90,7 +95,7 @@ export function createRagTool(entry: RagEntry, backend: RagBackend, deps: RagToo
       ...traceBase,
       tookMs: Math.round((now() - started) * 10) / 10,
     };
-    return { output: formatted.output, trace };
+    return { output: formatted.included === 0 ? NO_MATCH_OUTPUT : formatted.output, trace };
   }
 
   return defineTool({
@@ -98,7 +103,7 @@ export function createRagTool(entry: RagEntry, backend: RagBackend, deps: RagToo
     description: entry.description,
     inputSchema: ragInputSchema(entry),
     handler,
-    source: 'function',
+    source: 'rag',
     service: `rag:${entry.name}`,
     readOnly: true,
     idempotent: true,

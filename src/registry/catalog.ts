@@ -20,7 +20,8 @@ export interface CatalogOptions {
   log: Logger;
 }
 
-const precedence = (tool: Tool): number => SOURCE_PRECEDENCE.indexOf(tool.source);
+// RAG tools share the function tools' rank: `rag` only says what the tool is.
+const precedence = (tool: Tool): number => SOURCE_PRECEDENCE.indexOf(tool.source === 'rag' ? 'function' : tool.source);
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
@@ -43,10 +44,10 @@ export function buildCatalog(providers: readonly ToolProvider[], options: Catalo
       continue;
     }
     if (!options.featureEnabled(tool.feature)) continue;
-    // Within one source a name must be unique; across sources precedence decides per pool.
-    const key = `${tool.source}\u0000${tool.name}`;
+    // Within one rank a name must be unique (a RAG tool and a function tool share one); across ranks precedence decides per pool.
+    const key = `${precedence(tool)}\u0000${tool.name}`;
     if (seen.has(key)) {
-      options.log.warn({ tool: tool.name, source: tool.source }, 'duplicate tool name within one source; the first one is kept');
+      options.log.warn({ tool: tool.name, source: tool.source }, 'duplicate tool name within one routing rank; the first one is kept');
       continue;
     }
     seen.add(key);

@@ -57,6 +57,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
         // tool_search is the one built-in that is not opt-in (it appears whenever a deferred tool does).
         return tool.name === TOOL_SEARCH_NAME || builtins(tool.name);
       case 'function':
+      case 'rag':
         return functions(tool.name);
       case 'global-mcp':
         return tool.service !== undefined && services.has(tool.service);

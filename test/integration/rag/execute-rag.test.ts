@@ -22,6 +22,12 @@ const RAG_ENTRIES = [
         backend: { kind: 'embedded', documents: './test/fixtures/rag/two-tenants.jsonl' },
         filter: { tenant: '${principal.tenant}', department: '${claims.department}' },
       },
+      {
+        name: 'exported_search',
+        description: 'Search documents exported from LangChain',
+        backend: { kind: 'embedded', documents: './test/fixtures/rag/nested-metadata.jsonl' },
+        filter: { tenant: '${principal.tenant}' },
+      },
 ];
 
 beforeAll(async () => {
@@ -61,7 +67,23 @@ describe('RAG tool through /v1/execute', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(tokens.acme!) });
     const tool = res.json().tools.find((entry: { name: string }) => entry.name === 'knowledge_search');
     expect(Object.keys(tool.inputSchema.properties).sort()).toEqual(['query', 'topK']);
-    expect(tool).toMatchObject({ readOnly: true, destructive: false, source: 'function' });
+    expect(tool).toMatchObject({ readOnly: true, destructive: false, source: 'rag' });
+  });
+
+  it('finds documents whose tenant tag sits under a `metadata` object (LangChain/LlamaIndex exports), for their tenant only', async () => {
+    const acme = await execute(tokens.acme!, 'exported_search', { query: 'parental leave' });
+    expect(acme.json()).toMatchObject({ ok: true, source: 'rag' });
+    expect(acme.json().output).toBe('[S1] Parental leave\nAcme parental leave: 16 weeks, fully paid.');
+    const globex = await execute(tokens.globex!, 'exported_search', { query: 'parental leave' });
+    expect(globex.json().output).toBe('[S1] parental-leave.md\nGlobex parental leave: 12 weeks.');
+  });
+
+  it('answers a sentence, never an empty output, when nothing matches — the same whoever else has a match', async () => {
+    const none = await execute(tokens.acme!, 'knowledge_search', { query: 'zeppelin' });
+    const otherTenantsOnly = await execute(tokens.acme!, 'exported_search', { query: 'Globex' });
+    for (const res of [none, otherTenantsOnly]) {
+      expect(res.json()).toMatchObject({ ok: true, output: 'No passages in the knowledge base match this query.', source: 'rag' });
+    }
   });
 
   it('rejects model-sent scope keys and tricks without reading any document', async () => {

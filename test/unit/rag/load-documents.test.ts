@@ -10,10 +10,24 @@ describe('parseJsonl', () => {
     expect(document).toEqual({ id: 'd1', text: 'hello', source: 'a.md', metadata: { tenant: 'acme', page: 2 } });
   });
 
+  it('reads metadata under a `metadata` object and text under `page_content` (LangChain), merged with top-level fields', () => {
+    const [langchain] = parseJsonl('{"page_content":"hello","metadata":{"tenant":"acme","source":"a.md","page":2}}\n', 'kb.jsonl');
+    expect(langchain).toEqual({ id: 'kb.jsonl:1', text: 'hello', source: 'a.md', metadata: { tenant: 'acme', page: 2 } });
+    const [llamaIndex] = parseJsonl('{"id_":"n1","text":"hi","metadata":{"tenant":"acme"},"department":"hr"}\n', 'kb.jsonl');
+    expect(llamaIndex).toEqual({ id: 'kb.jsonl:1', text: 'hi', source: 'kb.jsonl:1', metadata: { id_: 'n1', tenant: 'acme', department: 'hr' } });
+    const [same] = parseJsonl('{"text":"x","tenant":"acme","metadata":{"tenant":"acme"}}\n', 'kb.jsonl');
+    expect(same!.metadata).toEqual({ tenant: 'acme' });
+  });
+
+  it('refuses a key whose top-level and `metadata` values differ, and a `metadata` that is not an object', () => {
+    expect(() => parseJsonl('{"text":"x","tenant":"acme","metadata":{"tenant":"globex"}}', 'kb.jsonl')).toThrow(/kb\.jsonl:1: "tenant" differs between the document and its "metadata"/);
+    expect(() => parseJsonl('{"text":"x","metadata":"acme"}', 'kb.jsonl')).toThrow(/kb\.jsonl:1: "metadata" must be an object/);
+  });
+
   it('names the line when one is broken, and skips blank lines', () => {
     expect(parseJsonl('\n{"text":"a"}\n\n', 'kb.jsonl')).toEqual([{ id: 'kb.jsonl:2', text: 'a', source: 'kb.jsonl:2', metadata: {} }]);
     expect(() => parseJsonl('{"text":"a"}\n{oops', 'kb.jsonl')).toThrow(/kb\.jsonl:2: not valid JSON/);
-    expect(() => parseJsonl('{"id":"x"}', 'kb.jsonl')).toThrow(/kb\.jsonl:1: "text" must be a string/);
+    expect(() => parseJsonl('{"id":"x"}', 'kb.jsonl')).toThrow(/kb\.jsonl:1: "text" \(or "page_content"\) must be a string/);
     expect(() => parseJsonl('[1]', 'kb.jsonl')).toThrow(/JSON object/);
   });
 });

@@ -37,7 +37,7 @@ describe('createRagTool', () => {
       additionalProperties: false,
     });
     expect(tool.bindings).toEqual({ filter: { tenant: '${principal.tenant}' } });
-    expect(tool).toMatchObject({ source: 'function', readOnly: true, idempotent: true, destructive: false, service: 'rag:knowledge_search' });
+    expect(tool).toMatchObject({ source: 'rag', readOnly: true, idempotent: true, destructive: false, service: 'rag:knowledge_search' });
     expect(tool.isConcurrencySafe({})).toBe(true);
   });
 
@@ -78,11 +78,11 @@ describe('createRagTool', () => {
     expect(backend.search).not.toHaveBeenCalled();
   });
 
-  it('gives an empty output for an empty query without searching', async () => {
+  it('answers a sentence, not an empty output, for an empty query, without searching', async () => {
     const backend = spyBackend();
     const tool = createRagTool(ragEntry(), backend);
     const result = (await tool.handler({ query: '   ', filter: { tenant: 'acme' } }, fakeContext())) as RagResult;
-    expect(result.output).toBe('');
+    expect(result.output).toBe('The query is empty: say what to look for in the knowledge base.');
     expect(result.trace).toMatchObject({ retrievedHits: [], citations: [], filter: { tenant: 'acme' } });
     expect(backend.search).not.toHaveBeenCalled();
   });

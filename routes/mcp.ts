@@ -64,9 +64,16 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
         summary: "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
         description: 'The body is one JSON-RPC message of the MCP streamable HTTP transport. GET and DELETE /mcp answer 405 with `Allow: POST`: a stateless server has no stream to open and no session to end.',
         security: bearerSecurity,
-        // Documentation only: the transport writes the answer itself (the reply is hijacked).
+        // The transport writes most answers itself (the reply is hijacked); a refusal sent before it is
+        // serialised with this schema, so it keeps every JSON-RPC member.
         response: {
-          200: { description: 'The JSON-RPC response', type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } } },
+          200: {
+            description: 'The JSON-RPC response',
+            type: 'object',
+            required: ['jsonrpc'],
+            additionalProperties: true,
+            properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['string', 'integer', 'null'] }, result: {}, error: { type: 'object', additionalProperties: true } },
+          },
           202: { description: 'A notification or response was accepted (no body)', type: 'null' },
           ...errorResponses,
         },

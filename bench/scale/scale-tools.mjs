@@ -1,5 +1,6 @@
 // Function tools for `npm run test:scale`: a fast one, a slow one (keeps requests in flight while
-// replicas are stopped), one counted by the rate limit, one that needs human approval.
+// replicas are stopped), one counted by the rate limit, one that needs human approval. None is named
+// `echo`: that is the pinned MCP upstream's tool, and a function tool of the same name would shadow it.
 const wait = (ms, signal) =>
   new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
@@ -12,7 +13,7 @@ const wait = (ms, signal) =>
 const text = { type: 'object', properties: { text: { type: 'string' } }, additionalProperties: false };
 
 export default [
-  { name: 'echo', description: 'Echo', inputSchema: text, readOnly: true, handler: ({ text }) => ({ echo: text ?? '' }) },
+  { name: 'say', description: 'Says the text back', inputSchema: text, readOnly: true, handler: ({ text }) => ({ said: text ?? '' }) },
   {
     name: 'slow',
     description: 'Answers after ms milliseconds',

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestSignal } from '../src/http/call-options.js';
-import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders } from '../src/schemas/common.js';
+import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
 
 interface ExecuteBody {
@@ -9,6 +9,7 @@ interface ExecuteBody {
   arguments?: unknown;
   callId?: string;
   step?: number;
+  toolset?: string;
 }
 
 /** HTTP status of a finished call (CONTRACT §5): 202 waiting for a human, 429 rate-limited, else 200. */
@@ -41,6 +42,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
             arguments: callArguments,
             callId,
             step: { type: 'integer', minimum: 0, maximum: 1000000 },
+            toolset: toolsetName,
           },
         },
         response: {
@@ -54,12 +56,12 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) => {
       const body = request.body;
       const options = callOptionsFor(request, defaultCallId(body.step, 0), requestAbort(reply, app.drain.calls));
-      const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options);
+      const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options, body.toolset);
       return sendToolResult(reply, result);
     },
   );
 
-  app.post<{ Body: BatchRequest }>(
+  app.post<{ Body: BatchRequest & { toolset?: string } }>(
     '/v1/execute/batch',
     {
       onRequest: app.authenticate,
@@ -90,6 +92,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
             parallel: { type: 'boolean', default: true },
             maxParallel: { type: 'integer', minimum: 1, maximum: 32, default: 4 },
             timeoutMs: { type: 'integer', minimum: 1, maximum: 3600000 },
+            toolset: toolsetName,
           },
         },
         response: {
@@ -102,7 +105,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       const signal = requestSignal(reply, app.drain.calls);
       const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
       const options = { ...rest, signal };
-      const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode);
+      const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode, request.body.toolset);
       return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
     },
   );

@@ -6,7 +6,7 @@ import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
 import { invalidToolCall } from '../src/mcp/call-params.js';
 import { mcpEntry } from '../src/registry/formats.js';
-import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
 
 /** A finished call as MCP content: the model-readable output only (never the trace); failures are isError. */
@@ -22,10 +22,10 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
  * One SDK server per HTTP request (stateless transport): its tools/list is the principal's pool and
  * its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  */
-function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyRequest, reply: FastifyReply): Server {
-  const server = new Server({ name: 'toolgate', version: '0.1.0' }, { capabilities: { tools: {} } });
+function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Server {
+  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const pool = await app.gateway.poolFor(request.principal, requestMode(request));
+    const pool = await app.gateway.poolFor(request.principal, requestMode(request), toolset);
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
   const clientGone = requestAbort(reply, app.drain.calls);
@@ -35,7 +35,7 @@ function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyReque
     const abort = new LazyAbort(clientGone, followSignal(extra.signal));
     try {
       const options = callOptionsFor(request, defaultCallId(undefined, 0), abort);
-      const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options);
+      const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset);
       return toCallToolResult(result);
     } finally {
       abort.dispose();
@@ -50,61 +50,79 @@ const methodNotAllowed = {
   id: null,
 };
 
-/** toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API. */
+type McpRequest = FastifyRequest<{ Params: { toolset?: string } }>;
+
+// The transport writes most answers itself (the reply is hijacked); a refusal sent before it is
+// serialised with this schema, so it keeps every JSON-RPC member.
+const mcpResponses = {
+  200: {
+    description: 'The JSON-RPC response',
+    type: 'object',
+    required: ['jsonrpc'],
+    additionalProperties: true,
+    properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['string', 'integer', 'null'] }, result: {}, error: { type: 'object', additionalProperties: true } },
+  },
+  202: { description: 'A notification or response was accepted (no body)', type: 'null' },
+  ...errorResponses,
+};
+
+/**
+ * toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API;
+ * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
+ */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
-  app.post(
-    '/mcp',
-    {
-      onRequest: app.authenticate,
-      // One tenant slot per MCP request, as for /v1/execute, held until it is answered.
-      config: { runsCalls: true },
-      schema: {
-        tags: ['tools'],
-        operationId: 'mcp',
-        summary: "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
-        description: 'The body is one JSON-RPC message of the MCP streamable HTTP transport. GET and DELETE /mcp answer 405 with `Allow: POST`: a stateless server has no stream to open and no session to end.',
-        security: bearerSecurity,
-        // The transport writes most answers itself (the reply is hijacked); a refusal sent before it is
-        // serialised with this schema, so it keeps every JSON-RPC member.
-        response: {
-          200: {
-            description: 'The JSON-RPC response',
-            type: 'object',
-            required: ['jsonrpc'],
-            additionalProperties: true,
-            properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['string', 'integer', 'null'] }, result: {}, error: { type: 'object', additionalProperties: true } },
-          },
-          202: { description: 'A notification or response was accepted (no body)', type: 'null' },
-          ...errorResponses,
+  const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
+    const toolset = request.params.toolset;
+    // Before the reply is handed to the transport: an unknown toolset (or another tenant's) is a plain 404.
+    if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);
+    const invalid = invalidToolCall(request.body);
+    if (invalid) return reply.send(invalid);
+    const server = serverFor(app, request, reply, toolset);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
+    reply.raw.setHeader('x-request-id', request.id);
+    reply.raw.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  };
+
+  for (const url of ['/mcp', '/mcp/:toolset'] as const) {
+    const narrowed = url !== '/mcp';
+    app.post<{ Params: { toolset?: string } }>(
+      url,
+      {
+        onRequest: app.authenticate,
+        // One tenant slot per MCP request, as for /v1/execute, held until it is answered.
+        config: { runsCalls: true },
+        schema: {
+          tags: ['tools'],
+          operationId: narrowed ? 'mcpToolset' : 'mcp',
+          summary: narrowed
+            ? "One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool"
+            : "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
+          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. GET and DELETE ${narrowed ? '/mcp/{toolset}' : '/mcp'} answer 405 with \`Allow: POST\`: a stateless server has no stream to open and no session to end.${narrowed ? ' An unknown toolset, or one of another tenant, answers 404.' : ''}`,
+          security: bearerSecurity,
+          ...(narrowed ? { params: { type: 'object', required: ['toolset'], properties: { toolset: toolsetName } } } : {}),
+          response: mcpResponses,
         },
       },
-    },
-    async (request, reply) => {
-      const invalid = invalidToolCall(request.body);
-      if (invalid) return reply.send(invalid);
-      const server = serverFor(app, request, reply);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      reply.hijack();
-      // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
-      reply.raw.setHeader('x-request-id', request.id);
-      reply.raw.once('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    },
-  );
+      handle,
+    );
 
-  // Stateless: no server-initiated stream to GET and no session to DELETE (the transport spec allows 405 for both).
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: '/mcp',
-      onRequest: app.authenticate,
-      // Not in the document: an operation that can only fail would be a useless method in a generated client.
-      schema: { hide: true },
-      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
-    });
+    // Stateless: no server-initiated stream to GET and no session to DELETE (the transport spec allows 405 for both).
+    for (const method of ['GET', 'DELETE'] as const) {
+      app.route({
+        method,
+        url,
+        onRequest: app.authenticate,
+        // Not in the document: an operation that can only fail would be a useless method in a generated client.
+        schema: { hide: true },
+        handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
+      });
+    }
   }
 };

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { requestMode } from '../src/http/call-options.js';
-import { formatPool, LISTING_FORMATS, nativeEntry, type ListingFormat } from '../src/registry/formats.js';
+import { errors } from '../src/errors.js';
+import { formatPool, LISTING_FORMATS, nativeEntry, STRICT_FORMATS, type ListingFormat } from '../src/registry/formats.js';
 import type { Pool } from '../src/registry/pool.js';
 import { searchPool } from '../src/registry/search.js';
 import { SEARCH_LIMIT_MAX } from '../src/registry/tool-search.js';
-import { bearerSecurity, errorResponses, toolHeaders } from '../src/schemas/common.js';
+import { bearerSecurity, enumErrorFormatter, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
 
-const etagOf = (fingerprint: string, format: ListingFormat): string => `"${format}-${fingerprint.slice(0, 32)}"`;
+type ListingVariant = `${ListingFormat}${'' | '-strict'}`;
+const etagOf = (fingerprint: string, variant: ListingVariant): string => `"${variant}-${fingerprint.slice(0, 32)}"`;
 
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
@@ -19,19 +21,21 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 /** Exposure: the principal's pool, in the four client shapes, with ETag/304, and tool search. */
 export const toolsRoutes: FastifyPluginAsync = async (app) => {
   // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
-  const bodies = new WeakMap<Pool, Map<ListingFormat, string>>();
-  const listingBody = (pool: Pool, format: ListingFormat): string => {
+  const bodies = new WeakMap<Pool, Map<ListingVariant, string>>();
+  const listingBody = (pool: Pool, format: ListingFormat, strict: boolean): string => {
     let byFormat = bodies.get(pool);
     if (!byFormat) bodies.set(pool, (byFormat = new Map()));
-    let body = byFormat.get(format);
-    if (body === undefined) byFormat.set(format, (body = JSON.stringify(formatPool(pool, format))));
+    const variant: ListingVariant = strict ? `${format}-strict` : format;
+    let body = byFormat.get(variant);
+    if (body === undefined) byFormat.set(variant, (body = JSON.stringify(formatPool(pool, format, { strict }))));
     return body;
   };
 
-  app.get<{ Querystring: { format: ListingFormat } }>(
+  app.get<{ Querystring: { format: ListingFormat; strict: boolean; toolset?: string } }>(
     '/v1/tools',
     {
       onRequest: app.authenticate,
+      schemaErrorFormatter: enumErrorFormatter,
       schema: {
         tags: ['tools'],
         operationId: 'listTools',
@@ -41,14 +45,20 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { format: { type: 'string', enum: [...LISTING_FORMATS], default: 'native' } },
+          properties: {
+            format: { type: 'string', enum: [...LISTING_FORMATS], default: 'native' },
+            strict: { type: 'boolean', default: false, description: 'openai and openai-responses only: strict-mode schemas (a tool strict mode cannot express is listed with strict: false)' },
+            toolset: toolsetName,
+          },
         },
         response: {
           200: {
-            description: 'format=native and format=mcp answer an object `{"tools":[…]}`; format=openai and format=anthropic answer a bare array of tool definitions, the shape those SDKs take',
+            description:
+              'format=native and format=mcp answer `{"tools":[…]}`, format=gemini `{"functionDeclarations":[…]}`; format=openai, format=openai-responses and format=anthropic answer a bare array of tool definitions, the shape those SDKs take',
             // Documentation only: the body is sent pre-serialised (cached per pool and format).
             oneOf: [
               { type: 'object', required: ['tools'], properties: { tools: { type: 'array', items: { type: 'object', additionalProperties: true } } } },
+              { type: 'object', required: ['functionDeclarations'], properties: { functionDeclarations: { type: 'array', items: { type: 'object', additionalProperties: true } } } },
               { type: 'array', items: { type: 'object', additionalProperties: true } },
             ],
           },
@@ -58,15 +68,17 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
-      const pool = await app.gateway.poolFor(request.principal, requestMode(request));
-      const etag = etagOf(pool.fingerprint, request.query.format);
+      const { format, strict, toolset } = request.query;
+      if (strict && !STRICT_FORMATS.includes(format)) throw new errors.TG_BAD_REQUEST(`strict applies to the ${STRICT_FORMATS.join(' and ')} formats only`);
+      const pool = await app.gateway.poolFor(request.principal, requestMode(request), toolset);
+      const etag = etagOf(pool.fingerprint, strict ? `${format}-strict` : format);
       reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization, X-Toolgate-Mode');
       if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return reply.type('application/json; charset=utf-8').send(listingBody(pool, request.query.format));
+      return reply.type('application/json; charset=utf-8').send(listingBody(pool, format, strict));
     },
   );
 
-  app.get<{ Querystring: { q: string; limit: number } }>(
+  app.get<{ Querystring: { q: string; limit: number; toolset?: string } }>(
     '/v1/tools/search',
     {
       onRequest: app.authenticate,
@@ -83,13 +95,14 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
           properties: {
             q: { type: 'string', minLength: 1, maxLength: 500 },
             limit: { type: 'integer', minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10 },
+            toolset: toolsetName,
           },
         },
         response: { 200: { description: 'Matches, best first', type: 'object', properties: { tools: { type: 'array', items: { type: 'object', additionalProperties: true } } } }, ...errorResponses },
       },
     },
     async (request) => {
-      const pool = await app.gateway.poolFor(request.principal, requestMode(request));
+      const pool = await app.gateway.poolFor(request.principal, requestMode(request), request.query.toolset);
       return { tools: searchPool(pool, request.query.q, request.query.limit).map((tool) => nativeEntry(pool, tool, true)) };
     },
   );

@@ -11,10 +11,12 @@ import { createFeatureGate } from './registry/features.js';
 import { createOverrideApplier } from './registry/overrides.js';
 import { assemblePool, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
 import type { ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
-import { createTenantView, type TenantView } from './registry/tenant-view.js';
+import { createTenantView, TOOL_SEARCH_NAME, type TenantView } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
+import { narrowPool } from './registry/toolset-pool.js';
 import { isStoreUnavailable } from './store/unavailable.js';
 import type { Logger, Principal, Tool, ToolResult } from './types.js';
+import { errors } from './errors.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -53,9 +55,19 @@ interface PoolCache {
   readonly byPrincipal: Readonly<Record<ToolMode, WeakMap<Principal, Pool>>>;
   /** The execution scope of each pool (a pool belongs to one tenant): one object per pool, not per call. */
   readonly scopes: WeakMap<Pool, ExecutionScope>;
+  /** Toolset subsets of each pool, by toolset name. */
+  readonly subsets: WeakMap<Pool, Map<string, Pool>>;
+  /** The `tool_search` of each toolset (by tenant and name): it searches that subset only. */
+  readonly toolSearches: Map<string, Tool>;
 }
 
-const emptyPoolCache = (): PoolCache => ({ byKey: new Map(), byPrincipal: { default: new WeakMap(), readonly: new WeakMap() }, scopes: new WeakMap() });
+const emptyPoolCache = (): PoolCache => ({
+  byKey: new Map(),
+  byPrincipal: { default: new WeakMap(), readonly: new WeakMap() },
+  scopes: new WeakMap(),
+  subsets: new WeakMap(),
+  toolSearches: new Map(),
+});
 
 const MAX_CACHED_POOLS = 1000;
 
@@ -165,14 +177,16 @@ export class Gateway {
     return run;
   }
 
-  /** The principal's pool on the live snapshot. */
-  async poolFor(principal: Principal, requestedMode: ToolMode): Promise<Pool> {
+  /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
+  async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<Pool> {
     const snapshot = this.snapshot;
+    let pool: Pool;
     try {
-      return await this.poolIn(snapshot, principal, requestedMode);
+      pool = await this.poolIn(snapshot, principal, requestedMode);
     } catch (error) {
-      return this.poolWithoutUserTools(error, snapshot, principal, requestedMode);
+      pool = this.poolWithoutUserTools(error, snapshot, principal, requestedMode);
     }
+    return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset);
   }
 
   /**
@@ -184,6 +198,34 @@ export class Gateway {
     const tenant = snapshot.tenants.get(principal.tenant);
     if (!tenant) throw new UnknownTenantError(principal.tenant);
     return this.sharedPool(snapshot, tenant, principal, tenant.effectiveMode(requestedMode));
+  }
+
+  /** Throws TG_NOT_FOUND unless the principal's tenant has this toolset in the live config. */
+  assertToolset(principal: Principal, toolset: string): void {
+    if (!this.snapshot.tenants.get(principal.tenant)?.toolset(toolset)) throw new errors.TG_NOT_FOUND(`unknown toolset: ${toolset}`);
+  }
+
+  private subsetOf(snapshot: Snapshot, pool: Pool, tenantId: string, name: string): Pool {
+    const toolset = snapshot.tenants.get(tenantId)?.toolset(name);
+    // Another tenant's toolset is unknown here, exactly as a name nobody configured.
+    if (!toolset) throw new errors.TG_NOT_FOUND(`unknown toolset: ${name}`);
+    let subsets = snapshot.pools.subsets.get(pool);
+    if (!subsets) snapshot.pools.subsets.set(pool, (subsets = new Map()));
+    let subset = subsets.get(name);
+    if (!subset) subsets.set(name, (subset = narrowPool(pool, toolset, this.toolSearchOf(snapshot, tenantId, name))));
+    return subset;
+  }
+
+  private toolSearchOf(snapshot: Snapshot, tenantId: string, toolset: string): Tool {
+    const key = `${tenantId}\u0000${toolset}`;
+    let tool = snapshot.pools.toolSearches.get(key);
+    if (!tool) {
+      const shared = snapshot.catalog.byName.get(TOOL_SEARCH_NAME)?.find((candidate) => candidate.source === 'builtin') ?? this.toolSearch;
+      const { handler } = createToolSearchTool((principal, mode) => this.poolFor(principal, mode, toolset));
+      tool = Object.freeze({ ...shared, handler });
+      snapshot.pools.toolSearches.set(key, tool);
+    }
+    return tool;
   }
 
   /**
@@ -224,9 +266,9 @@ export class Gateway {
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
-  execute(request: CallRequest, options: CallOptions): Promise<ToolResult> {
+  execute(request: CallRequest, options: CallOptions, toolset?: string): Promise<ToolResult> {
     try {
-      const scope = this.scopeIn(this.snapshot, options.principal, options.mode);
+      const scope = this.scopeIn(this.snapshot, options.principal, options.mode, toolset);
       return scope instanceof Promise ? scope.then((resolved) => executeCall(request, options, resolved)) : executeCall(request, options, scope);
     } catch (error) {
       return Promise.reject(error);
@@ -234,19 +276,20 @@ export class Gateway {
   }
 
   /** Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. */
-  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<ExecutionScope> {
-    return this.scopeIn(snapshot, principal, requestedMode);
+  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<ExecutionScope> {
+    return this.scopeIn(snapshot, principal, requestedMode, toolset);
   }
 
-  private scopeIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): ExecutionScope | Promise<ExecutionScope> {
+  private scopeIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, toolset?: string): ExecutionScope | Promise<ExecutionScope> {
     const tenant = snapshot.tenants.get(principal.tenant);
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
+    const narrow = (pool: Pool): Pool => (toolset === undefined ? pool : this.subsetOf(snapshot, pool, tenant.id, toolset));
     const pool = this.poolIn(snapshot, principal, requestedMode);
-    if (!(pool instanceof Promise)) return this.scopeOf(snapshot, tenant, chain, pool);
+    if (!(pool instanceof Promise)) return this.scopeOf(snapshot, tenant, chain, narrow(pool));
     return pool.then(
-      (resolved) => this.scopeOf(snapshot, tenant, chain, resolved),
-      (error: unknown) => ({ ...this.scopeOf(snapshot, tenant, chain, this.poolWithoutUserTools(error, snapshot, principal, requestedMode)), userToolsUnavailable: true }),
+      (resolved) => this.scopeOf(snapshot, tenant, chain, narrow(resolved)),
+      (error: unknown) => ({ ...this.scopeOf(snapshot, tenant, chain, narrow(this.poolWithoutUserTools(error, snapshot, principal, requestedMode))), userToolsUnavailable: true }),
     );
   }
 

@@ -206,6 +206,17 @@ const tenant = {
       default: {},
       properties: { enabled: { type: 'boolean', default: true }, maxServers: { type: 'integer', minimum: 0, default: 10 } },
     },
+    toolsets: {
+      type: 'object',
+      default: {},
+      propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['tools'],
+        properties: { description: { type: 'string', default: '' }, tools: nameList },
+      },
+    },
   },
 } as const;
 

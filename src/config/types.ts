@@ -213,6 +213,8 @@ export interface TenantConfig {
   /** Deferred loading kicks in automatically once the pool holds more tools than this. */
   deferThreshold?: number;
   userMcp: { enabled: boolean; maxServers: number };
+  /** Named subsets of the tenant's pool (virtual servers): `/mcp/<name>`, `?toolset=<name>`. */
+  toolsets: Record<string, { description: string; tools: string[] }>;
 }
 
 export interface GatewayConfig {

@@ -6,6 +6,7 @@ import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
 import { resolveToolName } from '../registry/resolve.js';
+import { withoutNullOptionals } from '../registry/strict-schema.js';
 import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace, userToolPrefix } from '../registry/user-names.js';
 import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
@@ -85,7 +86,15 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   if (structural) return refused(invalidCall(structural, callId, tool, resolution.resolvedFrom), { options, scope, started, tool, args: parsed.args });
   const validate = scope.validatorFor(scope.pool.schemaOf(tool));
   if (validate === undefined) options.log.warn({ tool: tool.name }, 'tool input schema does not compile; schema validation skipped');
-  const check = validate?.(parsed.args);
+  let check = validate?.(parsed.args);
+  if (check && !check.ok && validate) {
+    // Listed in OpenAI strict mode, an optional argument arrives as null: absent, for a schema without null.
+    const relaxed = withoutNullOptionals(scope.pool.schemaOf(tool), parsed.args);
+    if (relaxed !== parsed.args) {
+      const second = validate(relaxed);
+      if (second.ok) [parsed.args, check] = [relaxed, second];
+    }
+  }
   if (check && !check.ok) {
     const message = `${tool.name} arguments are invalid: ${check.message}${scope.pool.isDeferred(tool) ? DEFERRED_HINT : ''}`;
     return refused(invalidCall(message, callId, tool, resolution.resolvedFrom), { options, scope, started, tool, args: parsed.args });

@@ -1,8 +1,17 @@
 import type { JsonObject, Tool } from '../types.js';
+import { geminiParameters } from './gemini-schema.js';
 import type { Pool } from './pool.js';
+import { strictSchema } from './strict-schema.js';
 
-export const LISTING_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const;
+export const LISTING_FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp'] as const;
 export type ListingFormat = (typeof LISTING_FORMATS)[number];
+/** The formats whose schemas can be listed in OpenAI's strict mode (`strict=true`). */
+export const STRICT_FORMATS: readonly ListingFormat[] = ['openai', 'openai-responses'];
+
+export interface ListingOptions {
+  /** OpenAI formats: strict-mode schemas, and `strict: false` for a tool strict mode cannot express. */
+  strict: boolean;
+}
 
 const DEFERRED_SCHEMA: JsonObject = Object.freeze({ type: 'object', properties: {} });
 const deferredNote = (tool: Tool): string =>
@@ -41,19 +50,36 @@ export function mcpEntry(pool: Pool, tool: Tool): JsonObject {
   };
 }
 
-/** The listing body in one of the four client shapes (CONTRACT §5). */
-export function formatPool(pool: Pool, format: ListingFormat): unknown {
+/** A tool's OpenAI function fields; `strict` only when asked for (a deferred tool is never strict: its schema is not listed). */
+function openaiFunction(pool: Pool, tool: Tool, options: ListingOptions): { name: string; description: string; parameters: Readonly<JsonObject>; strict?: boolean } {
+  if (pool.isDeferred(tool)) return { name: tool.name, description: deferredNote(tool), parameters: DEFERRED_SCHEMA, ...(options.strict ? { strict: false } : {}) };
+  const schema = pool.schemaOf(tool);
+  if (!options.strict) return { name: tool.name, description: tool.description, parameters: schema };
+  const strict = strictSchema(schema);
+  return { name: tool.name, description: tool.description, parameters: strict ?? schema, strict: strict !== undefined };
+}
+
+/** The listing body in one of the client shapes (CONTRACT §5). */
+export function formatPool(pool: Pool, format: ListingFormat, options: ListingOptions = { strict: false }): unknown {
   switch (format) {
     case 'native':
       return { tools: pool.tools.map((tool) => nativeEntry(pool, tool, false)) };
     case 'openai':
+      return pool.tools.map((tool) => ({ type: 'function', function: openaiFunction(pool, tool, options) }));
+    case 'openai-responses':
+      // The Responses API's flat function tool; its `strict` is required (false unless strict=true made it strict).
       return pool.tools.map((tool) => {
-        const deferred = pool.isDeferred(tool);
-        return {
-          type: 'function',
-          function: { name: tool.name, description: deferred ? deferredNote(tool) : tool.description, parameters: deferred ? DEFERRED_SCHEMA : pool.schemaOf(tool) },
-        };
+        const fn = openaiFunction(pool, tool, options);
+        return { type: 'function', ...fn, strict: fn.strict ?? false };
       });
+    case 'gemini':
+      return {
+        functionDeclarations: pool.tools.map((tool) => {
+          if (pool.isDeferred(tool)) return { name: tool.name, description: deferredNote(tool) };
+          const parameters = geminiParameters(pool.schemaOf(tool));
+          return parameters ? { name: tool.name, description: tool.description, parameters } : { name: tool.name, description: tool.description };
+        }),
+      };
     case 'anthropic':
       return pool.tools.map((tool) => {
         const deferred = pool.isDeferred(tool);

@@ -14,6 +14,8 @@ export interface Pool {
   isDeferred(tool: Tool): boolean;
   /** Hash of the pool's canonical content; equal pools give equal fingerprints in any process. */
   readonly fingerprint: string;
+  /** Set when this pool is a toolset's subset of the caller's pool (`parent`). */
+  readonly toolset?: { readonly name: string; readonly parent: Pool };
 }
 
 export interface ShadowReport {

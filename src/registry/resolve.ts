@@ -34,6 +34,10 @@ export function resolveToolName(name: string, pool: Pool, catalog: Catalog, user
   // Another user's namespace: refused before any alias lookup (an alias must never spell someone's tool),
   // with the unknown-name answer whether or not that user registered such a tool.
   if (users.isUserToolName(name) && !name.startsWith(users.ownPrefix)) return unknownTool(name);
+  // Through a toolset: a tool of the caller's own pool outside the subset (the caller may see it elsewhere, so no oracle).
+  if (pool.toolset?.parent.byName.has(name)) {
+    return { ok: false, errorType: 'PERMISSION_DENIED', message: `tool ${name} is not in toolset ${pool.toolset.name}` };
+  }
   if (catalog.byName.get(name)?.some(reaches)) {
     return { ok: false, errorType: 'PERMISSION_DENIED', message: `tool ${name} is not available to this caller` };
   }

@@ -6,6 +6,13 @@ import { compileGlobs, type NameMatcher } from './globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';
 
+/** A named subset of a tenant's pool (a virtual server): it narrows what the caller may see and call, never widens it. */
+export interface Toolset {
+  readonly name: string;
+  readonly description: string;
+  readonly includes: NameMatcher;
+}
+
 interface RoleRule {
   allow: NameMatcher | undefined;
   deny: NameMatcher;
@@ -29,6 +36,8 @@ export interface TenantView {
   effectiveMode(requested: ToolMode): ToolMode;
   /** Binding keys the model must never see for this tool (tool templates + tenant bindings). */
   boundKeys(tool: Tool): readonly string[];
+  /** The tenant's own toolset of that name; another tenant's toolsets do not exist here. */
+  toolset(name: string): Toolset | undefined;
   /** Options for a policy from `policies.<name>`, or undefined (handed to every call's context). */
   policyOptions(policy: string): unknown;
 }
@@ -47,6 +56,9 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     matches: compileGlobs([pattern]),
     keys: Object.keys(template ?? {}),
   }));
+  const toolsets = new Map<string, Toolset>(
+    Object.entries(config.toolsets).map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools) }]),
+  );
   const roleRules = new Map<string, RoleRule>(
     Object.entries(config.roles).map(([role, rule]) => [role, { allow: rule.allow ? compileGlobs(rule.allow) : undefined, deny: compileGlobs(rule.deny) }]),
   );
@@ -75,6 +87,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     id,
     config,
     reaches,
+    toolset: (name) => toolsets.get(name),
     effectiveMode: (requested) => (config.mode === 'readonly' ? 'readonly' : requested),
     admits(tool, principal, requestedMode) {
       if (tool.permission === 'deny') return { ok: false, reason: 'tool is disabled' };

@@ -1,4 +1,6 @@
 // Shared JSON Schemas: request validation, response serialization and the OpenAPI document.
+import type { FastifySchemaValidationError } from 'fastify';
+import { errors as tgErrors } from '../errors.js';
 import { ERROR_TYPES, SOURCE_PRECEDENCE } from '../types.js';
 
 export const errorBody = {
@@ -57,6 +59,19 @@ export const toolHeaders = {
 } as const;
 
 export const bearerSecurity = [{ bearerAuth: [] }];
+
+export const toolsetName = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: "One of the tenant's named toolsets: only that subset of the caller's pool" } as const;
+
+/** Validation errors as Fastify words them, with the allowed values of an enum spelled out (`format=xml`). */
+export function enumErrorFormatter(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const message = errors
+    .map((error) => {
+      const allowed = error.keyword === 'enum' ? (error.params as { allowedValues?: unknown[] }).allowedValues : undefined;
+      return `${dataVar}${error.instancePath} ${error.message ?? 'is invalid'}${allowed ? `: ${allowed.join(', ')}` : ''}`;
+    })
+    .join(', ');
+  return new tgErrors.TG_BAD_REQUEST(message);
+}
 
 export const errorResponses = {
   400: { $ref: 'ErrorBody#' },

@@ -41,7 +41,7 @@ export async function runSession(baseUrl: string, apiKey: string, user: string):
   if (!weather.data) throw new Error(`execute failed: ${JSON.stringify(weather.error)}`);
   return {
     live: live.data?.status,
-    toolNames: listing && !Array.isArray(listing) ? listing.tools.map((tool) => String(tool.name)) : [],
+    toolNames: listing && !Array.isArray(listing) && 'tools' in listing ? listing.tools.map((tool) => String(tool.name)) : [],
     openaiNames: Array.isArray(openaiListing) ? openaiListing.map((entry) => String((entry.function as { name: string }).name)) : [],
     searchHits: search.data?.tools?.length ?? 0,
     weather: { ok: weather.data.ok, output: weather.data.output, source: weather.data.source },

@@ -69,7 +69,10 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request) => {
-      if (request.principal.operator === true) return { upstreams: app.gateway.status() };
+      // Breaker state as this replica sees it (circuits are per process), beside each upstream's own state.
+      const circuits = app.governance.policyDeps.circuits;
+      const withCircuit = (upstream: UpstreamStatus) => ({ ...upstream, circuit: circuits?.stateOf(upstream.service) ?? 'closed' });
+      if (request.principal.operator === true) return { upstreams: app.gateway.status().map(withCircuit) };
       // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them, and an
       // imported OpenAPI document only when its tenant is admitted to one of the document's tools.
       const view = app.gateway.tenant(request.principal.tenant);
@@ -80,7 +83,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
         if (upstream.kind === 'openapi') return view !== undefined && tools.some((tool) => tool.service === upstream.service && view.admits(tool, request.principal, 'default').ok);
         return true;
       };
-      return { upstreams: app.gateway.status().filter(reaches) };
+      return { upstreams: app.gateway.status().filter(reaches).map(withCircuit) };
     },
   );
 

@@ -18,6 +18,7 @@ const approval = {
     tool: { type: 'string' },
     callId: { type: 'string' },
     arguments: { type: 'object', additionalProperties: true, description: 'The call as it will run, server-side bindings applied' },
+    modelArguments: { type: 'object', additionalProperties: true, description: 'The arguments as the model sent them (bound keys are overwritten before the call runs)' },
     createdAt: { type: 'string', format: 'date-time' },
     expiresAt: { type: 'string', format: 'date-time' },
     decidedBy: { type: 'string' },
@@ -29,7 +30,7 @@ const approval = {
 const conflict = { 404: { $ref: 'ErrorBody#' }, 409: { $ref: 'ErrorBody#' } } as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 128 } } } as const;
 
-/** The public view of a record: requester's claims and the model's raw arguments stay server-side. */
+/** The public view of a record: the requester's claims stay server-side. */
 function view(record: ApprovalRecord) {
   return {
     id: record.id,
@@ -39,6 +40,7 @@ function view(record: ApprovalRecord) {
     tool: record.call.name,
     callId: record.call.callId,
     arguments: record.call.boundArguments ?? record.call.arguments,
+    modelArguments: record.call.arguments,
     createdAt: new Date(record.createdAt).toISOString(),
     expiresAt: new Date(record.expiresAt).toISOString(),
     ...(record.decidedBy ? { decidedBy: record.decidedBy } : {}),

@@ -27,6 +27,7 @@ import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
+import { adminToolsRoutes } from '../routes/admin-tools.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
 import { createRuntimeKeys } from './admin/api-keys.js';
@@ -184,6 +185,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(adminRoutes);
   await app.register(adminKeysRoutes, { runtimeKeys });
   await app.register(adminActivityRoutes);
+  await app.register(adminToolsRoutes);
   await app.register(meRoutes);
   if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);

@@ -136,8 +136,12 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
     status() {
       return clients.map(({ spec, client }) => {
         const status = client.status();
-        const held = pins.held(spec.service).map((entry) => spec.exposedName(entry.tool));
-        return held.length > 0 ? { ...status, detail: { ...status.detail, held } } : status;
+        const entries = pins.held(spec.service);
+        if (entries.length === 0) return status;
+        const held = entries.map((entry) => spec.exposedName(entry.tool));
+        // Old and new definition side by side (the console's Upstreams page), by exposed name for Accept.
+        const heldDefinitions = entries.map((entry) => ({ name: spec.exposedName(entry.tool), tool: entry.tool, pinned: entry.pinnedDefinition, current: entry.currentDefinition }));
+        return { ...status, detail: { ...status.detail, held, heldDefinitions } };
       });
     },
     accept(name) {

@@ -25,8 +25,17 @@ export function createMemoryPinStore(): PinStore {
   };
 }
 
+const definitionOf = (tool: PinnableTool): PinnedDefinition => ({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null });
+
 export function definitionHash(tool: PinnableTool): string {
-  return sha256Hex(canonicalJson({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null }));
+  return sha256Hex(canonicalJson(definitionOf(tool)));
+}
+
+/** A tool definition as it is pinned (what the hash covers), kept so an admin can compare old and new. */
+export interface PinnedDefinition {
+  name: string;
+  description: string;
+  inputSchema: unknown;
 }
 
 export interface HeldTool {
@@ -34,6 +43,9 @@ export interface HeldTool {
   tool: string;
   pinned: string;
   current: string;
+  /** The definition tenants saw (null when it was pinned before this process started, e.g. a shared pin store). */
+  pinnedDefinition: PinnedDefinition | null;
+  currentDefinition: PinnedDefinition;
 }
 
 export interface PinRegistry {
@@ -55,6 +67,8 @@ export interface PinRegistryDeps {
 export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
   const store = deps.store ?? createMemoryPinStore();
   const held = new Map<string, HeldTool>();
+  // The accepted definitions themselves (the store keeps only hashes), for the side-by-side view of a held tool.
+  const definitions = new Map<string, PinnedDefinition>();
   const key = (service: string, tool: string): string => JSON.stringify([service, tool]);
   const changed = counterIn(
     deps.metrics,
@@ -74,6 +88,7 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
         const pinned = store.get(service, tool.name);
         if (pinned === undefined) store.set(service, tool.name, current);
         if (pinned === undefined || pinned === current) {
+          definitions.set(key(service, tool.name), definitionOf(tool));
           held.delete(key(service, tool.name));
           allowed.push(tool);
           continue;
@@ -84,7 +99,14 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
           changed.inc({ service });
           deps.log.warn({ service, tool: tool.name, pinned, current }, 'upstream tool definition changed; held out until accepted');
         }
-        held.set(key(service, tool.name), { service, tool: tool.name, pinned, current });
+        held.set(key(service, tool.name), {
+          service,
+          tool: tool.name,
+          pinned,
+          current,
+          pinnedDefinition: definitions.get(key(service, tool.name)) ?? null,
+          currentDefinition: definitionOf(tool),
+        });
       }
       for (const entry of held.values()) if (entry.service === service && !seen.has(entry.tool)) held.delete(key(service, entry.tool));
       return allowed;
@@ -93,6 +115,7 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
       const entry = held.get(key(service, tool));
       if (!entry) return false;
       store.set(service, tool, entry.current);
+      definitions.set(key(service, tool), entry.currentDefinition);
       held.delete(key(service, tool));
       return true;
     },

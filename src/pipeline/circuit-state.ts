@@ -30,6 +30,8 @@ export interface CircuitRegistry {
    * half-open now rather than after the rest of its cool-down (the outage may have lasted 0.5 s).
    */
   upstreamRecovered(service: string, now?: number): void;
+  /** The state of a service's circuit in this process, or undefined before its first call (closed). */
+  stateOf(service: string): CircuitStateName | undefined;
 }
 
 /** Reports a circuit's state under its metric label; `service` tells the circuits of one bucket apart. */
@@ -56,6 +58,7 @@ export function createCircuitRegistry(onState: CircuitStateListener = () => {}):
     upstreamRecovered(service, now = Date.now()) {
       circuits.get(service)?.recovered(now);
     },
+    stateOf: (service) => circuits.get(service)?.state,
   };
 }
 

@@ -8,7 +8,7 @@ let app: FastifyInstance;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  app = await buildTestApp(testConfig({ tenants: { acme: { roles: { viewer: { deny: ['write_*'] } } }, globex: {} }, admin: { maxKeysPerTenant: 3 } }));
+  app = await buildTestApp(testConfig({ tenants: { acme: { tools: { allow: ['*'], deny: ['write_note'] }, roles: { viewer: { deny: ['write_*'] } } }, globex: {} }, admin: { maxKeysPerTenant: 3 } }));
   tokens.admin = API_KEY;
   tokens.operator = OPERATOR_KEY;
   tokens.alice = await signToken({ sub: 'alice', roles: [] });
@@ -153,6 +153,16 @@ describe('GET /v1/admin/audit and /v1/admin/stats', () => {
     const globex = (await app.inject({ url: '/v1/admin/stats', headers: bearer(tokens.globexAdmin!) })).json();
     expect(globex.tools.map((t: { tool: string }) => t.tool)).toEqual(['get_weather']);
     expect(globex.tools[0].calls.at(-1)).toBe(1);
+  });
+});
+
+describe('GET /v1/admin/tools', () => {
+  it("says why a tool of the tenant is missing from the admin's pool, for the caller's tenant only", async () => {
+    const acme = (await app.inject({ url: '/v1/admin/tools', headers: as('admin') })).json();
+    expect(acme.heldBack).toContainEqual({ name: 'write_note', source: 'function', reason: 'tool is not allowed for this tenant' });
+    const globex = (await app.inject({ url: '/v1/admin/tools', headers: as('globexAdmin') })).json();
+    expect(globex.heldBack.map((entry: { name: string }) => entry.name)).not.toContain('write_note');
+    expect((await app.inject({ url: '/v1/admin/tools', headers: as('alice') })).statusCode).toBe(403);
   });
 });
 

@@ -1,0 +1,125 @@
+// The console is only a client of the API: every rule is enforced by the server again.
+// The bearer lives in sessionStorage (gone with the tab), is sent only as an Authorization header and
+// never in a URL or localStorage.
+const TOKEN_KEY = 'toolgate.token';
+
+export const session = {
+  token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  signIn: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
+  signOut: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiAnswer<T> {
+  status: number;
+  body: T;
+  etag: string | null;
+}
+
+/** One API request with the session's bearer; a 4xx/5xx answer becomes an ApiError carrying the server's message. */
+export async function api<T>(method: string, path: string, options: { body?: unknown; etag?: string | null; signal?: AbortSignal } = {}): Promise<ApiAnswer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const token = session.token();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.etag) headers['if-none-match'] = options.etag;
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    credentials: 'omit',
+    cache: 'no-store',
+    referrerPolicy: 'no-referrer',
+    signal: options.signal,
+  });
+  const text = await response.text();
+  let body: unknown = null;
+  if (text.length > 0) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+  }
+  if (response.status >= 400) {
+    const error = body as { code?: unknown; message?: unknown } | null;
+    // A revoked or expired bearer: the shell signs out (main.tsx) and says why.
+    if (response.status === 401 && path !== '/v1/me') dispatchEvent(new CustomEvent('toolgate:unauthenticated', { detail: `Signed out: ${typeof error?.message === 'string' ? error.message : 'token refused'}` }));
+    throw new ApiError(response.status, typeof error?.code === 'string' ? error.code : 'HTTP_' + response.status, typeof error?.message === 'string' ? error.message : response.statusText);
+  }
+  return { status: response.status, body: body as T, etag: response.headers.get('etag') };
+}
+
+export interface Me {
+  tenant: string;
+  user: string;
+  roles: string[];
+  operator: boolean;
+}
+
+export interface ToolResult {
+  callId: string;
+  name: string;
+  ok: boolean;
+  output: string;
+  source: string | null;
+  durationMs: number;
+  truncated: boolean;
+  trace: unknown;
+  error?: { errorType: string; error: string };
+  status?: 'pending_approval';
+  approvalId?: string;
+}
+
+export interface Approval {
+  id: string;
+  status: 'pending' | 'approved' | 'denied' | 'expired';
+  tenant: string;
+  requester: string;
+  tool: string;
+  callId: string;
+  arguments?: Record<string, unknown>;
+  modelArguments?: Record<string, unknown>;
+  createdAt: string;
+  expiresAt: string;
+  decidedBy?: string;
+  decidedAt?: string;
+  result?: ToolResult;
+}
+
+export interface ToolEntry {
+  name: string;
+  description: string;
+  inputSchema?: JsonSchema;
+  source: string;
+  readOnly: boolean;
+  destructive: boolean;
+  aliases?: string[];
+  deferLoading?: boolean;
+  searchHint?: string;
+}
+
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  description?: string;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  [key: string]: unknown;
+}
+
+export const isAdmin = (me: Me): boolean => me.roles.includes('admin');
+export const isApprover = (me: Me): boolean => me.roles.includes('admin') || me.roles.includes('approver');

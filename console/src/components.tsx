@@ -1,0 +1,130 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, type ToolResult } from './api.js';
+import { pretty } from './format.js';
+
+/** An API failure in words (text only: the server's message may quote user input). */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  const text = error instanceof ApiError ? `${error.message} (${error.code}, HTTP ${error.status})` : error instanceof Error ? error.message : String(error);
+  return <p class="error" role="alert">{text}</p>;
+}
+
+/** JSON shown as text in a <pre>: never parsed as HTML. */
+export function JsonBlock({ value, label }: { value: unknown; label: string }) {
+  return <pre class="json" aria-label={label} tabIndex={0}>{pretty(value)}</pre>;
+}
+
+export function ResultView({ result }: { result: ToolResult }) {
+  return (
+    <div class={`result ${result.ok ? 'ok' : 'failed'}`}>
+      <p>
+        <strong>{result.ok ? 'ok' : result.status === 'pending_approval' ? 'pending approval' : (result.error?.errorType ?? 'failed')}</strong>
+        {' · '}
+        {result.name} · {result.durationMs} ms{result.truncated ? ' · truncated' : ''}
+        {result.approvalId ? ` · approval ${result.approvalId}` : ''}
+      </p>
+      <h4>Output (what the model reads)</h4>
+      <pre class="json output" tabIndex={0}>{result.output}</pre>
+      {result.trace !== null && result.trace !== undefined ? (
+        <details>
+          <summary>Trace</summary>
+          <JsonBlock value={result.trace} label="trace" />
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
+export interface Loaded<T> {
+  data: T | null;
+  error: unknown;
+  reload: () => void;
+}
+
+/**
+ * GET `path` now, and every `pollMs` when given, sending the last ETag back so an unchanged answer is a
+ * 304 (the inbox shows new approvals without a reload and without re-sending the list).
+ */
+export function useApi<T>(path: string | null, pollMs?: number): Loaded<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const etag = useRef<string | null>(null);
+  const [tick, setTick] = useState(0);
+  const reload = useCallback(() => {
+    etag.current = null;
+    setTick((n) => n + 1);
+  }, []);
+
+  useEffect(() => {
+    if (path === null) return;
+    let stopped = false;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async () => {
+      try {
+        const answer = await api<T>('GET', path, { etag: etag.current, signal: controller.signal });
+        if (stopped) return;
+        if (answer.status !== 304) {
+          etag.current = answer.etag;
+          setData(answer.body);
+        }
+        setError(null);
+      } catch (failure) {
+        if (!stopped) setError(failure);
+      }
+      if (!stopped && pollMs) timer = setTimeout(load, pollMs);
+    };
+    void load();
+    return () => {
+      stopped = true;
+      controller.abort();
+      if (timer) clearTimeout(timer);
+    };
+  }, [path, pollMs, tick]);
+
+  return { data, error, reload };
+}
+
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  /** Runs `work` once at a time: busy while it runs, its failure kept in `error` (cleared on the next run). */
+  run: (work: () => Promise<void>) => Promise<void>;
+}
+
+/** The state of a button's API call: every form and button of the console goes through it. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = useCallback(async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run };
+}
+
+/** A captioned table that scrolls sideways on a narrow screen; `headers` with an empty name are for row actions. */
+export function DataTable({ caption, headers, children }: { caption: string; headers: string[]; children: preact.ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {headers.map((header, i) => (
+              <th scope="col" key={i}>{header === '' ? <span class="sr-only">Actions</span> : header}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,133 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, isAdmin, session, type Me } from './api.js';
+import { ErrorNote } from './components.js';
+import { ApprovalsPage } from './pages/approvals.js';
+import { AuditPage } from './pages/audit.js';
+import { KeysPage } from './pages/keys.js';
+import { MyServersPage } from './pages/my-servers.js';
+import { OverviewPage } from './pages/overview.js';
+import { ToolsPage } from './pages/tools.js';
+import { UpstreamsPage } from './pages/upstreams.js';
+import './styles.css';
+
+interface PageDef {
+  path: string;
+  title: string;
+  /** Shown in the navigation only when this holds; the server refuses the API calls anyway. */
+  allowed: (me: Me) => boolean;
+  render: (me: Me) => preact.JSX.Element;
+}
+
+const PAGES: PageDef[] = [
+  { path: 'approvals', title: 'Approvals', allowed: () => true, render: (me) => <ApprovalsPage me={me} /> },
+  { path: 'tools', title: 'Tools', allowed: () => true, render: (me) => <ToolsPage me={me} /> },
+  { path: 'upstreams', title: 'Upstreams', allowed: (me) => isAdmin(me) || me.operator, render: (me) => <UpstreamsPage me={me} /> },
+  { path: 'my-servers', title: 'My MCP servers', allowed: () => true, render: (me) => <MyServersPage me={me} /> },
+  { path: 'audit', title: 'Audit', allowed: isAdmin, render: () => <AuditPage /> },
+  { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
+  { path: 'overview', title: 'Overview', allowed: isAdmin, render: () => <OverviewPage /> },
+];
+
+const currentPath = (): string => location.hash.replace(/^#\/?/, '') || 'approvals';
+
+function SignIn({ onSignedIn, problem }: { onSignedIn: (me: Me) => void; problem: string | null }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<string | null>(problem);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const value = token.trim();
+    if (value.length === 0) return setError('Paste an API key or a JWT.');
+    setBusy(true);
+    session.signIn(value);
+    try {
+      const me = (await api<Me>('GET', '/v1/me')).body;
+      setToken('');
+      onSignedIn(me);
+    } catch (failure) {
+      session.signOut();
+      setError(failure instanceof ApiError ? `${failure.message} (${failure.code})` : 'The gateway did not answer.');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="signin">
+      <h1>toolgate console</h1>
+      <form onSubmit={submit}>
+        <label for="token">API key or token (JWT)</label>
+        <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+        <p class="hint">Kept in this tab only (sessionStorage) and sent as <code>Authorization: Bearer</code>.</p>
+        <button type="submit" disabled={busy}>Sign in</button>
+        <ErrorNote error={error} />
+      </form>
+    </main>
+  );
+}
+
+function App() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [checking, setChecking] = useState(session.token() !== null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [path, setPath] = useState(currentPath());
+
+  useEffect(() => {
+    const onHash = () => setPath(currentPath());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  useEffect(() => {
+    if (!session.token()) return;
+    api<Me>('GET', '/v1/me')
+      .then((answer) => setMe(answer.body))
+      .catch((failure: unknown) => {
+        session.signOut();
+        setProblem(failure instanceof ApiError ? `Signed out: ${failure.message}` : 'Signed out.');
+      })
+      .finally(() => setChecking(false));
+  }, []);
+  // A revoked or expired token signs the console out on the next refused request (see components.ts).
+  useEffect(() => {
+    const onRefused = (event: Event) => {
+      session.signOut();
+      setMe(null);
+      setProblem((event as CustomEvent<string>).detail);
+    };
+    addEventListener('toolgate:unauthenticated', onRefused);
+    return () => removeEventListener('toolgate:unauthenticated', onRefused);
+  }, []);
+
+  if (checking) return <main class="signin"><p>Checking your session…</p></main>;
+  if (!me) return <SignIn onSignedIn={(who) => { setProblem(null); setMe(who); }} problem={problem} />;
+
+  const pages = PAGES.filter((page) => page.allowed(me));
+  const page = pages.find((candidate) => candidate.path === path) ?? pages[0]!;
+  return (
+    <div class="shell">
+      <header>
+        <span class="brand">toolgate</span>
+        <span class="who" aria-label="Signed in as">
+          {me.user} · tenant <strong>{me.tenant}</strong> · {me.roles.length > 0 ? me.roles.join(', ') : 'no roles'}
+          {me.operator ? ' · operator' : ''}
+        </span>
+        <button type="button" class="link" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
+      </header>
+      <nav aria-label="Console pages">
+        <ul>
+          {pages.map((candidate) => (
+            <li key={candidate.path}>
+              <a href={`#/${candidate.path}`} aria-current={candidate === page ? 'page' : undefined}>{candidate.title}</a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="page" key={page.path}>
+        <h1>{page.title}</h1>
+        {page.render(me)}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,79 @@
+import { useState } from 'preact/hooks';
+import { api, type Me } from '../api.js';
+import { DataTable, ErrorNote, JsonBlock, useAction, useApi } from '../components.js';
+
+interface HeldDefinition {
+  name: string;
+  tool: string;
+  pinned: unknown;
+  current: unknown;
+}
+interface Upstream {
+  service: string;
+  kind: string;
+  state: string;
+  required: boolean;
+  toolCount: number;
+  lastError?: string;
+  circuit?: string;
+  detail?: { transport?: string; reconnectAttempts?: number; connectedAt?: string; held?: string[]; heldDefinitions?: HeldDefinition[] };
+}
+
+function Held({ entry, me, onAccepted }: { entry: HeldDefinition; me: Me; onAccepted: () => void }) {
+  const action = useAction();
+  const [done, setDone] = useState(false);
+  const accept = () =>
+    action.run(async () => {
+      await api('POST', `/v1/admin/tools/${encodeURIComponent(entry.name)}/accept`);
+      setDone(true);
+      onAccepted();
+    });
+  return (
+    <article class="card" aria-label={`Held definition of ${entry.name}`}>
+      <h4>{entry.name} — definition changed upstream</h4>
+      <div class="side-by-side">
+        <section>
+          <h5>Pinned (what tenants saw)</h5>
+          <JsonBlock value={entry.pinned} label={`pinned definition of ${entry.name}`} />
+        </section>
+        <section>
+          <h5>New (held back)</h5>
+          <JsonBlock value={entry.current} label={`new definition of ${entry.name}`} />
+        </section>
+      </div>
+      <button type="button" onClick={accept} disabled={done}>Accept</button>
+      {!me.operator ? <p class="hint">Accepting changes what every tenant sees: only a global operator (auth.operators) may.</p> : null}
+      <ErrorNote error={action.error} />
+    </article>
+  );
+}
+
+export function UpstreamsPage({ me }: { me: Me }) {
+  const upstreams = useApi<{ upstreams: Upstream[] }>('/v1/admin/upstreams', 5000);
+  const list = upstreams.data?.upstreams ?? [];
+  return (
+    <div>
+      <ErrorNote error={upstreams.error} />
+      {upstreams.data && list.length === 0 ? <p class="empty">Your tenant uses no upstream services.</p> : null}
+      {list.length > 0 ? (
+        <DataTable caption="Upstream services" headers={['Service', 'Kind', 'State', 'Transport', 'Tools', 'Reconnects', 'Circuit', 'Last error']}>
+          {list.map((upstream) => (
+            <tr key={`${upstream.kind}-${upstream.service}`}>
+              <td>{upstream.service}{upstream.required ? ' (required)' : ''}</td>
+              <td>{upstream.kind}</td>
+              <td><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
+              <td>{upstream.detail?.transport ?? '—'}</td>
+              <td>{upstream.toolCount}</td>
+              <td>{upstream.detail?.reconnectAttempts ?? 0}</td>
+              <td>{upstream.circuit ?? 'closed'}</td>
+              <td class="wrap">{upstream.lastError ?? ''}</td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+      <h2>Held by definition pinning</h2>
+      {list.every((upstream) => (upstream.detail?.heldDefinitions ?? []).length === 0) ? <p class="empty">No changed tool definition is held.</p> : null}
+      {list.flatMap((upstream) => (upstream.detail?.heldDefinitions ?? []).map((entry) => <Held key={entry.name} entry={entry} me={me} onAccepted={upstreams.reload} />))}
+    </div>
+  );
+}

@@ -1,0 +1,230 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/config/demo.js';
+import { API_KEY, buildTestApp, signToken } from '../helpers/build.js';
+import { governedConfig } from '../helpers/governed.js';
+
+// Real headless Chromium (Debian's package) against a real listening gateway. Never downloads a browser.
+const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const CONSOLE_ROOT = join(packageRoot(), 'dist', 'console');
+const SHOTS = join(packageRoot(), 'test-artifacts', 'console');
+const skipReason = !existsSync(CHROMIUM)
+  ? `no Chromium at ${CHROMIUM} (Debian: apt-get install chromium)`
+  : !existsSync(join(CONSOLE_ROOT, 'index.html'))
+    ? 'the console is not built (npm run build)'
+    : undefined;
+if (skipReason) console.warn(`[toolgate tests] console browser tests SKIPPED: ${skipReason}`);
+
+const PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><b>bold?</b>';
+
+let app: FastifyInstance;
+let base: string;
+let context: BrowserContext | undefined;
+let browser: Browser | undefined;
+let profile: string;
+const tokens: Record<string, string> = {};
+
+interface Answer {
+  status: number;
+  json: { approvalId?: string; [key: string]: unknown } | null;
+}
+
+async function call(method: 'GET' | 'POST' | 'DELETE', path: string, token: string, body?: unknown): Promise<Answer> {
+  const answer = await request(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await answer.body.text();
+  return { status: answer.statusCode, json: text ? JSON.parse(text) : null };
+}
+
+/** A fresh tab (its own sessionStorage) signed in with `token`, showing the Approvals page. */
+async function signedIn(token: string, width = 1280, height = 800): Promise<Page> {
+  const page = await context!.newPage();
+  await page.setViewportSize({ width, height });
+  page.on('pageerror', (error) => console.warn('[console page error]', error.message));
+  await page.goto(`${base}/console/`);
+  await page.getByLabel(/token|API key/i).fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+  return page;
+}
+
+const open = async (page: Page, name: string): Promise<void> => {
+  await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+};
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+
+beforeAll(async () => {
+  if (skipReason) return;
+  mkdirSync(SHOTS, { recursive: true });
+  const config = governedConfig({
+    console: { enabled: true },
+    functions: [{ module: './test/fixtures/functions/basic.mjs' }, { module: './test/fixtures/functions/governed.mjs' }, { module: './test/fixtures/functions/hostile.mjs' }],
+  });
+  app = await buildTestApp(config);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  base = `http://127.0.0.1:${address.port}`;
+  tokens.alice = await signToken({ sub: 'alice', roles: [] }, { expiresIn: '10m' });
+  tokens.bob = await signToken({ sub: 'bob', roles: ['approver'] }, { expiresIn: '10m' });
+  tokens.erin = await signToken({ sub: 'erin', tenant: 'globex', roles: ['approver', 'admin'] }, { expiresIn: '10m' });
+  profile = mkdtempSync(join(tmpdir(), 'tg-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 800 },
+  });
+  browser = context.browser() ?? undefined;
+});
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await app?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+describe.skipIf(skipReason !== undefined)('the console in headless Chromium', () => {
+  it('signs in with the bearer kept in sessionStorage only, and shows who you are', async () => {
+    const page = await signedIn(API_KEY);
+    await expect(page.getByText('tenant acme', { exact: false }).first().isVisible()).resolves.toBe(true);
+    const stored = await page.evaluate(() => ({ session: sessionStorage.getItem('toolgate.token'), local: localStorage.length, url: location.href }));
+    expect(stored).toEqual({ session: API_KEY, local: 0, url: `${base}/console/` });
+    for (const name of ['Approvals', 'Tools', 'Upstreams', 'My MCP servers', 'Audit', 'API keys', 'Overview']) {
+      await open(page, name);
+      expect(page.url()).not.toContain(API_KEY);
+    }
+    await page.close();
+  });
+
+  it('decides an approval end to end: call → 202 → approved in the browser → the requester reads the result', async () => {
+    const approver = await signedIn(tokens.bob!);
+    const first = await call('POST', '/v1/execute', tokens.alice!, { name: 'create_ticket', arguments: { title: 'browser-approved' }, callId: 'c-browser' });
+    expect(first.status).toBe(202);
+    // New requests appear without a reload (polling with ETag).
+    const card = approver.getByRole('article', { name: 'Approval for create_ticket' }).filter({ hasText: 'browser-approved' });
+    await card.waitFor({ timeout: 10_000 });
+    await expect(card.getByText('alice').first().isVisible()).resolves.toBe(true);
+    await shot(approver, 'approvals');
+    await approver.setViewportSize({ width: 390, height: 844 });
+    await shot(approver, 'approvals-phone');
+    await approver.setViewportSize({ width: 1280, height: 800 });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached', timeout: 10_000 });
+    const outcome = await call('GET', `/v1/approvals/${first.json!.approvalId}`, tokens.alice!);
+    expect(outcome.json).toMatchObject({ status: 'approved', decidedBy: 'bob', result: { ok: true, callId: 'c-browser' } });
+
+    const second = await call('POST', '/v1/execute', tokens.alice!, { name: 'create_ticket', arguments: { title: 'browser-denied' } });
+    const denyCard = approver.getByRole('article', { name: 'Approval for create_ticket' }).filter({ hasText: 'browser-denied' });
+    await denyCard.waitFor({ timeout: 10_000 });
+    await denyCard.getByLabel(/Reason/).fill('not from the browser');
+    await denyCard.getByRole('button', { name: 'Deny' }).click();
+    await denyCard.waitFor({ state: 'detached', timeout: 10_000 });
+    const denied = await call('GET', `/v1/approvals/${second.json!.approvalId}`, tokens.alice!);
+    expect(denied.json).toMatchObject({ status: 'denied', result: { error: { errorType: 'APPROVAL_DENIED', error: 'approval denied: not from the browser' } } });
+    // The requester sees their own requests and their outcome.
+    const requester = await signedIn(tokens.alice!);
+    const decided = requester.locator('details.decided').filter({ hasText: 'browser-denied' });
+    await decided.waitFor({ timeout: 10_000 });
+    await decided.locator('summary').click();
+    await decided.getByText('approval denied: not from the browser', { exact: false }).first().waitFor();
+    await approver.close();
+    await requester.close();
+  });
+
+  it("never shows a second tenant's approver the first tenant's approvals", async () => {
+    const pending = await call('POST', '/v1/execute', tokens.alice!, { name: 'create_ticket', arguments: { title: 'acme-secret-ticket' } });
+    expect(pending.status).toBe(202);
+    const foreign = await signedIn(tokens.erin!);
+    await foreign.getByText('Nothing waits for a decision.').waitFor();
+    await foreign.getByText('No decided calls kept.').waitFor();
+    const text = await foreign.locator('main').innerText();
+    expect(text).not.toContain('acme-secret-ticket');
+    expect(text).not.toContain('create_ticket');
+    expect(text).not.toContain('alice');
+    await foreign.close();
+  });
+
+  it('renders HTML/script payloads in tool descriptions, schemas and arguments as text and runs no script', async () => {
+    const violations: string[] = [];
+    const page = await signedIn(API_KEY);
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await call('POST', '/v1/execute', tokens.alice!, { name: 'create_ticket', arguments: { title: PAYLOAD } });
+    // Shown as JSON text in the inbox (quotes escaped by JSON, the tags left as they are).
+    await page.getByText('<script>window.__pwned=2</script>', { exact: false }).first().waitFor({ timeout: 10_000 });
+    await open(page, 'Tools');
+    const card = page.getByRole('article', { name: 'Tool hostile_tool' });
+    await expect(card.getByText(`Looks harmless ${PAYLOAD}`).isVisible()).resolves.toBe(true);
+    await card.getByRole('button', { name: 'hostile_tool' }).click();
+    await card.getByLabel('note').fill(PAYLOAD);
+    await card.getByRole('button', { name: 'Run' }).click();
+    await card.getByText('Output (what the model reads)').waitFor();
+    await expect(card.locator('pre.output').innerText()).resolves.toContain('<script>window.__pwned=2</script>');
+    await shot(page, 'tools');
+    const state = await page.evaluate(() => ({
+      pwned: (window as { __pwned?: unknown }).__pwned ?? null,
+      images: document.querySelectorAll('main img').length,
+      scripts: document.querySelectorAll('main script').length,
+      bold: document.querySelectorAll('main b').length,
+    }));
+    expect(state).toEqual({ pwned: null, images: 0, scripts: 0, bold: 0 });
+    expect(violations).toEqual([]);
+    await page.close();
+  });
+
+  it('creates a key shown once, revokes it in the browser, and the key stops working', async () => {
+    const page = await signedIn(API_KEY);
+    await open(page, 'API keys');
+    await page.getByLabel('User the key acts as').fill('browser-bot');
+    await page.getByLabel(/Roles/).fill('approver');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByLabel('new API key').innerText()).trim();
+    expect(key).toMatch(/^tgk_/);
+    expect((await call('GET', '/v1/me', key)).json).toMatchObject({ tenant: 'acme', user: 'browser-bot', roles: ['approver'] });
+    await shot(page, 'api-keys');
+    const row = page.getByRole('row').filter({ hasText: 'browser-bot' });
+    await row.getByRole('button', { name: /Revoke/ }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await call('GET', '/v1/me', key)).status).toBe(401);
+    expect((await call('POST', '/v1/execute', key, { name: 'get_weather', arguments: { city: 'Oslo' } })).status).toBe(401);
+    // Signing in with it is refused in the browser too.
+    const refused = await context!.newPage();
+    await refused.goto(`${base}/console/`);
+    await refused.getByLabel(/token|API key/i).fill(key);
+    await refused.getByRole('button', { name: 'Sign in' }).click();
+    await refused.getByRole('alert').waitFor();
+    await expect(refused.getByRole('alert').innerText()).resolves.toContain('TG_UNAUTHENTICATED');
+    await refused.close();
+    await page.close();
+  });
+
+  it('saves a screenshot of every page at 1280×800', async () => {
+    await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: 'Oslo' } });
+    await call('POST', '/v1/execute', API_KEY, { name: 'explode', arguments: {} });
+    const page = await signedIn(API_KEY);
+    for (const [name, file] of [['Upstreams', 'upstreams'], ['My MCP servers', 'my-mcp-servers'], ['Audit', 'audit'], ['Overview', 'overview']] as const) {
+      await open(page, name);
+      await page.waitForTimeout(300);
+      await shot(page, file);
+    }
+    await open(page, 'Audit');
+    await page.getByRole('table', { name: 'Audit events' }).waitFor();
+    await open(page, 'Overview');
+    await page.getByRole('img', { name: /Calls per minute/ }).waitFor();
+    await shot(page, 'overview');
+    await page.close();
+  });
+});

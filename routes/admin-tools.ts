@@ -22,6 +22,7 @@ export const adminToolsRoutes: FastifyPluginAsync = async (app) => {
       onRequest: [app.authenticate, app.requireRole('admin')],
       schema: {
         tags: ['admin'],
+        operationId: 'listHeldBackTools',
         summary: "What the caller's tenant has but the caller's pool does not show, and why (tenant admin)",
         security: bearerSecurity,
         response: {

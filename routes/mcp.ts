@@ -5,6 +5,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
 import { invalidToolCall } from '../src/mcp/call-params.js';
+import { errors } from '../src/errors.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -75,6 +76,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     const toolset = request.params.toolset;
     // Before the reply is handed to the transport: an unknown toolset (or another tenant's) is a plain 404.
     if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);
+    // The parser has consumed the body stream: the transport must not be left to read it again.
+    if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
     const invalid = invalidToolCall(request.body);
     if (invalid) return reply.send(invalid);
     const server = serverFor(app, request, reply, toolset);

@@ -13,6 +13,7 @@ import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
 import { Drain } from './http/drain.js';
 import { bodyPending, installBodyDeadline } from './http/body-deadline.js';
+import { acceptEmptyJsonBody } from './http/json-body.js';
 import { limitConnectionsPerAddress } from './http/connection-limit.js';
 import { AccessLogController, createLogger, writesAccessLinesDirectly } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
@@ -137,6 +138,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
   limitConnectionsPerAddress(app.server, config.server.maxConnectionsPerAddress);
   installBodyDeadline(app, () => gateway.config.server.bodyTimeoutMs);
+  acceptEmptyJsonBody(app);
   const admission = installAdmission(
     app,
     {

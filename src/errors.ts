@@ -12,6 +12,7 @@ export const errors = {
   TG_EGRESS_DENIED: createError('TG_EGRESS_DENIED', '%s', 400),
   TG_REQUEST_TIMEOUT: createError('TG_REQUEST_TIMEOUT', '%s', 408),
   TG_PAYLOAD_TOO_LARGE: createError('TG_PAYLOAD_TOO_LARGE', 'request body is too large', 413),
+  TG_UNSUPPORTED_MEDIA_TYPE: createError('TG_UNSUPPORTED_MEDIA_TYPE', '%s', 415),
   TG_OVERLOADED: createError('TG_OVERLOADED', '%s', 503),
   TG_NOT_READY: createError('TG_NOT_READY', '%s', 503),
   /** The shared state store (Redis) did not answer: approvals and user MCP registrations fail closed. */

@@ -3,7 +3,7 @@
 // cancel and answer the rest, close upstreams, flush the audit log (src/http/shutdown.ts).
 import closeWithGrace from 'close-with-grace';
 import { buildServer } from './app.js';
-import { demoConfig } from './config/demo.js';
+import { demoConfig, demoExports } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
@@ -26,6 +26,7 @@ async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string
       ? `approver key (decides send_announcement calls in the console's Approvals page; printed once, set TOOLGATE_DEV_APPROVER_KEY to choose one):\n  ${demo.approverKey}`
       : 'approver key from TOOLGATE_DEV_APPROVER_KEY',
     `console: http://localhost:${demo.config.server.port}/console/ (sign in with one of the keys above)`,
+    `for the README's examples:\n  ${demoExports(demo, demo.config.server.port)}`,
   ].join('\n');
   return { config: demo.config, banner };
 }
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
     const address = await app.metricsServer.listen({ host: config.metrics.host, port: config.metrics.port });
     app.log.info({ address }, 'metrics listener');
   }
-  if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer <key>" http://localhost:${port}/v1/tools\n`);
+  if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer $TOOLGATE_API_KEY" "$TOOLGATE_URL/v1/tools"\n`);
 
   const reload = (trigger: string) => () => {
     app.reloadConfig().then(

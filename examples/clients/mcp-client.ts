@@ -4,10 +4,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const base = process.env.TOOLGATE_URL ?? 'http://localhost:8080';
+const key = process.env.TOOLGATE_API_KEY;
+if (!key) {
+  console.error('set TOOLGATE_API_KEY to an API key (npm start prints the demo one), e.g. export TOOLGATE_API_KEY=tg_demo_…');
+  process.exit(2);
+}
 const client = new Client({ name: 'my-agent', version: '1.0.0' });
 await client.connect(
   new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${process.env.TOOLGATE_API_KEY}` } },
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
   }),
 );
 const { tools } = await client.listTools();

@@ -4,11 +4,14 @@
 """
 import json
 import os
+import sys
 import urllib.error
 import urllib.request
 
 BASE = os.environ.get("TOOLGATE_URL", "http://localhost:8080")
-KEY = os.environ["TOOLGATE_API_KEY"]
+KEY = os.environ.get("TOOLGATE_API_KEY")
+if not KEY:
+    sys.exit("set TOOLGATE_API_KEY to an API key (npm start prints the demo one), e.g. export TOOLGATE_API_KEY=tg_demo_…")
 
 
 def call(method, path, body=None):

@@ -2,7 +2,10 @@
 //   TOOLGATE_URL=http://localhost:8080 TOOLGATE_API_KEY=... npx tsx examples/clients/typescript-client.ts
 const base = process.env.TOOLGATE_URL ?? 'http://localhost:8080';
 const key = process.env.TOOLGATE_API_KEY;
-if (!key) throw new Error('set TOOLGATE_API_KEY');
+if (!key) {
+  console.error('set TOOLGATE_API_KEY to an API key (npm start prints the demo one), e.g. export TOOLGATE_API_KEY=tg_demo_…');
+  process.exit(2);
+}
 
 interface ToolResult {
   callId: string;

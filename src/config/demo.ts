@@ -36,6 +36,20 @@ function keyFrom(value: string | undefined, prefix: string): { key: string; gene
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
+ * The one line that sets the variables every README example uses. A generated key is shown (the banner
+ * prints it once anyway); a key chosen through the environment is named by its variable, never echoed.
+ */
+export function demoExports(demo: DemoConfig, port: number): string {
+  const key = (value: string, generated: boolean, variable: string) => (generated ? value : `"$${variable}"`);
+  return [
+    'export',
+    `TOOLGATE_URL=http://localhost:${port}`,
+    `TOOLGATE_API_KEY=${key(demo.apiKey, demo.generated, 'TOOLGATE_DEV_API_KEY')}`,
+    `TOOLGATE_APPROVER_KEY=${key(demo.approverKey, demo.approverKeyGenerated, 'TOOLGATE_DEV_APPROVER_KEY')}`,
+  ].join(' ');
+}
+
+/**
  * The embedded demo: one process, in-memory store, tenant `demo` with a few example function tools.
  * The API key comes from TOOLGATE_DEV_API_KEY (the operator key from TOOLGATE_DEV_OPERATOR_KEY) or is
  * generated; only SHA-256 digests are kept in config.

@@ -84,4 +84,34 @@ describe('user MCP server routes', () => {
     const deleted = await open.inject({ method: 'DELETE', url: `/v1/users/${encodeURIComponent(sub)}/mcp-servers/svc`, headers: bearer(await token(sub)) });
     expect(deleted.statusCode).toBe(204);
   });
+
+  it('removes a server with DELETE sent with `content-type: application/json` and no body (curl -X DELETE -H …)', async () => {
+    expect((await put(open, 'carol', 'svc', { url: upstream.url })).statusCode).toBe(201);
+    const headers = { ...bearer(await token('carol')), 'content-type': 'application/json' };
+    const deleted = await open.inject({ method: 'DELETE', url: '/v1/users/carol/mcp-servers/svc', headers });
+    expect(deleted.statusCode).toBe(204);
+    const again = await open.inject({ method: 'DELETE', url: '/v1/users/carol/mcp-servers/svc', headers });
+    expect(again.json()).toMatchObject({ statusCode: 404, code: 'TG_NOT_FOUND' });
+  });
+});
+
+describe('a JSON content type with no body', () => {
+  it('is no body: routes without one answer as usual, routes that need one refuse it with 400, /mcp included (promptly)', async () => {
+    const headers = { ...bearer(await token('dave')), 'content-type': 'application/json' };
+    const execute = await open.inject({ method: 'POST', url: '/v1/execute', headers });
+    expect(execute.json()).toMatchObject({ statusCode: 400, code: 'TG_BAD_REQUEST' });
+    const mcp = await open.inject({ method: 'POST', url: '/mcp', headers: { ...headers, accept: 'application/json, text/event-stream' } });
+    expect(mcp.json()).toMatchObject({ statusCode: 400, code: 'TG_BAD_REQUEST', message: 'the body must be a JSON-RPC message' });
+    const approver = { ...bearer(await token('erin', { roles: ['approver'] })), 'content-type': 'application/json' };
+    const deny = await open.inject({ method: 'POST', url: '/v1/approvals/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/deny', headers: approver });
+    expect(deny.json()).toMatchObject({ statusCode: 404, code: 'TG_NOT_FOUND' });
+  });
+
+  it('still refuses a body that is whitespace, malformed, or poisoned', async () => {
+    const headers = { ...bearer(await token('dave')), 'content-type': 'application/json' };
+    for (const payload of [' ', '{', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}']) {
+      const res = await open.inject({ method: 'POST', url: '/v1/execute', headers, payload });
+      expect(res.json(), payload).toMatchObject({ statusCode: 400, code: 'TG_BAD_REQUEST' });
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
-import { demoConfig } from '../../../src/config/demo.js';
+import { demoConfig, demoExports } from '../../../src/config/demo.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -102,6 +102,13 @@ describe('the embedded demo', () => {
     const generated = demoConfig({});
     expect(generated.operatorKeyGenerated).toBe(true);
     expect(generated.operatorKey).not.toBe(generated.apiKey);
+  });
+
+  it('prints one export line with the variables of the README examples, naming (never echoing) keys chosen by env', () => {
+    const chosen = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key', TOOLGATE_DEV_APPROVER_KEY: 'my-approver-key' });
+    expect(demoExports(chosen, 8080)).toBe('export TOOLGATE_URL=http://localhost:8080 TOOLGATE_API_KEY="$TOOLGATE_DEV_API_KEY" TOOLGATE_APPROVER_KEY="$TOOLGATE_DEV_APPROVER_KEY"');
+    const generated = demoConfig({});
+    expect(demoExports(generated, 9000)).toBe(`export TOOLGATE_URL=http://localhost:9000 TOOLGATE_API_KEY=${generated.apiKey} TOOLGATE_APPROVER_KEY=${generated.approverKey}`);
   });
 
   it('generates a random key when none is set', () => {

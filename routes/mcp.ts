@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { errors } from '../src/errors.js';
+import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
 import { invalidToolCall } from '../src/mcp/call-params.js';
@@ -26,7 +28,7 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
 function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Server {
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const pool = await app.gateway.poolFor(request.principal, requestMode(request), toolset);
+    const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
   const clientGone = requestAbort(reply, app.drain.calls);
@@ -36,13 +38,26 @@ function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyReque
     const abort = new LazyAbort(clientGone, followSignal(extra.signal));
     try {
       const options = callOptionsFor(request, defaultCallId(undefined, 0), abort);
-      const result = await app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset);
+      const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
       return toCallToolResult(result);
     } finally {
       abort.dispose();
     }
   });
   return server;
+}
+
+/**
+ * A tenant removed by a reload between the HTTP check and this JSON-RPC message: the JSON-RPC error carries
+ * the request-level code (the HTTP status is already sent by the transport).
+ */
+async function tenantKnown<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof UnknownTenantError) throw new McpError(ErrorCode.InvalidRequest, 'TG_UNKNOWN_TENANT: tenant is not configured');
+    throw error;
+  }
 }
 
 const methodNotAllowed = {
@@ -73,6 +88,8 @@ const mcpResponses = {
  */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
   const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
+    // Checked again here, before the transport answers: a reload may have removed the tenant after authentication.
+    if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
     // Before the reply is handed to the transport: an unknown toolset (or another tenant's) is a plain 404.
     if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);

@@ -8,7 +8,7 @@ import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
 import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
-import { Gateway } from './gateway.js';
+import { Gateway, UnknownTenantError } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { installAdmission } from './http/admission.js';
 import { Drain } from './http/drain.js';
@@ -144,15 +144,18 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     {
       maxInFlight: () => gateway.config.server.maxInFlight,
       maxPublicInFlight: () => gateway.config.server.maxPublicInFlight,
-      tenantMaxInFlight: (tenant) => gateway.tenant(tenant)?.config.limits.maxInFlight ?? 0,
+      tenantMaxInFlight: (tenant) => gateway.tenant(tenant)?.config.limits.maxInFlight,
       refusing: () => drain.refusing,
       callsCancelled: () => drain.cancelled,
     },
     metrics,
   );
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((raised: FastifyError, request, reply) => {
     reply.header('x-request-id', request.id);
+    // The gateway found no tenant (removed by a reload after the request was authenticated): the same
+    // answer as for a token of a tenant that is not configured.
+    const error: FastifyError = raised instanceof UnknownTenantError ? new errors.TG_UNKNOWN_TENANT() : raised;
     if (bodyPending(request.raw)) reply.header('connection', 'close');
     const status = error.statusCode ?? 500;
     if (status >= 500 && !error.code?.startsWith('TG_')) {

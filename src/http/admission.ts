@@ -18,8 +18,8 @@ export interface AdmissionLimits {
   maxInFlight(): number;
   /** Requests in flight on public routes that need no token (docs, OpenAPI): a pool of their own. */
   maxPublicInFlight(): number;
-  /** The tenant's bound for routes that run calls (`tenants.<t>.limits.maxInFlight`). */
-  tenantMaxInFlight(tenant: string): number;
+  /** The tenant's bound for routes that run calls (`tenants.<t>.limits.maxInFlight`); undefined once a reload removed the tenant. */
+  tenantMaxInFlight(tenant: string): number | undefined;
   /** True while the replica drains for shutdown: every new request answers 503 + Retry-After. */
   refusing(): boolean;
   /**
@@ -105,6 +105,8 @@ export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, 
           if (runsCalls) {
             if (limits.callsCancelled()) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
             const limit = limits.tenantMaxInFlight(tenant);
+            // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
+            if (limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
             const current = tenantInFlight.get(tenant) ?? 0;
             if (current >= limit) return done(overloaded(reply, `tenant has ${limit} calls in flight`));
             tenantInFlight.set(tenant, current + 1);

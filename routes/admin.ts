@@ -105,7 +105,7 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request) => {
       // Pins are shared by every tenant: accepting a definition changes what all of them see.
-      const held = acceptHeldTool(app.gateway.current().providers.values(), request.params.name);
+      const held = await acceptHeldTool(app.gateway.current().providers.values(), request.params.name);
       if (held) {
         request.log.warn({ tool: request.params.name, service: held.service }, 'changed MCP tool definition accepted by an operator');
         return { accepted: true, name: request.params.name, service: held.service };

@@ -7,7 +7,6 @@ import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
 import { invalidToolCall } from '../src/mcp/call-params.js';
-import { errors } from '../src/errors.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';

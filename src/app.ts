@@ -23,6 +23,7 @@ import { openapiDocument } from './openapi.js';
 import { authPlugin } from './plugins/auth.js';
 import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
 import { governancePlugin } from './plugins/governance.js';
+import { createPinRegistry } from './mcp/pinning.js';
 import { providerSpecsFor } from './providers.js';
 import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
@@ -98,13 +99,15 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
   const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0 });
   const userProvider = createUserMcpProvider({ registrations, egress });
+  // MCP definition pins in the state store: with Redis, an operator's accept on one replica releases the tool on all.
+  const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     log: app.log,
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins }),
     userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
@@ -126,6 +129,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   };
 
   app.addHook('onClose', async () => {
+    pins.close();
     await agent.close();
   });
 

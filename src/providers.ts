@@ -5,7 +5,7 @@ import { createFunctionProvider } from './executors/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
 import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
-import { createPinRegistry } from './mcp/pinning.js';
+import { createPinRegistry, type PinRegistry } from './mcp/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { CircuitRegistry } from './pipeline/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
@@ -22,6 +22,8 @@ export interface ProviderDeps {
   resolve?: Resolve;
   /** The circuit breakers: an MCP upstream that reconnects moves its service's breaker to half-open. */
   circuits?: CircuitRegistry;
+  /** Definition pins in the state store (src/mcp/pinning.ts), shared by replicas; one in memory when absent. */
+  pins?: PinRegistry;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface ProviderDeps {
  */
 export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) => ProviderSpec[] {
   // Pins outlive reloads: a reload must not re-trust a definition that changed under an admin's nose.
-  const pins = createPinRegistry({ log: deps.log, metrics: deps.metrics?.registry });
+  const pins = deps.pins ?? createPinRegistry({ log: deps.log, metrics: deps.metrics?.registry });
   const mcpDeps = {
     log: deps.log,
     pins,

@@ -7,13 +7,15 @@ export function isMcpProvider(provider: ToolProvider): provider is McpProvider {
   return typeof candidate.accept === 'function' && typeof candidate.heldTools === 'function';
 }
 
-/** Accepts the changed definition of the held tool exposed as `name`; the tool's info, or undefined when none is held. */
-export function acceptHeldTool(providers: Iterable<ToolProvider>, name: string): HeldToolInfo | undefined {
+/**
+ * Accepts the changed definition of the held tool exposed as `name` — held by this replica or, with a
+ * shared store, by another one; the tool's info, or undefined when none is held.
+ */
+export async function acceptHeldTool(providers: Iterable<ToolProvider>, name: string): Promise<HeldToolInfo | undefined> {
   for (const provider of providers) {
     if (!isMcpProvider(provider)) continue;
-    const held = provider.heldTools().find((entry) => entry.name === name);
-    if (!held) continue;
-    return provider.accept(name) ? held : undefined;
+    const accepted = await provider.accept(name);
+    if (accepted) return accepted;
   }
   return undefined;
 }

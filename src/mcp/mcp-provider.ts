@@ -43,8 +43,8 @@ export interface HeldToolInfo extends HeldTool {
 
 /** A ToolProvider plus the admin surface of issue 4 (`/v1/admin/upstreams`, tool acceptance). */
 export interface McpProvider extends ToolProvider {
-  /** Accepts the changed definition of a held tool by its exposed name; false when nothing is held. */
-  accept(name: string): boolean;
+  /** Accepts the changed definition of a held tool by its exposed name (held here or on another replica); undefined when nothing is held. */
+  accept(name: string): Promise<HeldToolInfo | undefined>;
   heldTools(): HeldToolInfo[];
   status(): UpstreamStatus[];
 }
@@ -119,15 +119,20 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
       rebuild();
     });
   }
+  // A pin loaded from the shared store, or accepted on another replica, changes what this provider lists.
+  const stopPinWatch = pins.onChange(rebuild);
 
   return {
     kind,
     tools: () => cached,
     async start() {
       await Promise.all(clients.map(({ spec, client }) => (spec.lazy ? void client.start() : client.start())));
+      // The first listing is decided against the shared pins (a fresh replica never trusts a changed definition).
+      await Promise.all(clients.filter(({ spec }) => spec.pin).map(({ spec, client }) => pins.reconcile(spec.service, client.tools())));
       rebuild();
     },
     async close() {
+      stopPinWatch();
       await Promise.all(clients.map(({ client }) => client.close()));
     },
     onChange(listener) {
@@ -144,12 +149,13 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
         return { ...status, detail: { ...status.detail, held, heldDefinitions } };
       });
     },
-    accept(name) {
+    async accept(name) {
       const upstream = names.upstreamOf(name);
-      if (!upstream || !pins.accept(upstream.service, upstream.tool)) return false;
-      log.info({ tool: name, service: upstream.service }, 'changed MCP tool definition accepted');
+      const accepted = upstream && (await pins.accept(upstream.service, upstream.tool));
+      if (!accepted) return undefined;
+      log.info({ tool: name, service: accepted.service }, 'changed MCP tool definition accepted');
       rebuild();
-      return true;
+      return { ...accepted, name };
     },
     heldTools() {
       return clients.flatMap(({ spec }) => pins.held(spec.service).map((entry) => ({ ...entry, name: spec.exposedName(entry.tool) })));

@@ -80,9 +80,9 @@ describe('local MCP provider', () => {
     expect((await failure(before.handler({ message: 'x' }, toolContext()))).errorType).toBe('PERMISSION_DENIED');
     expect(await metrics.getSingleMetricAsString('toolgate_tool_definition_changed_total')).toContain('service="svc"} 1');
 
-    expect(provider.accept('svc_echo')).toBe(true);
+    expect(await provider.accept('svc_echo')).toMatchObject({ name: 'svc_echo', service: 'svc', tool: 'echo' });
     expect(byName(provider, 'svc_echo').description).toBe(poisoned.definition.description);
-    expect(provider.accept('svc_echo')).toBe(false);
+    expect(await provider.accept('svc_echo')).toBeUndefined();
   });
 
   it('reports a module that fails to load as down and required', async () => {

@@ -6,7 +6,10 @@ import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestAbort, requestMode } from '../src/http/call-options.js';
 import { followSignal, LazyAbort } from '../src/execution/lazy-abort.js';
-import { invalidToolCall } from '../src/mcp/call-params.js';
+import { invalidToolCall, toolCallNames } from '../src/mcp/call-params.js';
+import { callEvent } from '../src/audit/events.js';
+import type { AuditSink } from '../src/audit/types.js';
+import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
@@ -59,6 +62,18 @@ async function tenantKnown<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** Each `tools/call` of a body refused for its params is a call that reached /mcp: one VALIDATION_ERROR line each. */
+function auditRefusedCalls(audit: AuditSink, request: FastifyRequest, reason: string): void {
+  if (audit.enabled === false) return;
+  const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
+  const time = Date.now();
+  for (const name of toolCallNames(request.body)) {
+    const callId = defaultCallId(undefined, 0);
+    const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
+    audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
+  }
+}
+
 const methodNotAllowed = {
   jsonrpc: '2.0',
   error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST' },
@@ -95,7 +110,10 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
     const invalid = invalidToolCall(request.body);
-    if (invalid) return reply.send(invalid);
+    if (invalid) {
+      auditRefusedCalls(app.governance.audit, request, invalid.error.message);
+      return reply.send(invalid);
+    }
     const server = serverFor(app, request, reply, toolset);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();

@@ -43,3 +43,11 @@ export function invalidToolCall(body: unknown): JsonRpcErrorResponse | undefined
   }
   return undefined;
 }
+
+/** The `tools/call` messages of a body (one message or a batch) by the name each asked for ('' when none): the calls a refused body refused. */
+export function toolCallNames(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages
+    .filter((message): message is Record<string, unknown> => isObject(message) && message.method === 'tools/call')
+    .map((message) => (isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : ''));
+}

@@ -88,6 +88,19 @@ describe('audit: one line per call and per approval decision', () => {
     for (const line of lines) expect(line).toMatchObject({ level: 30, msg: 'audit', time: expect.any(Number), requestId: expect.any(String) });
   });
 
+  it('writes a VALIDATION_ERROR line for an /mcp tools/call refused for its params', async () => {
+    const before = (await auditLines()).length;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...bearer(tokens.alice!), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+    });
+    expect(res.json().error.code).toBe(-32602);
+    const lines = (await auditLines()).slice(before);
+    expect(lines).toEqual([expect.objectContaining({ event: 'call', tool: 'get_weather', outcome: 'VALIDATION_ERROR', errorType: 'VALIDATION_ERROR', user: 'alice' })]);
+  });
+
   it('writes one line per approval decision, with who decided what and the run folded in', async () => {
     const before = (await auditLines()).length;
     const pending = await execute('alice', { name: 'create_ticket', arguments: { title: 'decided' }, callId: 'k-decided' });

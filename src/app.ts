@@ -36,6 +36,7 @@ import { createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
+import { oauthMetadataRoutes } from '../routes/oauth-metadata.js';
 import { healthRoutes } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
@@ -187,6 +188,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant });
   await app.register(authPlugin, { authenticator: () => authenticator, gateway, runtimeKeys });
   await app.register(healthRoutes);
+  await app.register(oauthMetadataRoutes);
   await app.register(metricsRoutes);
   await app.register(docsRoutes);
   await app.register(toolsRoutes);

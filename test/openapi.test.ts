@@ -118,10 +118,16 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('leaves the probes open (security: []) and asks for a bearer token everywhere else', () => {
+  it('leaves the probes and the OAuth metadata open (security: []) and asks for a bearer token everywhere else', () => {
     const document = parseYaml(generated) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
     const open = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security?.length === 0).map(([m]) => `${m} ${path}`));
-    expect(open.sort()).toEqual(['get /healthz', 'get /readyz']);
+    expect(open.sort()).toEqual([
+      'get /.well-known/oauth-protected-resource',
+      'get /.well-known/oauth-protected-resource/mcp',
+      'get /.well-known/oauth-protected-resource/mcp/{toolset}',
+      'get /healthz',
+      'get /readyz',
+    ]);
     const unsecured = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security === undefined).map(([m]) => `${m} ${path}`));
     expect(unsecured).toEqual([]);
   });

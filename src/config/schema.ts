@@ -296,6 +296,9 @@ export const configSchema = {
             ],
           },
         },
+        resource: { type: 'string', pattern: '^https?://[^?#]+$', description: "toolgate's public URL as an OAuth protected resource (RFC 9728)" },
+        authorizationServers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
+        scopesSupported: { ...stringArray, default: [] },
         cache: {
           type: 'object',
           additionalProperties: false,

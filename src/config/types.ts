@@ -57,6 +57,11 @@ export interface AuthConfig {
   jwt?: JwtConfig;
   apiKeys: ApiKeyConfig[];
   operators: OperatorEntry[];
+  /** toolgate's public URL as an OAuth protected resource (RFC 9728); the metadata routes answer only when it is set. */
+  resource?: string;
+  /** Where clients get tokens (issuer URLs), listed in the protected-resource metadata. */
+  authorizationServers?: string[];
+  scopesSupported?: string[];
   /** Verified-token cache: entries and maximum age (never past `exp`). */
   cache: { max: number; ttlMs: number };
 }

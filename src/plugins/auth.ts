@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { isRuntimeKeyToken, type RuntimeKeys } from '../admin/api-keys.js';
 import { AuthenticationError, type Authenticator } from '../auth/authenticator.js';
+import { resourceMetadataUrl } from '../auth/resource-metadata.js';
 import { errors } from '../errors.js';
 import type { Gateway } from '../gateway.js';
 import type { Principal } from '../types.js';
@@ -51,12 +52,19 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
   async (app, { authenticator, gateway, runtimeKeys }) => {
     app.decorateRequest('principal', null as unknown as Principal);
 
+    // With auth.resource set, every 401 says where the protected-resource metadata is (RFC 9728 §5.1), so an
+    // MCP client finds the authorization server by itself. From the live config: a reload changes it.
+    const challenge = (params: string): string => {
+      const resource = gateway.config.auth.resource;
+      return `Bearer realm="toolgate"${params}${resource === undefined ? '' : `, resource_metadata=${quotedString(resourceMetadataUrl(resource))}`}`;
+    };
+
     // Callback style, answered synchronously when the token cache knows the token: the common case
     // costs no promise. Verification (a cache miss) is the only thing that waits.
     app.decorate('authenticate', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) {
-        reply.header('www-authenticate', 'Bearer realm="toolgate"');
+        reply.header('www-authenticate', challenge(''));
         return done(new errors.TG_UNAUTHENTICATED('missing bearer token'));
       }
       const current = authenticator();
@@ -67,7 +75,7 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
       };
       const refuse = (error: unknown): void => {
         if (!(error instanceof AuthenticationError)) return done(error as Error);
-        reply.header('www-authenticate', `Bearer realm="toolgate", error="invalid_token", error_description=${quotedString(error.message)}`);
+        reply.header('www-authenticate', challenge(`, error="invalid_token", error_description=${quotedString(error.message)}`));
         done(new errors.TG_UNAUTHENTICATED(error.message));
       };
       // Runtime keys (POST /v1/admin/keys) are looked up in the shared store on every request and never

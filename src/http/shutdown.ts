@@ -14,6 +14,8 @@ export interface ShutdownTiming {
  */
 export const ANSWER_MARGIN_MS = 5_000;
 
+const IDLE_SWEEP_MS = 100;
+
 /**
  * The graceful way out (SIGTERM/SIGINT): readiness turns 503 at once; after `drainDelayMs` the listener
  * closes and new requests answer 503 + Retry-After; at the end of the grace every call still running is
@@ -25,11 +27,16 @@ export async function shutDownGracefully(app: FastifyInstance, { graceMs, drainD
     app.log.warn({ graceMs }, 'shutdown grace is over: cancelling and answering the calls still running');
     app.drain.cancel();
   }, graceMs);
+  // close() ends only the keep-alive sockets idle at that moment; one whose last response ends later
+  // without `Connection: close` (a hijacked reply, such as /mcp's) would hold the process until the hard stop.
+  let sweep: NodeJS.Timeout | undefined;
   try {
     app.drain.begin();
     if (drainDelayMs > 0) await sleep(Math.min(drainDelayMs, graceMs));
+    sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
     await app.close();
   } finally {
     clearTimeout(cancel);
+    clearInterval(sweep);
   }
 }

@@ -115,16 +115,22 @@ describe('graceful shutdown of the real server', () => {
       return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
     };
 
-    // Calls far longer than the grace: 5 that honour their AbortSignal, 2 that ignore it, and a serial
-    // batch whose second call has not started when the grace ends.
+    // Calls far longer than the grace: 5 that honour their AbortSignal, 2 that ignore it, a serial batch
+    // whose second call has not started when the grace ends, and an MCP tools/call.
     const singles = [
       ...Array.from({ length: 5 }, () => post('/v1/execute', { name: 'slow', arguments: { ms: 20_000 } })),
       ...Array.from({ length: 2 }, () => post('/v1/execute', { name: 'stubborn', arguments: { ms: 20_000 } })),
     ];
     const batch = post('/v1/execute/batch', { parallel: false, calls: [{ name: 'slow', arguments: { ms: 20_000 } }, { name: 'get_weather', arguments: { city: 'x' } }] });
-    for (const pending of [...singles, batch]) pending.catch(() => undefined); // awaited below
+    // The same through toolgate's own MCP endpoint.
+    const mcp = request(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 20_000 } } }),
+    }).then(async (response) => ({ status: response.statusCode, body: (await response.body.json()) as { result?: { isError?: boolean; content: Array<{ text: string }> } } }));
+    for (const pending of [...singles, batch, mcp]) pending.catch(() => undefined); // awaited below
     const incoming = () => server.logs.filter((line) => line.msg === 'incoming request').length;
-    await expect.poll(incoming, { timeout: 10_000 }).toBe(8);
+    await expect.poll(incoming, { timeout: 10_000 }).toBe(9);
 
     server.child.kill('SIGTERM');
     await server.logLine((line) => line.msg === 'shutting down');
@@ -141,13 +147,17 @@ describe('graceful shutdown of the real server', () => {
     const batched = await batch;
     expect(batched.status).toBe(200);
     expect((batched.body.results as Array<Record<string, unknown>>).map((result) => result.error)).toEqual([shuttingDown, shuttingDown]);
+    const viaMcp = await mcp;
+    expect(viaMcp.status).toBe(200);
+    expect(viaMcp.body.result?.isError).toBe(true);
+    expect(viaMcp.body.result?.content[0]?.text).toContain('"errorType":"TIMEOUT","error":"gateway shutting down"');
 
     const exited = await server.exit;
     expect(server.stderr()).not.toContain('killed by timeout');
     expect(exited).toEqual({ code: 0, signal: null });
     // One audit event per call, each with its outcome, all written before the process exited.
     const events = (await readFile(auditPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { tool: string; outcome: string });
-    expect(events).toHaveLength(9);
+    expect(events).toHaveLength(10);
     expect(events.every((event) => event.outcome === 'TIMEOUT')).toBe(true);
     expect(events.filter((event) => event.tool === 'stubborn')).toHaveLength(2);
   });

@@ -61,10 +61,11 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     }
     return dimensions.has('tool') ? `${key}|n=${encodeURIComponent(tool)}` : key;
   };
-  const decide = (hit: WindowHit, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> =>
-    hit.allowed
-      ? next(call, ctx)
-      : Promise.resolve(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }));
+  const decide = (hit: WindowHit, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> => {
+    if (hit.allowed) return next(call, ctx);
+    deps.metrics?.rateLimited(ctx.principal.tenant);
+    return Promise.resolve(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }));
+  };
   // The store cannot count (it did not answer in time): store.onUnavailable decides, the same on every replica.
   const failOpen = deps.onStoreUnavailable === 'fail-open';
   const uncounted = (error: unknown, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> => {

@@ -1,4 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { UpstreamStatus } from '../src/registry/provider.js';
+
+/** What /readyz answers (and `toolgate_ready` reports): draining first, then whether every required upstream is up. */
+export function readinessOf(upstreams: readonly UpstreamStatus[], draining: boolean): 'ready' | 'draining' | 'not_ready' {
+  if (draining) return 'draining';
+  return upstreams.every((upstream) => !upstream.required || upstream.state === 'ready') ? 'ready' : 'not_ready';
+}
 
 /**
  * Liveness and readiness. Readiness is 503 until config is loaded and every required upstream is up, and
@@ -23,13 +30,11 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (_request, reply) => {
-      const upstreams = app.gateway.status();
       // Draining for shutdown: 503 first, so a load balancer stops sending before the listener closes.
-      const draining = app.drain.draining;
-      const ready = !draining && upstreams.every((upstream) => !upstream.required || upstream.state === 'ready');
-      reply.code(ready ? 200 : 503);
-      if (!ready) reply.header('retry-after', '5');
-      return { status: ready ? 'ready' : draining ? 'draining' : 'not_ready' };
+      const status = readinessOf(app.gateway.status(), app.drain.draining);
+      reply.code(status === 'ready' ? 200 : 503);
+      if (status !== 'ready') reply.header('retry-after', '5');
+      return { status };
     },
   );
 };

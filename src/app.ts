@@ -37,7 +37,7 @@ import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { oauthMetadataRoutes } from '../routes/oauth-metadata.js';
-import { healthRoutes } from '../routes/health.js';
+import { healthRoutes, readinessOf } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
@@ -91,10 +91,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   const env = options.env ?? process.env;
-  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets });
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
-  const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store });
+  const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });
   // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
@@ -120,7 +120,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
       next = options.loadConfig ? await options.loadConfig() : gateway.config;
       nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
     } catch (error) {
-      metrics.configReloads.inc({ result: 'error' });
+      metrics.reloaded(false);
       throw error;
     }
     const { changed } = await gateway.reload(next);
@@ -135,6 +135,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   const drain = new Drain(governance.deadlines);
+  metrics.watchReady(() => readinessOf(gateway.status(), drain.draining) === 'ready');
   // Whoever closes the app (SIGTERM through src/server.ts, a test), new requests are refused from then on.
   app.addHook('preClose', (done) => {
     drain.close();

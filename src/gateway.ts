@@ -163,11 +163,11 @@ export class Gateway {
       try {
         snapshot = await this.buildSnapshot(next, previous.providers);
       } catch (error) {
-        this.deps.metrics.configReloads.inc({ result: 'error' });
+        this.deps.metrics.reloaded(false);
         throw error;
       }
       this.snapshot = snapshot;
-      this.deps.metrics.configReloads.inc({ result: 'ok' });
+      this.deps.metrics.reloaded(true);
       const kept = new Set(snapshot.providers.values());
       const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
       await Promise.allSettled(retired.map((provider) => provider.close?.()));

@@ -1,6 +1,7 @@
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { createRecentAudit, type RecentAudit } from './admin/recent-audit.js';
 import { createCallStats, type CallStats } from './admin/stats.js';
+import { createApprovalMetrics } from './approvals/metrics.js';
 import { createApprovalService } from './approvals/service.js';
 import type { ApprovalService } from './approvals/types.js';
 import { createAuditSink } from './audit/sinks.js';
@@ -32,7 +33,7 @@ export interface Governance {
   close(): Promise<void>;
 }
 
-export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger; store?: StateStore }): Governance {
+export function createGovernance(config: GatewayConfig, options: { registry: Registry; log: Logger; store?: StateStore; durationBuckets?: readonly number[] }): Governance {
   const ownsStore = options.store === undefined;
   const observed = storeObservability(options.registry, options.log);
   const store = options.store ?? createStore(config.store, observed.hooks);
@@ -40,10 +41,18 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const recentAudit = createRecentAudit({ store, max: config.admin.auditRecent, log: options.log });
   const stats = createCallStats();
   // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
-  const sink = createAuditSink(config.audit, { onError: (err) => options.log.error({ err }, 'audit write failed') });
+  const auditErrors = new Counter({ name: 'toolgate_audit_sink_errors_total', help: 'Failed audit sink writes, per sink (a file append may carry several events)', labelNames: ['sink'] as const, registers: [options.registry] });
+  const sink = createAuditSink(config.audit, {
+    onError: (err) => {
+      auditErrors.inc({ sink: config.audit.sink });
+      options.log.error({ err }, 'audit write failed');
+    },
+  });
   const audit = recentAudit.tee(sink, (event) => stats.record(event));
-  const approvals = createApprovalService({ store });
-  const metrics = createPolicyMetrics(options.registry);
+  const approvalMetrics = createApprovalMetrics(options.registry);
+  const approvals = createApprovalService({ store, onDecided: approvalMetrics.decided });
+  approvalMetrics.watch(approvals);
+  const metrics = createPolicyMetrics(options.registry, { durationBuckets: options.durationBuckets });
   const circuits = createCircuitRegistry(metrics.circuitState);
   const deadlines = new DeadlineQueue();
   return {

@@ -13,6 +13,8 @@ export interface ApprovalServiceOptions {
   /** How long a decided record stays readable after its expiry time (default one day). */
   retentionMs?: number;
   now?: () => number;
+  /** Told of every record this service moved out of `pending` (approved, denied, expired), once. */
+  onDecided?: (record: ApprovalRecord) => void;
 }
 
 export const isApprover = (principal: Principal, tenant: string): boolean =>
@@ -45,6 +47,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   const transition = async (raw: string, next: ApprovalRecord): Promise<ApprovalRecord> => {
     const written = await store.compareAndSet(keyOf(next.tenant, next.id), raw, JSON.stringify(next));
     if (!written) throw new ApprovalError('CONFLICT', 'approval was already decided');
+    options.onDecided?.(next);
     return next;
   };
 
@@ -109,6 +112,20 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     },
 
     list,
+    async pendingByTenant() {
+      const pending = new Map<string, { count: number; nextExpiresAt: number }>();
+      const at = now();
+      for (const { value } of await store.scan('approval:')) {
+        const record = JSON.parse(value) as ApprovalRecord;
+        if (record.status !== 'pending' || record.expiresAt <= at) continue;
+        const entry = pending.get(record.tenant);
+        if (entry) {
+          entry.count += 1;
+          entry.nextExpiresAt = Math.min(entry.nextExpiresAt, record.expiresAt);
+        } else pending.set(record.tenant, { count: 1, nextExpiresAt: record.expiresAt });
+      }
+      return pending;
+    },
 
     async approve(id, approver, run: RunApproved) {
       const { raw, record } = await loadDecidable(id, approver);

@@ -71,4 +71,6 @@ export interface ApprovalService {
   deny(id: string, approver: Principal, reason?: string): Promise<ApprovalRecord>;
   /** Marks a pending record expired (also done lazily on read once its time is up). */
   expire(id: string, tenant: string): Promise<ApprovalRecord>;
+  /** Every tenant's undecided, unexpired records: how many, and the soonest expiry (epoch ms). Reads only. */
+  pendingByTenant(): Promise<Map<string, { count: number; nextExpiresAt: number }>>;
 }

@@ -36,6 +36,8 @@ export function createFileAuditSink(path: string, options: FileAuditSinkOptions 
       // FileHandle.write, not appendFile: appendFile's writeFile machinery cost more than the write itself.
       for (let offset = 0; offset < lines.length; ) offset += (await file.write(lines, offset)).bytesWritten;
     } catch (error) {
+      // A file that could not be opened is opened again on the next append (and close has none to close).
+      if (handle && !(await handle.then(() => true, () => false))) handle = undefined;
       options.onError?.(error);
     }
   };

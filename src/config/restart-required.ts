@@ -25,6 +25,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['metrics', 'port'],
   ['console', 'enabled'],
   ['admin', 'auditRecent'],
+  ['metrics', 'durationBuckets'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

@@ -406,6 +406,8 @@ export const configSchema = {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
         token: { type: 'string', minLength: 16 },
+        // Upper bounds in seconds of the call-duration histograms (tool calls, upstream calls), in any order.
+        durationBuckets: { type: 'array', minItems: 1, maxItems: 40, uniqueItems: true, items: { type: 'number', exclusiveMinimum: 0, maximum: 86400 } },
       },
     },
     reload: {

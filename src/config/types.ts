@@ -246,7 +246,7 @@ export interface GatewayConfig {
    * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
    * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.
    */
-  metrics: { enabled: boolean; host: string; port: number; token?: string };
+  metrics: { enabled: boolean; host: string; port: number; token?: string; durationBuckets?: number[] };
   /** The operator console at /console/ (static files built into dist/console); off answers 404. */
   console: { enabled: boolean };
   /**

@@ -100,7 +100,10 @@ export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, 
 
     const admit: preHandlerHookHandler = authenticated
       ? (request, reply, done) => {
-          if (inFlight >= limits.maxInFlight()) return done(overloaded(reply, 'server is overloaded, retry later'));
+          if (inFlight >= limits.maxInFlight()) {
+            metrics.countOverload('server');
+            return done(overloaded(reply, 'server is overloaded, retry later'));
+          }
           const tenant = request.principal.tenant;
           if (runsCalls) {
             if (limits.callsCancelled()) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
@@ -108,7 +111,10 @@ export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, 
             // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
             if (limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
             const current = tenantInFlight.get(tenant) ?? 0;
-            if (current >= limit) return done(overloaded(reply, `tenant has ${limit} calls in flight`));
+            if (current >= limit) {
+              metrics.countOverload('tenant');
+              return done(overloaded(reply, `tenant has ${limit} calls in flight`));
+            }
             tenantInFlight.set(tenant, current + 1);
           }
           inFlight += 1;
@@ -121,7 +127,10 @@ export function installAdmission(app: FastifyInstance, limits: AdmissionLimits, 
           done();
         }
       : (request, reply, done) => {
-          if (publicInFlight >= limits.maxPublicInFlight()) return done(overloaded(reply, 'server is overloaded, retry later'));
+          if (publicInFlight >= limits.maxPublicInFlight()) {
+            metrics.countOverload('public');
+            return done(overloaded(reply, 'server is overloaded, retry later'));
+          }
           publicInFlight += 1;
           const release = (): void => {
             publicInFlight -= 1;

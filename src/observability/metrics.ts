@@ -8,6 +8,15 @@ import { stdoutLinesDropped } from './stdout.js';
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
 export const USER_TOOL_LABEL = '__user__';
 
+/**
+ * Call-duration buckets (`metrics.durationBuckets` overrides them): from 100 µs, so in-process tools that
+ * answer in a fraction of a millisecond spread over several buckets, to 60 s for slow upstreams.
+ */
+export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Why admission refused a request: the replica's bound, the tenant's call bound, or the public routes' pool. */
+export type OverloadScope = 'server' | 'tenant' | 'public';
+
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
@@ -16,7 +25,11 @@ export interface GatewayMetrics {
   /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
   watchInFlight(source: () => number): void;
   readonly toolShadowed: Counter<'winner' | 'loser'>;
-  readonly configReloads: Counter<'result'>;
+  /** Counts a reload and remembers whether the last one succeeded (`toolgate_config_last_reload_successful`). */
+  reloaded(ok: boolean): void;
+  /** Reports readiness as /readyz answers it (read when metrics are scraped). */
+  watchReady(source: () => boolean): void;
+  countOverload(scope: OverloadScope): void;
   /** `cancelled`: the call failed after its own caller gave up on it (counted as outcome `cancelled`). */
   recordCall(tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
@@ -24,13 +37,19 @@ export interface GatewayMetrics {
 
 const OUTCOMES = new Set<string>(['ok', 'cancelled', 'error', 'pending_approval', ...ERROR_TYPES]);
 
+/** A call's `outcome` label: ok, pending_approval, cancelled, or its errorType (`error` for anything unknown). */
+export function outcomeLabel(result: ToolResult, cancelled = false): string {
+  const answered = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
+  return OUTCOMES.has(answered) ? answered : 'error';
+}
+
 export function toolLabel(tool: Tool | undefined): string {
   if (!tool) return UNKNOWN_TOOL_LABEL;
   return tool.source === 'user-mcp' ? USER_TOOL_LABEL : tool.name;
 }
 
 /** One registry per gateway instance, so tests can build many apps in one process. */
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
+export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[] } = {}): GatewayMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const toolCalls = new Counter({
@@ -43,7 +62,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     'toolgate_tool_call_duration_seconds',
     'Tool call duration',
     ['tool', 'source'] as const,
-    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    options.durationBuckets ?? DEFAULT_DURATION_BUCKETS,
     registry,
   );
   const httpRequests = new Counter({
@@ -84,6 +103,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const lastReload = new Gauge({
+    name: 'toolgate_config_last_reload_successful',
+    help: 'Whether the last configuration reload succeeded (1) or failed (0); 1 before any reload',
+    registers: [registry],
+  });
+  lastReload.set(1);
+  let readySource = (): boolean => true;
+  new Gauge({
+    name: 'toolgate_ready',
+    help: 'Whether /readyz answers ready (1): 0 while a required upstream is down or the replica drains',
+    registers: [registry],
+    collect() {
+      this.set(readySource() ? 1 : 0);
+    },
+  });
+  const overloads = new Counter({
+    name: 'toolgate_overload_refusals_total',
+    help: 'Requests refused with 503 because a bound was reached (scope: server, tenant or public)',
+    labelNames: ['scope'] as const,
+    registers: [registry],
+  });
   const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
   const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
@@ -96,14 +136,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       inFlightSource = source;
     },
     toolShadowed,
-    configReloads,
+    reloaded(ok) {
+      configReloads.inc({ result: ok ? 'ok' : 'error' });
+      lastReload.set(ok ? 1 : 0);
+    },
+    watchReady: (source) => {
+      readySource = source;
+    },
+    countOverload: (scope) => overloads.inc({ scope }),
     recordCall(tool, result, cancelled = false) {
       const label = toolLabel(tool);
       // The resolved tool's source, not the result's: a custom policy's answer cannot mint a label value.
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
-      const answered = result.status ?? (result.ok ? 'ok' : cancelled ? 'cancelled' : result.error?.errorType ?? 'error');
-      const outcome = OUTCOMES.has(answered) ? answered : 'error';
+      const outcome = outcomeLabel(result, cancelled);
       callCounter(label, source, outcome).inc();
       toolDuration.labels(label, source).observe(result.durationMs / 1000);
     },

@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { deferredCounter, type CounterCell } from '../observability/deferred-counter.js';
-import { ERROR_TYPES } from '../types.js';
+import { DEFAULT_DURATION_BUCKETS, USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
+import { PlainHistogram } from '../observability/plain-histogram.js';
+import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -13,6 +15,10 @@ export interface PolicyMetrics {
    * `__user__`): the label then shows the worst state among them (open, then half-open, then closed).
    */
   circuitState(label: string, state: CircuitStateName, service?: string): void;
+  /** A call the rate-limit policy refused; `tenant` is a configured tenant (the chain runs only for those). */
+  rateLimited(tenant: string): void;
+  /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
+  upstreamCall(tool: Tool, result: ToolResult, seconds: number): void;
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half_open';
@@ -23,8 +29,16 @@ function existing<T>(registry: Registry, name: string): T | undefined {
   return registry.getSingleMetric(name) as T | undefined;
 }
 
-/** Policy and batch metrics on the Registry the server passes in. Labels are bounded: policy names, error types, configured services. */
-export function createPolicyMetrics(registry: Registry): PolicyMetrics {
+/** The `service` label of a tool's upstream: user-level services (named after their user) are one bucket. */
+export function serviceLabel(tool: Tool): string {
+  return tool.source === 'user-mcp' ? USER_TOOL_LABEL : tool.service ?? 'none';
+}
+
+/**
+ * Policy, batch and upstream metrics on the Registry the server passes in. Labels are bounded: policy
+ * names, error types, configured services and tenants.
+ */
+export function createPolicyMetrics(registry: Registry, options: { durationBuckets?: readonly number[] } = {}): PolicyMetrics {
   const decisions =
     existing<Counter<'policy' | 'decision'>>(registry, 'toolgate_policy_decisions_total') ??
     new Counter({ name: 'toolgate_policy_decisions_total', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'], registers: [registry] });
@@ -34,8 +48,15 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
   const circuits =
     existing<Gauge<'service'>>(registry, 'toolgate_circuit_state') ??
     new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
+  const rateLimits =
+    existing<Counter<'tenant'>>(registry, 'toolgate_rate_limit_refusals_total') ??
+    new Counter({ name: 'toolgate_rate_limit_refusals_total', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'], registers: [registry] });
+  const upstream =
+    existing<PlainHistogram<'service' | 'outcome'>>(registry, 'toolgate_upstream_call_duration_seconds') ??
+    new PlainHistogram('toolgate_upstream_call_duration_seconds', 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', ['service', 'outcome'], options.durationBuckets ?? DEFAULT_DURATION_BUCKETS, registry);
   // Counted in plain numbers and handed to prom-client on read: inc() hashes the label object on every call.
   const decisionCell = deferredCounter(decisions, ['policy', 'decision']);
+  const rateLimitCell = deferredCounter(rateLimits, ['tenant']);
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();
   const circuitState = (label: string, state: CircuitStateName, service = label): void => {
@@ -52,6 +73,8 @@ export function createPolicyMetrics(registry: Registry): PolicyMetrics {
     decisionCell: (policy, decision) => decisionCell(policy, decisionLabel(decision)),
     batchGroup: (size) => groups.observe(size),
     circuitState,
+    rateLimited: (tenant) => rateLimitCell(tenant).inc(),
+    upstreamCall: (tool, result, seconds) => upstream.labels(serviceLabel(tool), outcomeLabel(result)).observe(seconds),
   };
 }
 
@@ -60,4 +83,4 @@ const DECISIONS = new Set<string>(['pass', 'answered', 'retried', 'pending_appro
 const decisionLabel = (decision: string): string => (DECISIONS.has(decision) ? decision : 'other');
 
 const noopCell: CounterCell = { inc() {} };
-export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {} };
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {} };

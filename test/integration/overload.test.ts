@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../helpers/build.js';
 
 let app: FastifyInstance;
 let base: string;
@@ -34,6 +34,7 @@ describe('overload protection over a real socket', () => {
     expect(shed.status).toBe(503);
     expect(shed.body).toMatchObject({ code: 'TG_OVERLOADED' });
     expect(shed.retryAfter).toBe('1');
+    expect(await scrapeMetrics(app)).toContain('toolgate_overload_refusals_total{scope="tenant"} 1');
     const done = await Promise.all(running);
     expect(done.map((r) => r.status)).toEqual([200, 200]);
     expect((await slowCall(token, 1)).status).toBe(200);
@@ -47,6 +48,7 @@ describe('overload protection over a real socket', () => {
     expect(listing.statusCode).toBe(503);
     expect(listing.headers['retry-after']).toBe('1');
     await listing.body.dump();
+    expect(await scrapeMetrics(app)).toContain('toolgate_overload_refusals_total{scope="server"} 1');
     const health = await request(`${base}/healthz`, { dispatcher: agent });
     expect(health.statusCode).toBe(200);
     await health.body.dump();

@@ -1,5 +1,6 @@
 import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_DURATION_BUCKETS } from '../../../src/observability/metrics.js';
 import { PlainHistogram } from '../../../src/observability/plain-histogram.js';
 
 const buckets = [0.001, 0.01, 0.1, 1, 10];
@@ -48,5 +49,18 @@ describe('PlainHistogram', () => {
     plain.resetMetrics();
     reference.resetMetrics();
     expect(await plain.metrics()).toContain('calls_seconds_count{tool="a",source="b"} 0');
+  });
+
+  it('matches prom-client with the default duration buckets (sub-millisecond bounds included)', async () => {
+    const reference = new Registry();
+    const plain = new Registry();
+    const histogram = new Histogram({ name: 'd_seconds', help: 'd', labelNames: ['tool'], buckets: [...DEFAULT_DURATION_BUCKETS], registers: [reference] });
+    const ours = new PlainHistogram('d_seconds', 'd', ['tool'], DEFAULT_DURATION_BUCKETS, plain);
+    for (const value of [0.00005, 0.0001, 0.0002, 0.0004, 0.0009, 0.003, 0.7, 45, 61]) {
+      histogram.labels('t').observe(value);
+      ours.labels('t').observe(value);
+    }
+    expect(await plain.metrics()).toBe(await reference.metrics());
+    expect(await plain.metrics()).toContain('d_seconds_bucket{le="0.00025",tool="t"} 3');
   });
 });

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ApprovalRecord, ApprovalService } from './types.js';
+
+/** Seconds a request waited for its decision: from a few seconds to the longest sensible expiry (a day). */
+const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400];
+/** Both backlog gauges of one scrape (and scrapers arriving together) share one read of the shared store. */
+const BACKLOG_MAX_AGE_MS = 1_000;
+
+export interface ApprovalMetrics {
+  /** Counts a decision and its wait; pass as the approval service's `onDecided`. */
+  decided(record: ApprovalRecord): void;
+  /** Reports the backlog of `approvals` from now on (read when metrics are scraped). */
+  watch(approvals: ApprovalService): void;
+}
+
+/**
+ * Approval metrics, labelled by tenant (records are only created for configured tenants) and decision.
+ * The backlog gauges read the shared store, so every replica reports the same figure: aggregate them with
+ * `max by (tenant)`, not `sum`.
+ */
+export function createApprovalMetrics(registry: Registry, now: () => number = Date.now): ApprovalMetrics {
+  const decisions = new Counter({
+    name: 'toolgate_approval_decisions_total',
+    help: 'Approval requests decided, per tenant and decision (approved, denied, expired)',
+    labelNames: ['tenant', 'decision'] as const,
+    registers: [registry],
+  });
+  const wait = new Histogram({
+    name: 'toolgate_approval_wait_seconds',
+    help: 'Time from an approval request to its decision, per decision',
+    labelNames: ['decision'] as const,
+    buckets: WAIT_BUCKETS,
+    registers: [registry],
+  });
+  let approvals: ApprovalService | undefined;
+  let backlog: { at: number; read: Promise<Map<string, { count: number; nextExpiresAt: number }>> } | undefined;
+  const readBacklog = (): Promise<Map<string, { count: number; nextExpiresAt: number }>> => {
+    const at = now();
+    if (!approvals) return Promise.resolve(new Map());
+    if (!backlog || at - backlog.at > BACKLOG_MAX_AGE_MS) backlog = { at, read: approvals.pendingByTenant() };
+    return backlog.read;
+  };
+  // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
+  new Gauge({
+    name: 'toolgate_approvals_pending',
+    help: 'Approval requests waiting for a decision, per tenant (read from the shared store: the same on every replica)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const pending = await readBacklog().catch(() => new Map<string, { count: number; nextExpiresAt: number }>());
+      for (const [tenant, { count }] of pending) this.set({ tenant }, count);
+    },
+  });
+  new Gauge({
+    name: 'toolgate_approvals_next_expiry_seconds',
+    help: 'Seconds until the soonest pending approval of a tenant expires (absent when none is pending)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const pending = await readBacklog().catch(() => new Map<string, { count: number; nextExpiresAt: number }>());
+      const at = now();
+      for (const [tenant, { nextExpiresAt }] of pending) this.set({ tenant }, Math.max(0, (nextExpiresAt - at) / 1000));
+    },
+  });
+  return {
+    decided(record) {
+      decisions.inc({ tenant: record.tenant, decision: record.status });
+      wait.observe({ decision: record.status }, Math.max(0, ((record.decidedAt ?? now()) - record.createdAt) / 1000));
+    },
+    watch(service) {
+      approvals = service;
+    },
+  };
+}

@@ -65,7 +65,6 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
   const started = performance.now();
   const callId = typeof request.callId === 'string' && request.callId.length > 0 ? request.callId : options.defaultCallId;
   const name = typeof request.name === 'string' ? request.name : '';
-  const { metrics } = scope;
 
   if (name.trim().length === 0) return refused(failureResult('VALIDATION_ERROR', 'tool name is required', { callId, name }), { options, scope, started });
   const parsed = parseArguments(name, request.arguments);
@@ -115,14 +114,14 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
     options.deadline,
   );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
-  return finishCall(await scope.chain(call, ctx), tool, started, metrics, ctx);
+  return finishCall(await scope.chain(call, ctx), tool, started, scope, ctx);
 }
 
 // Module-level helpers, not per-call named closures: fewer allocations, and under tsx (esbuild keepNames)
 // every named closure created per call also costs an Object.defineProperty.
-function finishCall(result: ToolResult, tool: Tool | undefined, started: number, metrics: GatewayMetrics, ctx?: CallContext): ToolResult {
+function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  metrics.recordCall(tool, result, !result.ok && ctx !== undefined && callerCancelled(ctx));
+  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && callerCancelled(ctx));
   return result;
 }
 
@@ -145,7 +144,7 @@ interface Refusal {
  * sent it (bounded) when nothing resolved. An approved call's run is recorded by its approval decision.
  */
 function refused(answer: ToolResult, { options, scope, tool, args, started }: Refusal): ToolResult {
-  const result = finishCall(answer, tool, started, scope.metrics);
+  const result = finishCall(answer, tool, started, scope);
   if (scope.audit.enabled === false || options.approval) return result;
   const { principal } = options;
   scope.audit.write(

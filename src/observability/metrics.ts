@@ -31,7 +31,7 @@ export interface GatewayMetrics {
   watchReady(source: () => boolean): void;
   countOverload(scope: OverloadScope): void;
   /** `cancelled`: the call failed after its own caller gave up on it (counted as outcome `cancelled`). */
-  recordCall(tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
+  recordCall(tenant: string, tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
 }
 
@@ -124,7 +124,15 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     labelNames: ['scope'] as const,
     registers: [registry],
   });
+  // Per tenant without the tool: tenant × tool × source × outcome would multiply the series.
+  const tenantCalls = new Counter({
+    name: 'toolgate_tenant_calls_total',
+    help: 'Tool calls by tenant and outcome (ok or errorType)',
+    labelNames: ['tenant', 'outcome'] as const,
+    registers: [registry],
+  });
   const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
+  const tenantCounter = deferredCounter(tenantCalls, ['tenant', 'outcome']);
   const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
     registry,
@@ -144,13 +152,14 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       readySource = source;
     },
     countOverload: (scope) => overloads.inc({ scope }),
-    recordCall(tool, result, cancelled = false) {
+    recordCall(tenant, tool, result, cancelled = false) {
       const label = toolLabel(tool);
       // The resolved tool's source, not the result's: a custom policy's answer cannot mint a label value.
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
       callCounter(label, source, outcome).inc();
+      tenantCounter(tenant, outcome).inc();
       toolDuration.labels(label, source).observe(result.durationMs / 1000);
     },
   };

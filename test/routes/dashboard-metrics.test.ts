@@ -37,6 +37,17 @@ describe('metrics for the dashboard and alerts', () => {
     expect(bounds).toEqual(['0.0001', '0.00025', '0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '+Inf']);
   });
 
+  it('counts calls per tenant and outcome (configured tenants only: an unknown one is refused before any call)', async () => {
+    await execute(app, 'get_weather', { city: 'x' }, await signToken({ sub: 'gina', tenant: 'globex' }));
+    await execute(app, 'no_such_tool', {}, await signToken({ sub: 'gina', tenant: 'globex' }));
+    expect((await execute(app, 'get_weather', { city: 'x' }, await signToken({ sub: 'x', tenant: 'nobody-configured' }))).statusCode).toBeGreaterThanOrEqual(400);
+    const text = await scrapeMetrics(app);
+    expect(sample(text, 'toolgate_tenant_calls_total{tenant="globex",outcome="ok"}')).toBe(1);
+    expect(sample(text, 'toolgate_tenant_calls_total{tenant="globex",outcome="UNKNOWN_TOOL"}')).toBe(1);
+    expect(text).not.toContain('nobody-configured');
+    expect(text).not.toContain('no_such_tool');
+  });
+
   it('times each upstream attempt per service and outcome', async () => {
     expect((await execute(app, 'calc_add', { a: 1, b: 2 }, alice)).json().ok).toBe(true);
     const text = await scrapeMetrics(app);
@@ -58,7 +69,7 @@ describe('metrics for the dashboard and alerts', () => {
     const expiry = sample(text, 'toolgate_approvals_next_expiry_seconds{tenant="acme"}');
     expect(expiry).toBeGreaterThan(50);
     expect(expiry).toBeLessThanOrEqual(60);
-    expect(text).not.toContain('tenant="globex"');
+    expect(sample(text, 'toolgate_approvals_pending{tenant="globex"}')).toBeUndefined();
 
     const approved = await app.inject({ method: 'POST', url: `/v1/approvals/${pending.approvalId}/approve`, headers: bearer(bob) });
     expect(approved.json().status).toBe('approved');

@@ -62,6 +62,7 @@ describe('metric labels', () => {
     const text = await app.metrics.registry.metrics();
     for (const secret of [SUB, SERVICE, PROBE]) expect(text).not.toContain(secret);
     expect(text).toContain('toolgate_circuit_state{service="__user__"} 1');
+    expect(text).toMatch(/toolgate_upstream_call_duration_seconds_count\{service="__user__",outcome="ok"\} [1-9]/);
     expect(text).toMatch(/toolgate_tool_calls_total\{tool="__user__",source="user-mcp",outcome="UPSTREAM_ERROR"\} [1-9]/);
     expect(text).toMatch(/toolgate_tool_calls_total\{tool="__unknown__",source="none",outcome="UNKNOWN_TOOL"\} [1-9]/);
   });

@@ -78,7 +78,7 @@ export function freeLoopbackPort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function stopChild(child: ChildProcess, timeoutMs: number): Promise<void> {
+export function stopChild(child: ChildProcess, timeoutMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => {

@@ -34,6 +34,14 @@ describe('deploy/prometheus/alerts.yml', () => {
     expect([...fired].sort()).toEqual([...alerts].sort());
   });
 
+  it.skipIf(!promtool)('the README\'s promtool commands run as written', async () => {
+    const readme = await readFile(join(packageRoot(), 'README.md'), 'utf8');
+    const block = /<!-- alert-rule-checks -->\s*```bash\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'README.md needs a ```bash block after <!-- alert-rule-checks -->').toBeDefined();
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block!], { cwd: packageRoot(), timeout: 30_000 });
+    expect(stdout.match(/SUCCESS/g)).toHaveLength(2);
+  });
+
   it('gives every alert a summary, a description and a runbook', async () => {
     const rules = parseYaml(await readFile(join(folder, 'alerts.yml'), 'utf8')) as RuleFile;
     for (const rule of rules.groups.flatMap((group) => group.rules)) {

@@ -42,6 +42,13 @@ describe('deploy/prometheus/alerts.yml', () => {
     expect(stdout.match(/SUCCESS/g)).toHaveLength(2);
   });
 
+  it('are loaded by the compose Prometheus', async () => {
+    const compose = parseYaml(await readFile(join(packageRoot(), 'docker-compose.yml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
+    expect(compose.services.prometheus?.volumes).toContain('./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro');
+    const prometheusConfig = parseYaml(await readFile(join(packageRoot(), 'deploy/prometheus.yml'), 'utf8')) as { rule_files: string[] };
+    expect(prometheusConfig.rule_files).toContain('/etc/prometheus/alerts.yml');
+  });
+
   it('gives every alert a summary, a description and a runbook', async () => {
     const rules = parseYaml(await readFile(join(folder, 'alerts.yml'), 'utf8')) as RuleFile;
     for (const rule of rules.groups.flatMap((group) => group.rules)) {

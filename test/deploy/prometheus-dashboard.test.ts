@@ -1,5 +1,5 @@
 // A real Prometheus (Debian's package) scrapes a real listening gateway under some traffic (bounded,
-// loopback only), loads deploy/prometheus/alerts.yml, and evaluates every panel query of
+// loopback only), loads deploy/prometheus/alerts.yml and rules/*.yml, and evaluates every panel query of
 // deploy/grafana/dashboards/*.json and every alert expression through its HTTP API: none may error, the
 // traffic panels return data, and every alert rule evaluates with health "ok".
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +21,9 @@ if (!prometheus) console.warn('prometheus-dashboard.test: prometheus is not inst
 
 const root = packageRoot();
 const dashboardDir = join(root, 'deploy/grafana/dashboards');
-const alertFiles = [join(root, 'deploy/prometheus/alerts.yml')];
+const rulesDir = join(root, 'deploy/prometheus/rules');
+/** Every alert rule file the compose Prometheus loads. */
+const alertFiles = [join(root, 'deploy/prometheus/alerts.yml'), ...readdirSync(rulesDir).filter((name) => name.endsWith('.yml')).map((name) => join(rulesDir, name))];
 
 /** Panels that must show data after the traffic below (the rest may be empty: no circuit opened, no reload…). */
 const TRAFFIC_PANELS = [
@@ -39,6 +41,7 @@ const TRAFFIC_PANELS = [
   'Policy decisions (other than pass)',
   'Requests in flight',
   'Replicas ready',
+  'State store',
   'Memory',
   'CPU',
   'Event loop lag',

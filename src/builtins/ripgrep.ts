@@ -203,9 +203,11 @@ export async function ripgrep(run: RipgrepRun, search: RipgrepSearch, maxLines: 
     throw error;
   });
   // 0: matches, 1: none; 2: an error. File-level errors are silenced (--no-messages), so a 2 with an
-  // empty stderr means some file could not be read, which grep skips like `grep -r` does.
+  // empty stderr means some file could not be read, which grep skips like `grep -r` does. Anything on
+  // stderr with a non-zero code is a failure, e.g. bwrap exiting 1 where it cannot create namespaces
+  // (which would otherwise read as "no match").
   for (const { code, stderr } of outcomes) {
-    if (code !== 0 && code !== 1 && stderr.trim()) throw explainFailure(stderr);
+    if (code !== 0 && stderr.trim()) throw explainFailure(stderr);
   }
   return { lines, filesSearched, filesMatched, totalMatches };
 }

@@ -6,8 +6,8 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findExecutable } from '../../src/builtins/sandbox.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { testableSandboxes } from '../unit/builtins/helpers.js';
 
 // Issue: `(a|a)*b` over 100 files of 26 `a`s ran 93 s on the event loop and stalled every other tenant.
 // grep now runs ripgrep in a child process. This pattern is instant for rg's automata, so a second one makes
@@ -28,9 +28,7 @@ const slowSearches = (): number =>
     }
   }).length;
 
-const modes = ['none', ...(findExecutable('bwrap') ? ['bwrap'] : [])] as const;
-
-describe.each(modes)('grep under sandbox: %s, attacked with a backtracking regex', (sandbox) => {
+describe.each(testableSandboxes)('grep under sandbox: %s, attacked with a backtracking regex', (sandbox) => {
   let app: FastifyInstance;
   let base: string;
   let dir: string;

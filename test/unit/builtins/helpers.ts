@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import { createBuiltinProvider, type BuiltinProvider, type BuiltinProviderDeps } from '../../../src/builtins/index.js';
+import { findExecutable } from '../../../src/builtins/sandbox.js';
 import type { BuiltinsConfig } from '../../../src/config/types.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../../../src/types.js';
 
@@ -72,3 +74,14 @@ export async function failure(promise: Promise<unknown>): Promise<{ errorType: s
   }
   throw new Error('expected the call to fail');
 }
+
+/** Whether bwrap can run here: it needs the binary and user/mount namespaces (containers often lack one). */
+export const bwrapProbe: { usable: boolean; why: string } = (() => {
+  const bwrap = findExecutable('bwrap');
+  if (!bwrap) return { usable: false, why: 'the bwrap binary is not installed (apt-get install bubblewrap)' };
+  const probe = spawnSync(bwrap, ['--unshare-all', '--ro-bind', '/', '/', 'true'], { timeout: 5000 });
+  return probe.status === 0 ? { usable: true, why: '' } : { usable: false, why: `bwrap cannot create namespaces here (${probe.stderr?.toString().trim()})` };
+})();
+
+/** The sandbox modes this machine can test: none always, bwrap where it works. */
+export const testableSandboxes: ('none' | 'bwrap')[] = ['none', ...(bwrapProbe.usable ? ['bwrap' as const] : [])];

@@ -1,16 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ProcessInfo } from '../../../src/builtins/process-manager.js';
-import { findExecutable } from '../../../src/builtins/sandbox.js';
-import { createSandbox, failure, type Sandbox } from './helpers.js';
+import { createSandbox, failure, type Sandbox, testableSandboxes } from './helpers.js';
 
 // Issue 15 item 11: processes outliving their call (`cmd &`, `setsid cmd`) kept running, uncounted and
 // untouched at shutdown. Each test uses its own `sleep` durations so its processes can be told apart.
 
-const bwrap = findExecutable('bwrap');
-const bwrapUsable = bwrap !== undefined && spawnSync(bwrap, ['--unshare-all', '--ro-bind', '/', '/', 'true'], { timeout: 5000 }).status === 0;
-const modes: ('none' | 'bwrap')[] = ['none', ...(bwrapUsable ? ['bwrap' as const] : [])];
 
 /** Live (not zombie) processes whose command line is exactly `sleep <seconds>`. */
 function sleeping(seconds: number): number {
@@ -33,7 +28,7 @@ const gone = (seconds: number) => expect.poll(() => sleeping(seconds), { timeout
 let unique = 3000 + Math.floor(Math.random() * 5000) * 10;
 const nextSeconds = () => (unique += 1);
 
-describe.each(modes)('processes a command leaves behind, under sandbox: %s', (sandbox) => {
+describe.each(testableSandboxes)('processes a command leaves behind, under sandbox: %s', (sandbox) => {
   let sb: Sandbox;
   beforeEach(async () => {
     sb = await createSandbox({ sandbox, allowUnsandboxedShell: true }, { maxProcessesPerCommand: 20, maxProcesses: 4 });

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLauncher, findExecutable } from '../../../src/builtins/sandbox.js';
-import { createSandbox, failure, type Sandbox } from './helpers.js';
+import { createLauncher } from '../../../src/builtins/sandbox.js';
+import { bwrapProbe, createSandbox, failure, type Sandbox } from './helpers.js';
 
 interface Exec {
   stdout: string;
@@ -11,13 +10,8 @@ interface Exec {
   exitCode: number | null;
 }
 
-// bwrap needs the binary and user/mount namespaces; containers often allow only one of the two.
-const bwrap = findExecutable('bwrap');
-const probe = bwrap ? spawnSync(bwrap, ['--unshare-all', '--ro-bind', '/', '/', 'true'], { timeout: 5000 }) : undefined;
-const usable = probe?.status === 0;
-if (!usable) {
-  console.warn(bwrap ? `bwrap tests skipped: bwrap cannot create namespaces here (${probe?.stderr?.toString().trim()})` : 'bwrap tests skipped: the bwrap binary is not installed (apt-get install bubblewrap)');
-}
+const usable = bwrapProbe.usable;
+if (!usable) console.warn(`bwrap tests skipped: ${bwrapProbe.why}`);
 
 describe.skipIf(!usable)('bash with sandbox: bwrap', () => {
   let sb: Sandbox;
@@ -85,7 +79,22 @@ describe('bash with sandbox: bwrap but no binary', () => {
       expect(err).toEqual({ errorType: 'TOOL_EXCEPTION', message: expect.stringContaining('bwrap') });
       expect((await failure(sb.run('read_file', { path: 'ran.txt' }))).errorType).toBe('VALIDATION_ERROR');
       expect(sb.provider.status!()[0]).toMatchObject({ state: 'down' });
+      expect(await failure(sb.run('grep', { pattern: 'x' }))).toEqual({ errorType: 'TOOL_EXCEPTION', message: expect.stringContaining('bwrap') });
     } finally {
+      await sb.cleanup();
+    }
+  });
+
+  it('answers grep with bwrap\'s complaint when bwrap is installed but cannot create namespaces, never "no match"', async () => {
+    const sb = await createSandbox({ sandbox: 'bwrap' });
+    const fake = path.join(sb.dir, 'bwrap');
+    await writeFile(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    const broken = await createSandbox({ sandbox: 'bwrap' }, {}, { launcher: createLauncher('bwrap', { bwrapPath: fake }) });
+    try {
+      await broken.run('write_file', { path: 'a.txt', content: 'needle\n' });
+      expect(await failure(broken.run('grep', { pattern: 'needle' }))).toEqual({ errorType: 'TOOL_EXCEPTION', message: expect.stringContaining('No permissions to create new namespace') });
+    } finally {
+      await broken.cleanup();
       await sb.cleanup();
     }
   });

@@ -246,11 +246,45 @@ describe.skipIf(skipReason !== undefined)('the console in headless Chromium', ()
     await operator.close();
   });
 
+  it('is usable from the keyboard alone: Tab to the token, Enter signs in, Tab and Enter follow the navigation', async () => {
+    const page = await context!.newPage();
+    await page.goto(`${base}/console/`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('token');
+    await page.keyboard.type(API_KEY);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+    // Tab through the header (Sign out) to the navigation's links; Enter on Tools opens it.
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'Tools'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).toBe('Tools');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    await page.close();
+  });
+
+  it('shows an egress refusal clearly on My MCP servers', async () => {
+    const page = await signedIn(tokens.alice!);
+    await open(page, 'My MCP servers');
+    await page.getByLabel(/Service id/).fill('local');
+    await page.getByLabel('Server URL').fill('http://127.0.0.1:9/mcp');
+    await page.getByRole('button', { name: 'Register' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    await expect(alert.innerText()).resolves.toMatch(/^Refused by the egress policy:/);
+    await page.getByText('You have registered no MCP server.').waitFor();
+    await shot(page, 'my-mcp-servers');
+    await page.close();
+  });
+
   it('saves a screenshot of every page at 1280×800', async () => {
     await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: 'Oslo' } });
     await call('POST', '/v1/execute', API_KEY, { name: 'explode', arguments: {} });
     const page = await signedIn(API_KEY);
-    for (const [name, file] of [['My MCP servers', 'my-mcp-servers'], ['Audit', 'audit'], ['Overview', 'overview']] as const) {
+    for (const [name, file] of [['Audit', 'audit'], ['Overview', 'overview']] as const) {
       await open(page, name);
       await page.waitForTimeout(300);
       await shot(page, file);

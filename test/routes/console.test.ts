@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../routes/console.js';
+import { demoConfig } from '../../src/config/demo.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 import { governedConfig } from '../helpers/governed.js';
 
@@ -88,5 +89,24 @@ describe('approvals listing for the console inbox', () => {
     const foreign = await signToken({ sub: 'erin', tenant: 'globex', roles: ['approver'] });
     expect((await app.inject({ url: '/v1/approvals?status=all', headers: bearer(foreign) })).json().approvals).toEqual([]);
     expect((await app.inject({ url: '/v1/approvals?status=everything', headers: bearer(bob) })).statusCode).toBe(400);
+  });
+});
+
+describe('the demo', () => {
+  it('turns the console on and lets the printed approver key decide a send_announcement call of the demo key', async () => {
+    const demo = demoConfig({ TOOLGATE_DEV_API_KEY: 'demo-key-for-console-test', LOG_LEVEL: 'silent' });
+    expect(demo.config.console.enabled).toBe(true);
+    expect(demo.approverKeyGenerated).toBe(true);
+    const app = await buildTestApp({ ...demo.config, metrics: { ...demo.config.metrics, enabled: false } }, { consoleRoot: root });
+    try {
+      expect((await app.inject({ url: '/console/' })).statusCode).toBe(200);
+      const pending = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(demo.apiKey), payload: { name: 'send_announcement', arguments: { title: 'Hello' } } });
+      expect(pending.statusCode).toBe(202);
+      const approved = await app.inject({ method: 'POST', url: `/v1/approvals/${pending.json().approvalId}/approve`, headers: bearer(demo.approverKey) });
+      expect(approved.json()).toMatchObject({ status: 'approved', decidedBy: 'demo-approver', result: { ok: true } });
+      expect(JSON.parse(approved.json().result.output)).toEqual({ posted: true, title: 'Hello', urgent: false, by: 'demo-user' });
+    } finally {
+      await app.close();
+    }
   });
 });

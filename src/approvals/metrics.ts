@@ -67,7 +67,10 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
   return {
     decided(record) {
       decisions.inc({ tenant: record.tenant, decision: record.status });
-      wait.observe({ decision: record.status }, Math.max(0, ((record.decidedAt ?? now()) - record.createdAt) / 1000));
+      // An expiry is settled lazily, on the first touch after it: the request waited until its expiry, not until then.
+      const decidedAt = record.decidedAt ?? now();
+      const end = record.status === 'expired' ? Math.min(decidedAt, record.expiresAt) : decidedAt;
+      wait.observe({ decision: record.status }, Math.max(0, (end - record.createdAt) / 1000));
     },
     watch(service) {
       approvals = service;

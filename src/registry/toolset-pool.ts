@@ -9,9 +9,9 @@ import { TOOL_SEARCH_NAME, type Toolset } from './tenant-view.js';
  * a deferred tool does, as `toolSearch`: the one that searches this subset only.
  */
 export function narrowPool(parent: Pool, toolset: Toolset, toolSearch: Tool): Pool {
-  const kept = parent.tools.filter((tool) => tool.name !== TOOL_SEARCH_NAME && toolset.includes(tool.name));
-  const hasDeferred = kept.some((tool) => parent.isDeferred(tool));
-  const tools = parent.tools.filter((tool) => (tool.name === TOOL_SEARCH_NAME ? hasDeferred : kept.includes(tool))).map((tool) => (tool.name === TOOL_SEARCH_NAME ? toolSearch : tool));
+  const kept = new Set(parent.tools.filter((tool) => tool.name !== TOOL_SEARCH_NAME && toolset.includes(tool.name)));
+  const hasDeferred = [...kept].some((tool) => parent.isDeferred(tool));
+  const tools = parent.tools.filter((tool) => (tool.name === TOOL_SEARCH_NAME ? hasDeferred : kept.has(tool))).map((tool) => (tool.name === TOOL_SEARCH_NAME ? toolSearch : tool));
   return {
     tools,
     byName: new Map(tools.map((tool) => [tool.name, tool])),

@@ -26,10 +26,20 @@ const slowCall = (tenantToken: string, ms: number) =>
     body: JSON.stringify({ name: 'slow', arguments: { ms } }),
   }).then(async (res) => ({ status: res.statusCode, retryAfter: res.headers['retry-after'], body: (await res.body.json()) as Record<string, unknown> }));
 
+/** Waits (bounded) until `n` requests are admitted and running, instead of guessing with a fixed sleep. */
+async function inFlight(n: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if ((await scrapeMetrics(app)).includes(`toolgate_http_requests_in_flight ${n}\n`)) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`never saw ${n} requests in flight`);
+}
+
 describe('overload protection over a real socket', () => {
   it('answers 503 + Retry-After beyond a tenant in-flight bound, without disturbing the running calls', async () => {
-    const running = [slowCall(token, 300), slowCall(token, 300)];
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    const running = [slowCall(token, 600), slowCall(token, 600)];
+    await inFlight(2);
     const shed = await slowCall(token, 1);
     expect(shed.status).toBe(503);
     expect(shed.body).toMatchObject({ code: 'TG_OVERLOADED' });
@@ -42,8 +52,8 @@ describe('overload protection over a real socket', () => {
 
   it('answers 503 beyond the server-wide bound for any tenant, but keeps answering /healthz', async () => {
     const globex = await signToken({ tenant: 'globex' });
-    const running = [slowCall(globex, 300), slowCall(globex, 300), slowCall(globex, 300)];
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    const running = [slowCall(globex, 600), slowCall(globex, 600), slowCall(globex, 600)];
+    await inFlight(3);
     const listing = await request(`${base}/v1/tools`, { dispatcher: agent, headers: bearer(token) });
     expect(listing.statusCode).toBe(503);
     expect(listing.headers['retry-after']).toBe('1');
@@ -57,8 +67,8 @@ describe('overload protection over a real socket', () => {
 
   it('counts token-less requests apart: with every authenticated slot taken, /openapi.json answers and a request without a token gets 401, not 503', async () => {
     const globex = await signToken({ tenant: 'globex' });
-    const running = [slowCall(globex, 300), slowCall(globex, 300), slowCall(globex, 300)];
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    const running = [slowCall(globex, 600), slowCall(globex, 600), slowCall(globex, 600)];
+    await inFlight(3);
     const shed = await request(`${base}/v1/tools`, { dispatcher: agent, headers: bearer(token) });
     expect(shed.statusCode).toBe(503);
     await shed.body.dump();
@@ -72,8 +82,8 @@ describe('overload protection over a real socket', () => {
   });
 
   it('applies the same tenant bound to /mcp requests', async () => {
-    const running = [slowCall(token, 300), slowCall(token, 300)];
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    const running = [slowCall(token, 600), slowCall(token, 600)];
+    await inFlight(2);
     const mcp = await request(`${base}/mcp`, {
       method: 'POST',
       dispatcher: agent,

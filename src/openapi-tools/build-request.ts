@@ -30,7 +30,7 @@ function pathValue(parameter: ParameterPlan, value: unknown): string {
   return text;
 }
 
-function appendQuery(query: URLSearchParams, parameter: ParameterPlan, value: unknown): void {
+function appendQuery(query: URLSearchParams, parameter: ParameterPlan, value: unknown, queryNames: ReadonlySet<string>): void {
   if (parameter.json) return query.append(parameter.name, JSON.stringify(value));
   if (Array.isArray(value)) {
     if (parameter.explode) for (const item of value) query.append(parameter.name, scalar(item));
@@ -39,7 +39,14 @@ function appendQuery(query: URLSearchParams, parameter: ParameterPlan, value: un
   }
   if (isObject(value)) {
     if (parameter.style === 'deepObject') for (const [key, item] of Object.entries(value)) query.append(`${parameter.name}[${key}]`, scalar(item));
-    else if (parameter.explode) for (const [key, item] of Object.entries(value)) query.append(key, scalar(item));
+    else if (parameter.explode) {
+      // Exploded keys become query names: one naming another parameter would add a second value for
+      // it, overriding a value the gateway binds (tenant bindings hide that parameter from the model).
+      for (const key of Object.keys(value)) {
+        if (queryNames.has(key)) throw new ToolError('VALIDATION_ERROR', `query parameter "${parameter.key}" must not hold the key "${key}" of another query parameter`);
+      }
+      for (const [key, item] of Object.entries(value)) query.append(key, scalar(item));
+    }
     else query.append(parameter.name, Object.entries(value).flatMap(([key, item]) => [key, scalar(item)]).join(','));
     return;
   }
@@ -61,12 +68,13 @@ export function buildRequest(baseUrl: string, plan: RequestPlan, args: JsonObjec
   let path = plan.pathTemplate;
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};
+  const queryNames = new Set(plan.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name));
   for (const parameter of plan.parameters) {
     if (!Object.hasOwn(args, parameter.key)) continue;
     const value = args[parameter.key];
     if (value === undefined || value === null) continue;
     if (parameter.in === 'path') path = path.split(`{${parameter.name}}`).join(pathValue(parameter, value));
-    else if (parameter.in === 'query') appendQuery(query, parameter, value);
+    else if (parameter.in === 'query') appendQuery(query, parameter, value, queryNames);
     else headers[parameter.name.toLowerCase()] = headerValue(parameter, value);
   }
   const search = query.toString();

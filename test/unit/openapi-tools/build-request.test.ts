@@ -30,6 +30,13 @@ describe('building the outgoing request', () => {
     expect(request.url).toBe('https://api.test/items/1?tags=a%2Cb&filter%5Bstate%5D=open&q=%7B%22x%22%3A1%7D');
   });
 
+  it('refuses an exploded query object whose key names another query parameter (a bound one must not get a second value)', () => {
+    const owner = parameter({ key: 'owner', name: 'owner' });
+    const filter = parameter({ key: 'filter', name: 'filter' });
+    expect(buildRequest('https://api.test', plan([idParameter, owner, filter]), { id: 1, owner: 'acme', filter: { state: 'open' } }, {}).url).toBe('https://api.test/items/1?owner=acme&state=open');
+    expect(() => buildRequest('https://api.test', plan([idParameter, owner, filter]), { id: 1, owner: 'acme', filter: { owner: 'victim' } }, {})).toThrow(/another query parameter/);
+  });
+
   it('lets configured headers win over a header parameter and refuses CR/LF in header values', () => {
     const auth = parameter({ key: 'X-Key', in: 'header', name: 'X-Key', style: 'simple', explode: false });
     expect(buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'model' }, { 'x-key': 'service' }).headers).toEqual({ 'x-key': 'service' });

@@ -68,6 +68,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
   const { store } = options;
   const now = options.now ?? Date.now;
   const lastWritten = new Map<string, number>();
+  const overLimit = (): RuntimeKeyError => new RuntimeKeyError('LIMIT', `at most ${options.maxPerTenant()} runtime API keys per tenant`);
 
   const view = async (record: RuntimeKeyRecord): Promise<RuntimeKeyView> => ({
     id: record.id,
@@ -100,7 +101,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
   return {
     async create(creator, input) {
       if ((await store.scan(indexPrefix(creator.tenant))).length >= options.maxPerTenant()) {
-        throw new RuntimeKeyError('LIMIT', `at most ${options.maxPerTenant()} runtime API keys per tenant`);
+        throw overLimit();
       }
       const idHex = randomBytes(8).toString('hex');
       const key = `${RUNTIME_KEY_PREFIX}${idHex}_${randomBytes(32).toString('base64url')}`;
@@ -114,7 +115,15 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
         sha256: digestOf(key),
       };
       if (!(await store.setIfAbsent(lookupKey(record.sha256), JSON.stringify(record)))) throw new Error('runtime key collision');
-      await store.set(`${indexPrefix(record.tenant)}${record.id}`, record.sha256);
+      const indexKey = `${indexPrefix(record.tenant)}${record.id}`;
+      await store.set(indexKey, record.sha256);
+      // Counted again after the write: concurrent creates (on any replica) all pass the first check. A key that
+      // finds the tenant over the cap withdraws itself, so the last writer of any over-cap set always sees it.
+      if ((await store.scan(indexPrefix(record.tenant))).length > options.maxPerTenant()) {
+        await store.delete(lookupKey(record.sha256));
+        await store.delete(indexKey);
+        throw overLimit();
+      }
       return { key, record: { ...(await view(record)), lastUsedAt: null } };
     },
 

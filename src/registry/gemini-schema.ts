@@ -72,7 +72,8 @@ function convert(schema: Readonly<JsonObject>, walk: Walk, depth: number): Gemin
   if (typeof schema.description === 'string') out.description = schema.description;
 
   const types = (Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type]).filter((type): type is string => typeof type === 'string');
-  const nonNull = types.filter((type) => type !== 'null');
+  // Known types only, each once: a hostile `type` array (thousands of entries) must not fan out into branches.
+  const nonNull = [...new Set(types.filter((type) => type !== 'null' && Object.hasOwn(TYPES, type)))];
   if (types.includes('null') || (Array.isArray(schema.enum) && schema.enum.includes(null))) out.nullable = true;
   const branches = [...arrayOf(schema.anyOf), ...arrayOf(schema.oneOf)];
   if (nonNull.length > 1) {
@@ -112,7 +113,8 @@ function convert(schema: Readonly<JsonObject>, walk: Walk, depth: number): Gemin
   if (isObject(schema.properties)) {
     out.properties = Object.fromEntries(Object.entries(schema.properties).filter(([, value]) => isObject(value)).map(([name, value]) => [name, convert(value as JsonObject, walk, depth + 1)]));
     const names = Object.keys(out.properties);
-    const required = arrayOf(schema.required).filter((name): name is string => typeof name === 'string' && names.includes(name));
+    const known = new Set(names);
+    const required = arrayOf(schema.required).filter((name): name is string => typeof name === 'string' && known.has(name));
     if (required.length > 0) out.required = required;
     if (names.length > 1) out.propertyOrdering = names;
   }
@@ -126,6 +128,7 @@ function resolveRef(ref: string, root: Readonly<JsonObject>): JsonObject | undef
   for (const raw of ref.slice(1).split('/').slice(1)) {
     const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
     node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+    if (node === undefined) return undefined;
   }
   return isObject(node) ? node : undefined;
 }

@@ -129,12 +129,12 @@ function stripNulls(schema: Readonly<JsonObject>, value: unknown, depth: number)
   }
   if (!isObject(value) || !isObject(schema.properties)) return value;
   const properties = schema.properties;
-  const required = Array.isArray(schema.required) ? schema.required : [];
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   let copy: JsonObject | undefined;
   for (const [key, item] of Object.entries(value)) {
     const property = properties[key];
     if (!isObject(property)) continue;
-    const next = item === null && !required.includes(key) && !takesNull(property) ? undefined : stripNulls(property, item, depth + 1);
+    const next = item === null && !required.has(key) && !takesNull(property) ? undefined : stripNulls(property, item, depth + 1);
     if (next === item) continue;
     copy ??= { ...value };
     if (next === undefined) delete copy[key];

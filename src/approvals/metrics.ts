@@ -18,6 +18,8 @@ export interface ApprovalMetrics {
  * The backlog gauges read the shared store, so every replica reports the same figure: aggregate them with
  * `max by (tenant)`, not `sum`.
  */
+type Backlog = Map<string, { count: number; nextExpiresAt: number }>;
+
 export function createApprovalMetrics(registry: Registry, now: () => number = Date.now): ApprovalMetrics {
   const decisions = new Counter({
     name: 'toolgate_approval_decisions_total',
@@ -33,14 +35,16 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     registers: [registry],
   });
   let approvals: ApprovalService | undefined;
-  let backlog: { at: number; read: Promise<Map<string, { count: number; nextExpiresAt: number }>> } | undefined;
-  const readBacklog = (): Promise<Map<string, { count: number; nextExpiresAt: number }>> => {
+  let backlog: { at: number; read: Promise<Backlog> } | undefined;
+  // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
+  const readBacklog = (): Promise<Backlog> => {
     const at = now();
     if (!approvals) return Promise.resolve(new Map());
-    if (!backlog || at - backlog.at > BACKLOG_MAX_AGE_MS) backlog = { at, read: approvals.pendingByTenant() };
+    if (!backlog || at - backlog.at > BACKLOG_MAX_AGE_MS) {
+      backlog = { at, read: approvals.pendingByTenant().catch((): Backlog => new Map()) };
+    }
     return backlog.read;
   };
-  // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
   new Gauge({
     name: 'toolgate_approvals_pending',
     help: 'Approval requests waiting for a decision, per tenant (read from the shared store: the same on every replica)',
@@ -48,7 +52,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     registers: [registry],
     async collect() {
       this.reset();
-      const pending = await readBacklog().catch(() => new Map<string, { count: number; nextExpiresAt: number }>());
+      const pending = await readBacklog();
       for (const [tenant, { count }] of pending) this.set({ tenant }, count);
     },
   });
@@ -59,7 +63,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     registers: [registry],
     async collect() {
       this.reset();
-      const pending = await readBacklog().catch(() => new Map<string, { count: number; nextExpiresAt: number }>());
+      const pending = await readBacklog();
       const at = now();
       for (const [tenant, { nextExpiresAt }] of pending) this.set({ tenant }, Math.max(0, (nextExpiresAt - at) / 1000));
     },

@@ -1,435 +1,353 @@
-// The configuration file's JSON Schema (CONTRACT §11). ajv fills defaults, so the validated object
-// is a complete GatewayConfig. Unknown keys are refused: a typo must stop start-up, not be ignored.
+// The configuration file's JSON Schema (docs/configuration.md), written with TypeBox so the schema ajv
+// validates is also the type the code reads (types.ts derives every config type from it). ajv fills
+// defaults, so a key with a `default` is optional in the file but always present after validation.
+// Unknown keys are refused: a typo must stop start-up, not be ignored.
+import { Type, type Static, type TObject, type TObjectOptions, type TProperties, type TSchema, type TSchemaOptions, type TUnion, type TUnsafe } from 'typebox';
+import type { JsonObject } from '../types.js';
 
-const stringArray = { type: 'array', items: { type: 'string' } } as const;
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
-const nameList = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
+/**
+ * A closed object (unknown keys refused). Keys with a `default` are left out of `required`, since ajv
+ * fills them; the static type keeps them required, as the validated config always has them.
+ */
+function Section<P extends TProperties>(properties: P, options: TObjectOptions = {}): TObject<P> {
+  const inFile: TProperties = {};
+  for (const [key, schema] of Object.entries(properties)) inFile[key] = 'default' in schema ? Type.Optional(schema) : schema;
+  return Type.Object(inFile, { additionalProperties: false, ...options }) as TObject<P>;
+}
 
-const toolOverride = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    readOnly: { type: 'boolean' },
-    destructive: { type: 'boolean' },
-    idempotent: { type: 'boolean' },
-    concurrencySafe: { type: 'boolean' },
-    aliases: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
-    deferLoading: { type: 'boolean' },
-    searchHint: { type: 'string', maxLength: 200 },
-    maxResultChars: { type: 'integer', minimum: 1 },
-    timeoutMs: { type: 'integer', minimum: 1 },
-    feature: { type: 'string' },
-    description: { type: 'string' },
-  },
-} as const;
+/**
+ * `oneOf`, not TypeBox's `anyOf`: load.ts explains a failed `oneOf` through its branches' errors, and
+ * exactly one branch may match. A branch leaves to the parent what the parent already says (`type`,
+ * required keys), so a bad entry is explained once, not once per branch.
+ */
+function OneOf<T extends TSchema[]>(branches: [...T], options: TSchemaOptions & { type?: 'object'; required?: string[] } = {}): TUnsafe<Static<TUnion<T>>> {
+  const known = new Set(options.required);
+  const trimmed = branches.map((branch) => {
+    if (options.type !== 'object' || !Type.IsObject(branch)) return branch;
+    const { type: _type, required = [], ...rest } = branch;
+    const own = required.filter((key) => !known.has(key));
+    return own.length > 0 ? { ...rest, required: own } : rest;
+  });
+  return Type.Unsafe<Static<TUnion<T>>>({ ...options, oneOf: trimmed });
+}
 
-const toolName = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+/** One exact value (a `kind` or `transport` tag); just `const`, as a type beside it adds nothing. */
+const Const = <V extends string>(value: V): TUnsafe<V> => Type.Unsafe<V>({ const: value });
 
-const httpFunction = {
-  type: 'object',
-  required: ['name', 'http'],
-  additionalProperties: false,
-  properties: {
-    ...toolOverride.properties,
-    name: toolName,
-    description: { type: 'string', default: '' },
-    inputSchema: { type: 'object', default: { type: 'object', properties: {} } },
-    http: {
-      type: 'object',
-      required: ['url'],
-      additionalProperties: false,
-      properties: {
-        method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'POST' },
-        url: { type: 'string', pattern: '^https?://' },
-        headers: { ...stringMap, default: {} },
-        timeoutMs: { type: 'integer', minimum: 1, maximum: 600000, default: 10000 },
-      },
-    },
-  },
-} as const;
+/** A map with free keys. `additionalProperties` rather than `Type.Record`'s pattern `^.*$`, which skips keys holding a newline. */
+function Dict<T extends TSchema>(values: T, options: TSchemaOptions = {}): TUnsafe<Record<string, Static<T>>> {
+  return Type.Unsafe<Record<string, Static<T>>>({ type: 'object', ...options, additionalProperties: values });
+}
 
-const moduleFunction = {
-  type: 'object',
-  required: ['module'],
-  additionalProperties: false,
-  properties: { module: { type: 'string', minLength: 1 } },
-} as const;
+/** Any JSON object (a tool's input schema, RAG filters, claims): checked by whoever reads it. */
+const AnyObject = (options: TSchemaOptions = {}): TUnsafe<JsonObject> => Type.Unsafe<JsonObject>({ type: 'object', ...options });
 
-const stdioTransport = {
-  transport: { const: 'stdio' },
-  command: { type: 'string', minLength: 1 },
-  args: { ...stringArray, default: [] },
-  env: { ...stringMap, default: {} },
-  cwd: { type: 'string' },
-} as const;
+const stringArray = (options: TSchemaOptions = {}) => Type.Array(Type.String(), options);
+const stringMap = (options: TSchemaOptions = {}) => Dict(Type.String(), options);
+const nameList = (options: TSchemaOptions = {}) => Type.Array(Type.String({ minLength: 1 }), options);
+const httpUrl = () => Type.String({ pattern: '^https?://' });
+const toolName = () => Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+const serviceId = () => Type.String({ pattern: '^[A-Za-z0-9_-]{1,48}$' });
+const timeoutMs = () => Type.Integer({ minimum: 1, maximum: 600000, default: 10000 });
 
-const remoteTransport = {
-  transport: { enum: ['streamable-http', 'sse'] },
-  url: { type: 'string', pattern: '^https?://' },
-  headers: { ...stringMap, default: {} },
-} as const;
+export const serverSchema = Section({
+  host: Type.String({ default: '0.0.0.0' }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  bodyLimit: Type.Integer({ minimum: 1024, default: 1048576 }),
+  /** Graceful shutdown: how long in-flight calls may take before they are cancelled and answered. */
+  shutdownGraceMs: Type.Integer({ minimum: 0, default: 10000 }),
+  /** Graceful shutdown: how long readiness answers 503 while the listener still serves, before it closes. */
+  drainDelayMs: Type.Integer({ minimum: 0, default: 0 }),
+  /** Overload protection: authenticated requests beyond this many in flight answer 503 + Retry-After. */
+  maxInFlight: Type.Integer({ minimum: 1, default: 1024 }),
+  /** Requests in flight on routes that need no token (docs, OpenAPI): counted apart from `maxInFlight`. */
+  maxPublicInFlight: Type.Integer({ minimum: 1, default: 64 }),
+  /** A request body must arrive within this long (408 TG_REQUEST_TIMEOUT otherwise). */
+  bodyTimeoutMs: Type.Integer({ minimum: 100, maximum: 600000, default: 10000 }),
+  /** Open connections per client address; the excess is closed (0 = no bound). */
+  maxConnectionsPerAddress: Type.Integer({ minimum: 0, default: 256 }),
+  trustProxy: Type.Boolean({ default: false }),
+}, { default: {} });
 
-const serviceId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,48}$' } as const;
+const stringOrList = () => OneOf([Type.String(), stringArray()]);
 
-const localMcp = {
-  type: 'object',
-  required: ['service'],
-  oneOf: [
-    {
-      required: ['module'],
-      additionalProperties: false,
-      properties: { service: serviceId, lazy: { type: 'boolean' }, required: { type: 'boolean' }, module: { type: 'string' } },
-    },
-    {
-      required: ['transport', 'command'],
-      additionalProperties: false,
-      properties: { service: serviceId, lazy: { type: 'boolean' }, required: { type: 'boolean' }, ...stdioTransport },
-    },
-  ],
-} as const;
+export const jwtSchema = Section({
+  secret: Type.Optional(Type.String({ minLength: 32 })),
+  publicKey: Type.Optional(Type.String()),
+  jwksUrl: Type.Optional(httpUrl()),
+  algorithms: Type.Optional(Type.Array(Type.Enum(['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA']))),
+  issuer: Type.Optional(stringOrList()),
+  audience: Type.Optional(stringOrList()),
+  tenantClaim: Type.String({ default: 'tenant' }),
+  rolesClaim: Type.String({ default: 'roles' }),
+  clockToleranceSec: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
+  /** A token without `exp` is refused unless this is false (a token without `exp` never expires). */
+  requireExp: Type.Boolean({ default: true }),
+  /** Refuse tokens whose `exp - iat` (or `exp - now` without `iat`) exceeds this. */
+  maxTokenLifetimeSec: Type.Optional(Type.Integer({ minimum: 1 })),
+});
 
-const globalCommon = {
-  id: serviceId,
-  required: { type: 'boolean', default: false },
-  lazy: { type: 'boolean' },
-  defer: { type: 'boolean', default: false },
-  pin: { type: 'boolean', default: true },
-  prefix: { oneOf: [{ type: 'boolean' }, { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' }] },
-  forwardIdentity: { ...stringMap, default: {} },
-  timeoutMs: { type: 'integer', minimum: 1 },
-} as const;
+export const apiKeySchema = Section({
+  id: Type.String({ minLength: 1 }),
+  sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+  tenant: Type.String({ minLength: 1 }),
+  user: Type.String({ minLength: 1 }),
+  roles: stringArray({ default: [] }),
+  claims: Type.Optional(AnyObject()),
+});
 
-const globalMcp = {
-  type: 'object',
-  required: ['id', 'transport'],
-  oneOf: [
-    { required: ['command'], additionalProperties: false, properties: { ...globalCommon, ...stdioTransport } },
-    { required: ['url'], additionalProperties: false, properties: { ...globalCommon, ...remoteTransport } },
-  ],
-} as const;
+/**
+ * A global operator (reload, every upstream, accepting a changed shared tool definition): an API key by
+ * its `id`, or a JWT subject of a tenant. Configured here, apart from tenant roles, so no tenant's `admin`
+ * (and no token issuer's `roles` claim) can grant it.
+ */
+export const operatorSchema = OneOf([
+  Section({ apiKey: Type.String({ minLength: 1 }) }),
+  Section({ tenant: Type.String({ minLength: 1 }), sub: Type.String({ minLength: 1 }) }),
+]);
 
-const ragEntry = {
-  type: 'object',
-  required: ['name', 'backend'],
-  additionalProperties: false,
-  properties: {
-    name: toolName,
-    description: { type: 'string', default: 'Search the knowledge base' },
-    dataset: { type: 'string' },
-    backend: {
-      type: 'object',
-      required: ['kind'],
-      oneOf: [
-        {
-          required: ['documents'],
-          additionalProperties: false,
-          properties: { kind: { const: 'embedded' }, documents: { type: 'string' } },
-        },
-        {
-          required: ['url'],
-          additionalProperties: false,
-          properties: {
-            kind: { const: 'http' },
-            url: { type: 'string', pattern: '^https?://' },
-            headers: { ...stringMap, default: {} },
-            timeoutMs: { type: 'integer', minimum: 1, default: 10000 },
-          },
-        },
-      ],
-    },
-    topK: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { default: { type: 'integer', minimum: 1, default: 5 }, max: { type: 'integer', minimum: 1, default: 20 } },
-    },
-    filter: { type: 'object', default: {} },
-    maxResultChars: { type: 'integer', minimum: 1 },
-  },
-} as const;
+export const authSchema = Section({
+  jwt: Type.Optional(jwtSchema),
+  apiKeys: Type.Array(apiKeySchema, { default: [] }),
+  operators: Type.Array(operatorSchema, { default: [] }),
+  /** The protected-resource metadata routes answer only when this is set. */
+  resource: Type.Optional(Type.String({ pattern: '^https?://[^?#]+$', description: "toolgate's public URL as an OAuth protected resource (RFC 9728)" })),
+  /** Where clients get tokens (issuer URLs), listed in the protected-resource metadata. */
+  authorizationServers: Type.Array(httpUrl(), { default: [] }),
+  scopesSupported: stringArray({ default: [] }),
+  /** Verified-token cache: entries and maximum age (never past `exp`). */
+  cache: Section({
+    max: Type.Integer({ minimum: 0, default: 10000 }),
+    ttlMs: Type.Integer({ minimum: 0, default: 60000 }),
+  }, { default: {} }),
+}, { default: {} });
+
+/** What the rate-limit policy does while the store cannot count: admit the call uncounted, or refuse it. */
+export const onStoreUnavailableSchema = Type.Enum(['fail-open', 'fail-closed'], { default: 'fail-closed' });
+
+export const storeSchema = OneOf([
+  Section({ kind: Const('memory') }),
+  Section({
+    kind: Const('redis'),
+    url: Type.String({ pattern: '^rediss?://' }),
+    prefix: Type.String({ default: 'toolgate:' }),
+    /** Rate limits while Redis does not answer (approvals and registrations always fail closed). */
+    onUnavailable: onStoreUnavailableSchema,
+    /** Longest wait for one Redis answer. */
+    commandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000, default: 1000 }),
+  }),
+], { type: 'object', default: { kind: 'memory' }, required: ['kind'] });
+
+export const auditSchema = OneOf([
+  Section({ sink: Type.Enum(['stdout', 'off']) }),
+  Section({ sink: Const('file'), path: Type.String() }),
+], { type: 'object', default: { sink: 'stdout' }, required: ['sink'] });
+
+export const egressSchema = Section({
+  /** Hostnames, IPs or CIDRs that user-supplied URLs may reach even when private. */
+  allow: stringArray({ default: [] }),
+}, { default: {} });
+
+export const builtinsSchema = Section({
+  workspaceRoot: Type.String({ default: './workspaces' }),
+  perUser: Type.Boolean({ default: false }),
+  readOnlyRoots: stringArray({ default: [] }),
+  /** No default: the built-ins pick bwrap where its binary is installed, otherwise none. */
+  sandbox: Type.Optional(Type.Enum(['none', 'bwrap'])),
+  /** Lets `bash` run under `sandbox: none`; refused otherwise. */
+  allowUnsandboxedShell: Type.Boolean({ default: false }),
+  limits: Section({
+    maxReadChars: Type.Integer({ minimum: 1, default: 12000 }),
+    commandTimeoutMs: Type.Integer({ minimum: 1, default: 30000 }),
+    maxOutputBytes: Type.Integer({ minimum: 1, default: 10485760 }),
+    maxProcesses: Type.Integer({ minimum: 0, default: 8 }),
+    /** Live processes one bash command may hold; more and the whole command is killed. */
+    maxProcessesPerCommand: Type.Integer({ minimum: 1, default: 128 }),
+    maxFileBytes: Type.Integer({ minimum: 1, default: 10485760 }),
+  }, { default: {} }),
+}, { default: {} });
+
+/** Per-tool overrides (`tools:` by name or glob), also accepted on an HTTP function entry. */
+export const toolOverrideSchema = Section({
+  readOnly: Type.Optional(Type.Boolean()),
+  destructive: Type.Optional(Type.Boolean()),
+  idempotent: Type.Optional(Type.Boolean()),
+  concurrencySafe: Type.Optional(Type.Boolean()),
+  aliases: Type.Optional(Type.Array(toolName())),
+  deferLoading: Type.Optional(Type.Boolean()),
+  searchHint: Type.Optional(Type.String({ maxLength: 200 })),
+  maxResultChars: Type.Optional(Type.Integer({ minimum: 1 })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  feature: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+});
+
+export const httpToolSchema = Section({
+  method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], { type: 'string', default: 'POST' }),
+  url: httpUrl(),
+  headers: stringMap({ default: {} }),
+  timeoutMs: timeoutMs(),
+});
+
+export const moduleFunctionSchema = Section({ module: Type.String({ minLength: 1 }) });
+
+export const httpFunctionSchema = Section({
+  ...toolOverrideSchema.properties,
+  name: toolName(),
+  description: Type.String({ default: '' }),
+  inputSchema: AnyObject({ default: { type: 'object', properties: {} } }),
+  http: httpToolSchema,
+});
+
+export const ragSchema = Section({
+  name: toolName(),
+  description: Type.String({ default: 'Search the knowledge base' }),
+  dataset: Type.Optional(Type.String()),
+  backend: OneOf([
+    Section({ kind: Const('embedded'), documents: Type.String() }),
+    Section({
+      kind: Const('http'),
+      url: httpUrl(),
+      headers: stringMap({ default: {} }),
+      timeoutMs: Type.Integer({ minimum: 1, default: 10000 }),
+    }),
+  ], { type: 'object', required: ['kind'] }),
+  topK: Section({
+    default: Type.Integer({ minimum: 1, default: 5 }),
+    max: Type.Integer({ minimum: 1, default: 20 }),
+  }, { default: {} }),
+  filter: AnyObject({ default: {} }),
+  maxResultChars: Type.Optional(Type.Integer({ minimum: 1 })),
+});
 
 // A document is either `spec` (a file) or `url`; load.ts checks that exactly one is given so the
 // message names the entry (a oneOf here would only say "must match exactly one schema").
-const openapiEntry = {
-  type: 'object',
-  required: ['name'],
-  additionalProperties: false,
-  properties: {
-    name: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]{0,31}$' },
-    spec: { type: 'string', minLength: 1 },
-    url: { type: 'string', pattern: '^https?://' },
-    baseUrl: { type: 'string', pattern: '^https?://' },
-    include: { ...nameList, default: ['*'] },
-    exclude: { ...nameList, default: [] },
-    headers: { ...stringMap, default: {} },
-    timeoutMs: { type: 'integer', minimum: 1, maximum: 600000, default: 10000 },
-    maxResultChars: { type: 'integer', minimum: 1 },
-    defer: { type: 'boolean' },
-  },
-} as const;
+/** One OpenAPI document whose operations become function tools (`openapi:` in config). */
+export const openApiSchema = Section({
+  /** Prefix of the tool names (`<name>_<operationId>`) and the service id `openapi:<name>`. */
+  name: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,31}$' }),
+  /** A local file (absolute after loading)… */
+  spec: Type.Optional(Type.String({ minLength: 1 })),
+  /** …or an http(s) URL, fetched through the egress guard. Exactly one of the two. */
+  url: Type.Optional(httpUrl()),
+  /** Default: the document's first server. */
+  baseUrl: Type.Optional(httpUrl()),
+  /** operationId or tag globs; default every operation. */
+  include: nameList({ default: ['*'] }),
+  exclude: nameList({ default: [] }),
+  /** The service's own credentials, sent with every call (never the caller's). */
+  headers: stringMap({ default: {} }),
+  timeoutMs: timeoutMs(),
+  maxResultChars: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Deferred listing; default: deferred when the entry imports more than 50 operations. */
+  defer: Type.Optional(Type.Boolean()),
+});
 
-const tenant = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    tools: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { allow: { ...nameList, default: ['*'] }, deny: { ...nameList, default: [] } },
-    },
-    mcpServices: { ...nameList, default: [] },
-    functions: { ...nameList, default: ['*'] },
-    builtins: { default: [], oneOf: [{ const: 'all' }, nameList] },
-    mode: { enum: ['default', 'readonly'], default: 'default' },
-    roles: {
-      type: 'object',
-      default: {},
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { allow: nameList, deny: nameList },
-      },
-    },
-    bindings: { type: 'object', default: {}, additionalProperties: { type: 'object' } },
-    policies: { type: 'object', default: {} },
-    limits: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { maxInFlight: { type: 'integer', minimum: 1, default: 64 } },
-    },
-    deferThreshold: { type: 'integer', minimum: 1 },
-    userMcp: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { enabled: { type: 'boolean', default: true }, maxServers: { type: 'integer', minimum: 0, default: 10 } },
-    },
-    toolsets: {
-      type: 'object',
-      default: {},
-      propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['tools'],
-        properties: { description: { type: 'string', default: '' }, tools: nameList },
-      },
-    },
-  },
-} as const;
+export const mcpStdioSchema = Section({
+  transport: Const('stdio'),
+  command: Type.String({ minLength: 1 }),
+  args: stringArray({ default: [] }),
+  env: stringMap({ default: {} }),
+  cwd: Type.Optional(Type.String()),
+});
 
-export const configSchema = {
-  $id: 'toolgate-config',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    server: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        host: { type: 'string', default: '0.0.0.0' },
-        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
-        bodyLimit: { type: 'integer', minimum: 1024, default: 1048576 },
-        shutdownGraceMs: { type: 'integer', minimum: 0, default: 10000 },
-        drainDelayMs: { type: 'integer', minimum: 0, default: 0 },
-        maxInFlight: { type: 'integer', minimum: 1, default: 1024 },
-        maxPublicInFlight: { type: 'integer', minimum: 1, default: 64 },
-        bodyTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
-        maxConnectionsPerAddress: { type: 'integer', minimum: 0, default: 256 },
-        trustProxy: { type: 'boolean', default: false },
-      },
-    },
-    auth: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        jwt: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            secret: { type: 'string', minLength: 32 },
-            publicKey: { type: 'string' },
-            jwksUrl: { type: 'string', pattern: '^https?://' },
-            algorithms: { type: 'array', items: { enum: ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'] } },
-            issuer: { oneOf: [{ type: 'string' }, stringArray] },
-            audience: { oneOf: [{ type: 'string' }, stringArray] },
-            tenantClaim: { type: 'string', default: 'tenant' },
-            rolesClaim: { type: 'string', default: 'roles' },
-            clockToleranceSec: { type: 'integer', minimum: 0, maximum: 300, default: 30 },
-            requireExp: { type: 'boolean', default: true },
-            maxTokenLifetimeSec: { type: 'integer', minimum: 1 },
-          },
-        },
-        apiKeys: {
-          type: 'array',
-          default: [],
-          items: {
-            type: 'object',
-            required: ['id', 'sha256', 'tenant', 'user'],
-            additionalProperties: false,
-            properties: {
-              id: { type: 'string', minLength: 1 },
-              sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
-              tenant: { type: 'string', minLength: 1 },
-              user: { type: 'string', minLength: 1 },
-              roles: { ...stringArray, default: [] },
-              claims: { type: 'object' },
-            },
-          },
-        },
-        operators: {
-          type: 'array',
-          default: [],
-          items: {
-            oneOf: [
-              { type: 'object', required: ['apiKey'], additionalProperties: false, properties: { apiKey: { type: 'string', minLength: 1 } } },
-              {
-                type: 'object',
-                required: ['tenant', 'sub'],
-                additionalProperties: false,
-                properties: { tenant: { type: 'string', minLength: 1 }, sub: { type: 'string', minLength: 1 } },
-              },
-            ],
-          },
-        },
-        resource: { type: 'string', pattern: '^https?://[^?#]+$', description: "toolgate's public URL as an OAuth protected resource (RFC 9728)" },
-        authorizationServers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
-        scopesSupported: { ...stringArray, default: [] },
-        cache: {
-          type: 'object',
-          additionalProperties: false,
-          default: {},
-          properties: {
-            max: { type: 'integer', minimum: 0, default: 10000 },
-            ttlMs: { type: 'integer', minimum: 0, default: 60000 },
-          },
-        },
-      },
-    },
-    store: {
-      type: 'object',
-      default: { kind: 'memory' },
-      required: ['kind'],
-      oneOf: [
-        { additionalProperties: false, properties: { kind: { const: 'memory' } } },
-        {
-          additionalProperties: false,
-          required: ['url'],
-          properties: {
-            kind: { const: 'redis' },
-            url: { type: 'string', pattern: '^rediss?://' },
-            prefix: { type: 'string', default: 'toolgate:' },
-            // Rate limits while Redis does not answer: admit calls uncounted, or refuse them (RATE_LIMITED).
-            onUnavailable: { enum: ['fail-open', 'fail-closed'], default: 'fail-closed' },
-            commandTimeoutMs: { type: 'integer', minimum: 50, maximum: 60000, default: 1000 },
-          },
-        },
-      ],
-    },
-    audit: {
-      type: 'object',
-      default: { sink: 'stdout' },
-      required: ['sink'],
-      oneOf: [
-        { additionalProperties: false, properties: { sink: { enum: ['stdout', 'off'] } } },
-        { additionalProperties: false, required: ['path'], properties: { sink: { const: 'file' }, path: { type: 'string' } } },
-      ],
-    },
-    features: { type: 'object', default: {}, additionalProperties: { type: 'boolean' } },
-    egress: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { allow: { ...stringArray, default: [] } },
-    },
-    builtins: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        workspaceRoot: { type: 'string', default: './workspaces' },
-        perUser: { type: 'boolean', default: false },
-        readOnlyRoots: { ...stringArray, default: [] },
-        // No default: the built-ins pick bwrap where it is installed, otherwise none.
-        sandbox: { enum: ['none', 'bwrap'] },
-        allowUnsandboxedShell: { type: 'boolean', default: false },
-        limits: {
-          type: 'object',
-          additionalProperties: false,
-          default: {},
-          properties: {
-            maxReadChars: { type: 'integer', minimum: 1, default: 12000 },
-            commandTimeoutMs: { type: 'integer', minimum: 1, default: 30000 },
-            maxOutputBytes: { type: 'integer', minimum: 1, default: 10485760 },
-            maxProcesses: { type: 'integer', minimum: 0, default: 8 },
-            maxProcessesPerCommand: { type: 'integer', minimum: 1, default: 128 },
-            maxFileBytes: { type: 'integer', minimum: 1, default: 10485760 },
-          },
-        },
-      },
-    },
-    functions: { type: 'array', default: [], items: { oneOf: [moduleFunction, httpFunction] } },
-    rag: { type: 'array', default: [], items: ragEntry },
-    openapi: { type: 'array', default: [], items: openapiEntry },
-    mcp: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        local: { type: 'array', default: [], items: localMcp },
-        global: { type: 'array', default: [], items: globalMcp },
-      },
-    },
-    tools: { type: 'object', default: {}, additionalProperties: toolOverride },
-    tenants: {
-      type: 'object',
-      default: {},
-      propertyNames: { type: 'string', minLength: 1, maxLength: 128 },
-      additionalProperties: tenant,
-    },
-    logging: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { level: { type: 'string', default: 'info' }, redact: { ...stringArray, default: [] } },
-    },
-    metrics: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        enabled: { type: 'boolean', default: true },
-        host: { type: 'string', default: '127.0.0.1' },
-        port: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
-        token: { type: 'string', minLength: 16 },
-        // Upper bounds in seconds of the call-duration histograms (tool calls, upstream calls), in any order.
-        durationBuckets: { type: 'array', minItems: 1, maxItems: 40, uniqueItems: true, items: { type: 'number', exclusiveMinimum: 0, maximum: 86400 } },
-      },
-    },
-    reload: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { watch: { type: 'boolean', default: false } },
-    },
-    console: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { enabled: { type: 'boolean', default: false } },
-    },
-    admin: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        auditRecent: { type: 'integer', minimum: 0, maximum: 100000, default: 1000 },
-        maxKeysPerTenant: { type: 'integer', minimum: 0, maximum: 10000, default: 100 },
-      },
-    },
-  },
-} as const;
+export const mcpRemoteSchema = Section({
+  transport: Type.Enum(['streamable-http', 'sse']),
+  url: httpUrl(),
+  headers: stringMap({ default: {} }),
+});
+
+const localCommon = {
+  service: serviceId(),
+  lazy: Type.Optional(Type.Boolean()),
+  required: Type.Optional(Type.Boolean()),
+};
+
+export const mcpLocalSchema = OneOf([
+  Section({ ...localCommon, module: Type.String() }),
+  Section({ ...localCommon, ...mcpStdioSchema.properties }),
+], { type: 'object', required: ['service'] });
+
+const globalCommon = {
+  id: serviceId(),
+  required: Type.Boolean({ default: false }),
+  lazy: Type.Optional(Type.Boolean()),
+  defer: Type.Boolean({ default: false }),
+  pin: Type.Boolean({ default: true }),
+  prefix: Type.Optional(OneOf([Type.Boolean(), Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' })])),
+  forwardIdentity: stringMap({ default: {} }),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+};
+
+export const mcpGlobalSchema = OneOf([
+  Section({ ...globalCommon, ...mcpStdioSchema.properties }),
+  Section({ ...globalCommon, ...mcpRemoteSchema.properties }),
+], { type: 'object', required: ['id', 'transport'] });
+
+export const tenantSchema = Section({
+  tools: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }) }, { default: {} }),
+  mcpServices: nameList({ default: [] }),
+  /** Function tool allowlist (names or globs); default every function tool. */
+  functions: nameList({ default: ['*'] }),
+  builtins: OneOf([Const('all'), nameList()], { default: [] }),
+  mode: Type.Enum(['default', 'readonly'], { default: 'default' }),
+  roles: Dict(Section({ allow: Type.Optional(nameList()), deny: Type.Optional(nameList()) }), { default: {} }),
+  bindings: Dict(AnyObject(), { default: {} }),
+  /** Options per policy; each policy checks its own (src/pipeline). */
+  policies: Type.Unsafe<Record<string, unknown>>({ type: 'object', default: {} }),
+  limits: Section({ maxInFlight: Type.Integer({ minimum: 1, default: 64 }) }, { default: {} }),
+  /** Deferred loading kicks in automatically once the pool holds more tools than this. */
+  deferThreshold: Type.Optional(Type.Integer({ minimum: 1 })),
+  userMcp: Section({
+    enabled: Type.Boolean({ default: true }),
+    maxServers: Type.Integer({ minimum: 0, default: 10 }),
+  }, { default: {} }),
+  /** Named subsets of the tenant's pool (virtual servers): `/mcp/<name>`, `?toolset=<name>`. */
+  toolsets: Dict(Section({ description: Type.String({ default: '' }), tools: nameList() }), {
+    default: {},
+    propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
+  }),
+});
+
+export const configSchema = Section({
+  server: serverSchema,
+  auth: authSchema,
+  store: storeSchema,
+  audit: auditSchema,
+  features: Dict(Type.Boolean(), { default: {} }),
+  egress: egressSchema,
+  builtins: builtinsSchema,
+  functions: Type.Array(OneOf([moduleFunctionSchema, httpFunctionSchema]), { default: [] }),
+  rag: Type.Array(ragSchema, { default: [] }),
+  openapi: Type.Array(openApiSchema, { default: [] }),
+  mcp: Section({
+    local: Type.Array(mcpLocalSchema, { default: [] }),
+    global: Type.Array(mcpGlobalSchema, { default: [] }),
+  }, { default: {} }),
+  tools: Dict(toolOverrideSchema, { default: {} }),
+  tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
+  logging: Section({ level: Type.String({ default: 'info' }), redact: stringArray({ default: [] }) }, { default: {} }),
+  /**
+   * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
+   * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.
+   */
+  metrics: Section({
+    enabled: Type.Boolean({ default: true }),
+    host: Type.String({ default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+    token: Type.Optional(Type.String({ minLength: 16 })),
+    /** Upper bounds in seconds of the call-duration histograms (tool calls, upstream calls), in any order. */
+    durationBuckets: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 86400 }), { minItems: 1, maxItems: 40, uniqueItems: true })),
+  }, { default: {} }),
+  reload: Section({ watch: Type.Boolean({ default: false }) }, { default: {} }),
+  /** The operator console at /console/ (static files built into dist/console); off answers 404. */
+  console: Section({ enabled: Type.Boolean({ default: false }) }, { default: {} }),
+  /**
+   * Admin API: `auditRecent` audit events kept per tenant in the state store for GET /v1/admin/audit
+   * (0 = none; the audit sink stays the system of record); at most `maxKeysPerTenant` runtime API keys.
+   */
+  admin: Section({
+    auditRecent: Type.Integer({ minimum: 0, maximum: 100000, default: 1000 }),
+    maxKeysPerTenant: Type.Integer({ minimum: 0, maximum: 10000, default: 100 }),
+  }, { default: {} }),
+}, { $id: 'toolgate-config' });

@@ -12,7 +12,7 @@ describe('createStore', () => {
   });
 
   it.skipIf(!REDIS_URL)('picks the Redis store for store.kind redis', async () => {
-    const redis = createStore({ kind: 'redis', url: REDIS_URL ?? '', prefix: 'tg-test-create:' });
+    const redis = createStore({ kind: 'redis', url: REDIS_URL ?? '', prefix: 'tg-test-create:', onUnavailable: 'fail-closed', commandTimeoutMs: 1000 });
     expect(redis.kind).toBe('redis');
     await redis.close();
   });

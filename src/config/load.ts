@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Static } from 'typebox';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
@@ -9,7 +10,7 @@ import type { GatewayConfig } from './types.js';
 export { ConfigError };
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
-const validateConfig = ajv.compile(configSchema);
+const validateConfig = ajv.compile<Static<typeof configSchema>>(configSchema);
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath || '/';
@@ -29,54 +30,53 @@ function explain(errors: readonly ErrorObject[]): string {
 
 /** Validates a raw (env-resolved) config object and returns the complete GatewayConfig. */
 export function validateConfigObject(raw: unknown, baseDir: string, source: string | undefined): GatewayConfig {
-  const candidate = (raw ?? {}) as Record<string, unknown>;
+  const candidate = raw ?? {};
   if (typeof candidate !== 'object' || Array.isArray(candidate)) throw new ConfigError('config: the file must hold a mapping');
   if (!validateConfig(candidate)) {
     throw new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(validateConfig.errors ?? [])}`);
   }
-  const config = { ...(candidate as unknown as GatewayConfig), baseDir, source };
-  applyBranchDefaults(config);
+  fillBranchDefaults(configSchema, candidate);
+  const config: GatewayConfig = { ...candidate, baseDir, source };
   checkOpenApiEntries(config);
   resolvePaths(config);
   checkReferences(config);
   return config;
 }
 
-/** ajv does not apply defaults inside oneOf branches; fill those here. */
-function applyBranchDefaults(config: GatewayConfig): void {
-  for (const entry of config.functions) {
-    if ('http' in entry) {
-      entry.description ??= '';
-      entry.inputSchema ??= { type: 'object', properties: {} };
-      entry.http.method ??= 'POST';
-      entry.http.headers ??= {};
-      entry.http.timeoutMs ??= 10000;
-    }
+type SchemaNode = Readonly<Record<string, unknown>>;
+const isNode = (value: unknown): value is SchemaNode => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Without defaults: it only tells which `oneOf` branch a valid value took. */
+const branchAjv = new Ajv({ strict: false, allowUnionTypes: true });
+const branchValidators = new WeakMap<SchemaNode, { matches: ValidateFunction; fill: ValidateFunction }>();
+
+function validatorsOf(branch: SchemaNode): { matches: ValidateFunction; fill: ValidateFunction } {
+  let pair = branchValidators.get(branch);
+  if (!pair) branchValidators.set(branch, (pair = { matches: branchAjv.compile(branch), fill: ajv.compile(branch) }));
+  return pair;
+}
+
+/**
+ * ajv leaves the defaults inside `oneOf` branches alone (a branch that fails would leave its defaults
+ * behind). In a valid config exactly one branch matched each `oneOf`: that branch is run again on its
+ * own, so its defaults come from the schema like every other default.
+ */
+function fillBranchDefaults(schema: unknown, value: unknown): void {
+  if (!isNode(schema) || value === null || typeof value !== 'object') return;
+  const branches = Array.isArray(schema.oneOf) ? schema.oneOf.filter(isNode) : [];
+  const taken = branches.find((branch) => validatorsOf(branch).matches(value));
+  if (taken) {
+    validatorsOf(taken).fill(value);
+    fillBranchDefaults(taken, value);
   }
-  for (const entry of [...config.mcp.local, ...config.mcp.global] as Array<Record<string, unknown>>) {
-    if (entry.transport === 'stdio') {
-      entry.args ??= [];
-      entry.env ??= {};
-    } else if (typeof entry.url === 'string') {
-      entry.headers ??= {};
-    }
+  if (Array.isArray(value)) {
+    for (const item of value) fillBranchDefaults(schema.items, item);
+    return;
   }
-  for (const entry of config.mcp.global) {
-    entry.required ??= false;
-    entry.defer ??= false;
-    entry.pin ??= true;
-    entry.forwardIdentity ??= {};
-  }
-  for (const entry of config.rag) {
-    if (entry.backend.kind === 'http') {
-      entry.backend.headers ??= {};
-      entry.backend.timeoutMs ??= 10000;
-    }
-  }
-  if (config.store.kind === 'redis') {
-    config.store.prefix ??= 'toolgate:';
-    config.store.onUnavailable ??= 'fail-closed';
-    config.store.commandTimeoutMs ??= 1000;
+  const properties = isNode(schema.properties) ? schema.properties : {};
+  for (const [key, child] of Object.entries(value)) {
+    const childSchema = Object.hasOwn(properties, key) ? properties[key] : schema.additionalProperties;
+    fillBranchDefaults(childSchema, child);
   }
 }
 

@@ -30,6 +30,33 @@ describe('loadConfigFile', () => {
     expect(config.audit).toEqual({ sink: 'file', path: join(dir, 'audit.log') });
   });
 
+  it('fills the defaults of either/or entries from the branch that matched', async () => {
+    const config = await load([
+      'store: { kind: redis, url: "redis://127.0.0.1:6379" }',
+      'functions:',
+      '  - { name: create_ticket, http: { url: "https://tickets.example/api" } }',
+      'rag:',
+      '  - { name: kb, backend: { kind: http, url: "https://rag.example/search" } }',
+      'mcp:',
+      '  local:',
+      '    - { service: fs, transport: stdio, command: npx }',
+      '  global:',
+      '    - { id: remote, transport: sse, url: "https://mcp.example/sse" }',
+      '    - { id: proc, transport: stdio, command: node }',
+      '',
+    ].join('\n'));
+    expect(config.store).toEqual({ kind: 'redis', url: 'redis://127.0.0.1:6379', prefix: 'toolgate:', onUnavailable: 'fail-closed', commandTimeoutMs: 1000 });
+    expect(config.functions[0]).toEqual({
+      name: 'create_ticket', description: '', inputSchema: { type: 'object', properties: {} },
+      http: { method: 'POST', url: 'https://tickets.example/api', headers: {}, timeoutMs: 10000 },
+    });
+    expect(config.rag[0]).toMatchObject({ backend: { kind: 'http', url: 'https://rag.example/search', headers: {}, timeoutMs: 10000 }, topK: { default: 5, max: 20 } });
+    expect(config.mcp.local[0]).toEqual({ service: 'fs', transport: 'stdio', command: 'npx', args: [], env: {} });
+    const [remote, proc] = config.mcp.global;
+    expect(remote).toEqual({ id: 'remote', transport: 'sse', url: 'https://mcp.example/sse', headers: {}, required: false, defer: false, pin: true, forwardIdentity: {} });
+    expect(proc).toEqual({ id: 'proc', transport: 'stdio', command: 'node', args: [], env: {}, required: false, defer: false, pin: true, forwardIdentity: {} });
+  });
+
   it('reads secrets from the environment', async () => {
     const config = await load('auth:\n  jwt: { secret: "${env:TG_SECRET}" }\n', { TG_SECRET: 'x'.repeat(40) });
     expect(config.auth.jwt?.secret).toBe('x'.repeat(40));
@@ -56,6 +83,8 @@ describe('loadConfigFile', () => {
 
   it('names an unknown key', async () => {
     await expect(load('tenants:\n  acme:\n    tool: {}\n')).rejects.toThrow('/tenants/acme: unknown key "tool"');
+    // A map's entries are checked whatever their key holds (a `^.*$` key pattern would skip this one).
+    await expect(load('tenants:\n  "ac\\nme":\n    tool: {}\n')).rejects.toThrow('unknown key "tool"');
   });
 
   it('names a value of the wrong type or outside its enum', async () => {

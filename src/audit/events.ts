@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../registry/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
 import type { CallAuditEvent, CallOutcome } from './types.js';
 

@@ -1,18 +1,5 @@
 // Model-visible names for MCP tools (CONTRACT §3, REFERENCE "Local MCP tool names").
-import { sha256Hex } from '../registry/canonical-json.js';
-
-export const MAX_TOOL_NAME = 64;
-const HASH_CHARS = 8;
-
-/**
- * Deterministic shortening: kept prefix + `_` + the first 8 hex chars of SHA-256(full name).
- * The hash covers the whole original so two long names sharing a prefix still differ.
- */
-export function shortenName(name: string, max: number = MAX_TOOL_NAME): string {
-  if (name.length <= max) return name;
-  if (max < HASH_CHARS + 2) throw new RangeError(`shortenName: max ${max} leaves no room for a prefix`);
-  return `${name.slice(0, max - HASH_CHARS - 1)}_${sha256Hex(name).slice(0, HASH_CHARS)}`;
-}
+import { shortenName } from '../registry/tool-names.js';
 
 /**
  * ai4j's `generateApiFunctionName(service, tool)`: join with `_`, replace chars outside [A-Za-z0-9_-]

@@ -1,6 +1,6 @@
 // Rug-pull defence: a tool whose definition changes after first sight is held out until an operator accepts it.
 import type { Registry } from 'prom-client';
-import { canonicalJson, sha256Hex } from '../registry/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import { createMemoryStore } from '../store/memory.js';
 import type { StateStore } from '../store/types.js';
 import type { Logger } from '../types.js';

@@ -1,8 +1,9 @@
 // One `openapi:` entry + its parsed document → tools and a report of what was imported or skipped.
 import type { OpenApiEntry } from '../config/types.js';
 import type { FetchLike } from '../egress/pinned-fetch.js';
-import { generateApiFunctionName, MAX_TOOL_NAME } from '../mcp/naming.js';
-import { sha256Hex } from '../registry/canonical-json.js';
+import { generateApiFunctionName } from '../mcp/naming.js';
+import { MAX_TOOL_NAME } from '../registry/tool-names.js';
+import { sha256Hex } from '../shared/canonical-json.js';
 import type { Tool } from '../types.js';
 import { asString, isObject, type OpenApiDocument } from './document.js';
 import { createSchemaConverter } from './json-schema.js';

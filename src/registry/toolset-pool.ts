@@ -1,5 +1,5 @@
 import type { Tool } from '../types.js';
-import { canonicalJson, sha256Hex } from './canonical-json.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { Pool } from './pool.js';
 import { TOOL_SEARCH_NAME, type Toolset } from './tenant-view.js';
 

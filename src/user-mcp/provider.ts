@@ -14,7 +14,7 @@ import { ToolError } from '../execution/tool-error.js';
 import { SdkCancel } from '../mcp/sdk-cancel.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../types.js';
 import { createClientCache } from './client-cache.js';
-import { userServiceKey, userToolName } from './naming.js';
+import { userServiceKey, userToolName } from '../registry/user-names.js';
 import { registrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
 import { connectUserMcp, withCallDepth, type UserMcpConnection } from './upstream-client.js';
 

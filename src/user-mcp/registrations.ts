@@ -5,7 +5,7 @@
 // URL-encoded: never the user key alone (two subs may share a hashed key).
 import type { StateStore } from '../store/types.js';
 import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../egress/check-egress.js';
-import { userServiceKey } from './naming.js';
+import { userServiceKey } from '../registry/user-names.js';
 
 export type UserMcpTransport = 'streamable-http' | 'sse';
 export const USER_MCP_TRANSPORTS: readonly UserMcpTransport[] = ['streamable-http', 'sse'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/registry/canonical-json.js';
+import { canonicalJson } from '../../../src/shared/canonical-json.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every level and matches JSON.stringify otherwise', () => {

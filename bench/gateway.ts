@@ -82,7 +82,7 @@ export async function bench(options: Partial<GatewayBenchOptions> = {}): Promise
     '',
     `${connections} connections, ${rounds} round(s) × ${durationSec} s per target, alternating; every round starts every server afresh and warms it for ${warmupSec} s just before its run.`,
     hasTaskset ? 'Servers pinned to core 1, autocannon to core 0 (taskset).' : 'taskset not found: processes are not pinned, numbers are noisier.',
-    'toolgate logs JSON at info level through the line writer `npm start` uses on stdout, aimed at /dev/null; validation and metrics on. ' +
+    'toolgate logs JSON at info level through the destination `npm start` uses on stdout, aimed at /dev/null; validation and metrics on. ' +
       'The cache-on and cache-off rows run the full policy chain (audit events to a JSONL file, an active per-user rate limit); ' +
       'the hot-path row is what issue 2 names (JWT, validation, metrics, logging) with the audit sink off and no rate limit configured.',
     '',

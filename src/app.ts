@@ -15,7 +15,7 @@ import { Drain } from './http/drain.js';
 import { bodyPending, installBodyDeadline } from './http/body-deadline.js';
 import { acceptEmptyJsonBody } from './http/json-body.js';
 import { limitConnectionsPerAddress } from './http/connection-limit.js';
-import { AccessLogController, createLogger, writesAccessLinesDirectly } from './observability/logger.js';
+import { AccessLogController, createLogger } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { createMetricsServer } from './observability/metrics-server.js';
@@ -70,14 +70,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
 export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
-  // By default logs go to the stdout writer the `stdout` audit sink shares (one ordered, non-blocking buffer).
+  // By default logs go to the stdout destination the `stdout` audit sink shares (src/observability/stdout.ts).
   const loggerInstance = options.loggerInstance ?? (options.logger === undefined ? createLogger(config, stdoutDestination()) : undefined);
   const app: FastifyInstance = Fastify({
     ...(loggerInstance ? { loggerInstance } : { logger: options.logger }),
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: new AccessLogController({ requestIdLogLabel: 'requestId', directAccessLines: writesAccessLinesDirectly(loggerInstance) }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

@@ -88,8 +88,8 @@ async function main(): Promise<void> {
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();
     await shutDownGracefully(app, { graceMs, drainDelayMs });
-    // close-with-grace exits with process.exit next: log lines still waiting (a full non-blocking stdout is
-    // retried on a timer) go out here, within the grace delay, rather than in the one-second exit flush.
+    // close-with-grace exits with process.exit next: the log lines still waiting go out here, within the
+    // grace delay, and no write is left in flight for pino's exit flush to race.
     await new Promise<void>((resolve) => stdoutDestination().flush(() => resolve()));
   });
 }

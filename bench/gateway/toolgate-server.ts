@@ -1,19 +1,19 @@
 // toolgate as benchmarked: HS256 JWT auth, the demo function tools, validation, the full policy chain
 // (audit events to a JSONL file, an active per-user rate limit in the in-memory store), metrics, and JSON
-// logs at info through the line writer `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
+// logs at info through the destination `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off. BENCH_CHAIN=hot-path measures exactly the
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
-import { existsSync, openSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The gateway under test is the compiled output `npm start` runs (npm run bench builds it first), not the
 // TypeScript under tsx: esbuild's keepNames wraps every named closure in a defineProperty call at run time.
-// Its logger and log writer come from there too. Falls back to the sources when nothing is built (the
+// Its logger and log destination come from there too. Falls back to the sources when nothing is built (the
 // bench smoke test under a bare `npm test`).
 const built = existsSync(new URL('../../dist/src/app.js', import.meta.url));
 const load = <T>(module: string): Promise<T> => import(built ? new URL(`../../dist/src/${module}`, import.meta.url).href : `../../src/${module}`) as Promise<T>;
 const { buildServer } = await load<typeof import('../../src/app.js')>('app.js');
-const { LineWriter } = await load<typeof import('../../src/observability/line-writer.js')>('observability/line-writer.js');
+const { lineDestination } = await load<typeof import('../../src/observability/stdout.js')>('observability/stdout.js');
 const { createLogger } = await load<typeof import('../../src/observability/logger.js')>('observability/logger.js');
 import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
@@ -35,8 +35,8 @@ const config = validateConfigObject(
   undefined,
 );
 
-// The logger and writer `npm start` logs through on stdout (src/app.ts, src/observability/stdout.ts), aimed at /dev/null.
-const destination = new LineWriter(openSync('/dev/null', 'w'));
+// The logger and destination `npm start` logs through on stdout (src/app.ts, src/observability/stdout.ts), aimed at /dev/null.
+const destination = lineDestination('/dev/null');
 const logger = createLogger(config, destination);
 const app = await buildServer(config, { loggerInstance: logger, defaultMetrics: true });
 await app.listen({ host: '127.0.0.1', port: 0 });

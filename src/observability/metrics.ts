@@ -1,7 +1,5 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
-import { deferredCounter } from './deferred-counter.js';
-import { PlainHistogram } from './plain-histogram.js';
 import { stdoutLinesDropped } from './stdout.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
@@ -20,7 +18,7 @@ export type OverloadScope = 'server' | 'tenant' | 'public';
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
-  readonly toolDuration: PlainHistogram<'tool' | 'source'>;
+  readonly toolDuration: Histogram<'tool' | 'source'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
   watchInFlight(source: () => number): void;
@@ -58,13 +56,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     labelNames: ['tool', 'source', 'outcome'] as const,
     registers: [registry],
   });
-  const toolDuration = new PlainHistogram(
-    'toolgate_tool_call_duration_seconds',
-    'Tool call duration',
-    ['tool', 'source'] as const,
-    options.durationBuckets ?? DEFAULT_DURATION_BUCKETS,
-    registry,
-  );
+  const toolDuration = new Histogram({
+    name: 'toolgate_tool_call_duration_seconds',
+    help: 'Tool call duration',
+    labelNames: ['tool', 'source'] as const,
+    buckets: [...(options.durationBuckets ?? DEFAULT_DURATION_BUCKETS)],
+    registers: [registry],
+  });
   const httpRequests = new Counter({
     name: 'toolgate_http_requests_total',
     help: 'HTTP requests by method, route pattern and status code',
@@ -131,12 +129,9 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     labelNames: ['tenant', 'outcome'] as const,
     registers: [registry],
   });
-  const callCounter = deferredCounter(toolCalls, ['tool', 'source', 'outcome']);
-  const tenantCounter = deferredCounter(tenantCalls, ['tenant', 'outcome']);
-  const httpCounter = deferredCounter(httpRequests, ['method', 'route', 'status']);
   return {
     registry,
-    countHttp: (method, route, status) => httpCounter(method, route, status).inc(),
+    countHttp: (method, route, status) => httpRequests.inc({ method, route, status }),
     toolCalls,
     toolDuration,
     httpRequests,
@@ -158,9 +153,10 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
-      callCounter(label, source, outcome).inc();
-      tenantCounter(tenant, outcome).inc();
-      toolDuration.labels(label, source).observe(result.durationMs / 1000);
+      toolCalls.inc({ tool: label, source, outcome });
+      tenantCalls.inc({ tenant, outcome });
+      // prom-client throws on a non-finite value: a policy's odd durationMs must not break the call's bookkeeping.
+      if (Number.isFinite(result.durationMs)) toolDuration.observe({ tool: label, source }, result.durationMs / 1000);
     },
   };
 }

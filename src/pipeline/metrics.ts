@@ -1,8 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { deferredCounter, type CounterCell } from '../observability/deferred-counter.js';
 import { DEFAULT_DURATION_BUCKETS, USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
-import { PlainHistogram } from '../observability/plain-histogram.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
+
+/** One label set of a counter, looked up once by a caller that counts it on every call. */
+export interface CounterCell {
+  inc(): void;
+}
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -52,11 +55,14 @@ export function createPolicyMetrics(registry: Registry, options: { durationBucke
     existing<Counter<'tenant'>>(registry, 'toolgate_rate_limit_refusals_total') ??
     new Counter({ name: 'toolgate_rate_limit_refusals_total', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'], registers: [registry] });
   const upstream =
-    existing<PlainHistogram<'service' | 'outcome'>>(registry, 'toolgate_upstream_call_duration_seconds') ??
-    new PlainHistogram('toolgate_upstream_call_duration_seconds', 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', ['service', 'outcome'], options.durationBuckets ?? DEFAULT_DURATION_BUCKETS, registry);
-  // Counted in plain numbers and handed to prom-client on read: inc() hashes the label object on every call.
-  const decisionCell = deferredCounter(decisions, ['policy', 'decision']);
-  const rateLimitCell = deferredCounter(rateLimits, ['tenant']);
+    existing<Histogram<'service' | 'outcome'>>(registry, 'toolgate_upstream_call_duration_seconds') ??
+    new Histogram({
+      name: 'toolgate_upstream_call_duration_seconds',
+      help: 'Duration of each attempt at an upstream service, by outcome (ok or errorType)',
+      labelNames: ['service', 'outcome'],
+      buckets: [...(options.durationBuckets ?? DEFAULT_DURATION_BUCKETS)],
+      registers: [registry],
+    });
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();
   const circuitState = (label: string, state: CircuitStateName, service = label): void => {
@@ -69,12 +75,14 @@ export function createPolicyMetrics(registry: Registry, options: { durationBucke
     circuits.set({ service: label }, CIRCUIT_VALUE[states.has('open') ? 'open' : states.has('half_open') ? 'half_open' : 'closed']);
   };
   return {
-    decision: (policy, decision) => decisionCell(policy, decisionLabel(decision)).inc(),
-    decisionCell: (policy, decision) => decisionCell(policy, decisionLabel(decision)),
+    decision: (policy, decision) => decisions.inc({ policy, decision: decisionLabel(decision) }),
+    decisionCell: (policy, decision) => decisions.labels(policy, decisionLabel(decision)),
     batchGroup: (size) => groups.observe(size),
     circuitState,
-    rateLimited: (tenant) => rateLimitCell(tenant).inc(),
-    upstreamCall: (tool, result, seconds) => upstream.labels(serviceLabel(tool), outcomeLabel(result)).observe(seconds),
+    rateLimited: (tenant) => rateLimits.inc({ tenant }),
+    upstreamCall: (tool, result, seconds) => {
+      if (Number.isFinite(seconds)) upstream.observe({ service: serviceLabel(tool), outcome: outcomeLabel(result) }, seconds);
+    },
   };
 }
 

@@ -78,7 +78,6 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     );
   };
 
-  // Not async: over a store in this process the hit is counted and the call handed on in the same turn.
   return inertFor((call, ctx, next) => {
     if (ctx.approval || !counts(call.name)) return next(call, ctx);
     let key: string;
@@ -87,8 +86,6 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     } catch (error) {
       return Promise.reject(error);
     }
-    const local = deps.store.inProcess;
-    if (local) return decide(local.hitWindow(key, limit, windowMs), call, ctx, next);
     return deps.store.hitWindow(key, limit, windowMs).then(
       (hit) => decide(hit, call, ctx, next),
       (error: unknown) => uncounted(error, call, ctx, next),

@@ -180,24 +180,8 @@ export class Gateway {
   /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
   async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<Pool> {
     const snapshot = this.snapshot;
-    let pool: Pool;
-    try {
-      pool = await this.poolIn(snapshot, principal, requestedMode);
-    } catch (error) {
-      pool = this.poolWithoutUserTools(error, snapshot, principal, requestedMode);
-    }
+    const { pool } = await this.poolIn(snapshot, principal, requestedMode);
     return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset);
-  }
-
-  /**
-   * While the store cannot say which MCP servers the caller registered, their tools are left out and
-   * everything else stays usable; a call to one of them answers why (see executeCall).
-   */
-  private poolWithoutUserTools(error: unknown, snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Pool {
-    if (!isStoreUnavailable(error)) throw error;
-    const tenant = snapshot.tenants.get(principal.tenant);
-    if (!tenant) throw new UnknownTenantError(principal.tenant);
-    return this.sharedPool(snapshot, tenant, principal, tenant.effectiveMode(requestedMode));
   }
 
   /** Throws TG_NOT_FOUND unless the principal's tenant has this toolset in the live config. */
@@ -228,24 +212,24 @@ export class Gateway {
     return tool;
   }
 
-  /**
-   * The pool, or a promise of it while the caller's own MCP servers are looked up. Not async: this runs
-   * on every call, and each async layer costs a promise and a microtask turn (callers that await get
-   * the same result).
-   */
-  private poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Pool | Promise<Pool> {
+  /** The principal's pool, with the caller's own MCP tools; without them (and saying so) while the store cannot list them. */
+  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<{ pool: Pool; userToolsUnavailable?: true }> {
     const tenant = snapshot.tenants.get(principal.tenant);
     if (!tenant) throw new UnknownTenantError(principal.tenant);
     const mode = tenant.effectiveMode(requestedMode);
-    if (!this.deps.userProvider || !tenant.config.userMcp.enabled) return this.sharedPool(snapshot, tenant, principal, mode);
-    const userTools = this.deps.userProvider.toolsFor(principal, this.deps.log);
-    return userTools instanceof Promise ? userTools.then((tools) => this.poolWith(snapshot, tenant, principal, mode, tools)) : this.poolWith(snapshot, tenant, principal, mode, userTools);
-  }
-
-  private poolWith(snapshot: Snapshot, tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
-    return userTools.length > 0
-      ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
-      : this.sharedPool(snapshot, tenant, principal, mode);
+    if (!this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: this.sharedPool(snapshot, tenant, principal, mode) };
+    let userTools: readonly Tool[];
+    try {
+      userTools = await this.deps.userProvider.toolsFor(principal, this.deps.log);
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      return { pool: this.sharedPool(snapshot, tenant, principal, mode), userToolsUnavailable: true };
+    }
+    const pool =
+      userTools.length > 0
+        ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
+        : this.sharedPool(snapshot, tenant, principal, mode);
+    return { pool };
   }
 
   /** The pool of a principal without tools of its own: one per tenant, mode and role set, cached on the snapshot. */
@@ -266,40 +250,27 @@ export class Gateway {
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
-  execute(request: CallRequest, options: CallOptions, toolset?: string): Promise<ToolResult> {
-    try {
-      const scope = this.scopeIn(this.snapshot, options.principal, options.mode, toolset);
-      return scope instanceof Promise ? scope.then((resolved) => executeCall(request, options, resolved)) : executeCall(request, options, scope);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async execute(request: CallRequest, options: CallOptions, toolset?: string): Promise<ToolResult> {
+    return executeCall(request, options, await this.scopeFor(this.snapshot, options.principal, options.mode, toolset));
   }
 
-  /** Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. */
+  /**
+   * Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. While the store
+   * cannot say which MCP servers the caller registered, their tools are left out and everything else
+   * stays usable; a call to one of them answers why (see executeCall).
+   */
   async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<ExecutionScope> {
-    return this.scopeIn(snapshot, principal, requestedMode, toolset);
-  }
-
-  private scopeIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, toolset?: string): ExecutionScope | Promise<ExecutionScope> {
     const tenant = snapshot.tenants.get(principal.tenant);
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
-    const narrow = (pool: Pool): Pool => (toolset === undefined ? pool : this.subsetOf(snapshot, pool, tenant.id, toolset));
-    const pool = this.poolIn(snapshot, principal, requestedMode);
-    if (!(pool instanceof Promise)) return this.scopeOf(snapshot, tenant, chain, narrow(pool));
-    return pool.then(
-      (resolved) => this.scopeOf(snapshot, tenant, chain, narrow(resolved)),
-      (error: unknown) => ({ ...this.scopeOf(snapshot, tenant, chain, narrow(this.poolWithoutUserTools(error, snapshot, principal, requestedMode))), userToolsUnavailable: true }),
-    );
-  }
-
-  private scopeOf(snapshot: Snapshot, tenant: TenantView, chain: Next, pool: Pool): ExecutionScope {
+    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode);
+    const pool = toolset === undefined ? whole : this.subsetOf(snapshot, whole, tenant.id, toolset);
     let scope = snapshot.pools.scopes.get(pool);
     if (!scope) {
       scope = { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit };
       snapshot.pools.scopes.set(pool, scope);
     }
-    return scope;
+    return userToolsUnavailable ? { ...scope, userToolsUnavailable } : scope;
   }
 
   /** The live snapshot, for callers that must run several calls on one config version. */

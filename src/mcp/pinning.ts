@@ -78,7 +78,6 @@ const heldKey = (service: string, tool: string): string => `pin-held:${encodeURI
  * so with Redis every replica holds the same tools and an operator's accept on one replica releases the
  * tool on all of them: each replica re-reads the pins of the tools it holds every `syncIntervalMs` (only
  * while it holds something). Decisions per listing and per call use this replica's copy of the pins.
- * With the in-memory store the copy and the store are one process's state, read without waiting.
  */
 export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
   const store = deps.store ?? createMemoryStore();
@@ -199,13 +198,7 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
         seen.add(tool.name);
         const k = key(service, tool.name);
         const current = definitionHash(tool);
-        let pinned = local.get(k);
-        if (pinned === undefined && store.inProcess) {
-          // The in-memory store answers at once: first sight pins here and now, as one process's state.
-          pinned = store.inProcess.get(pinKey(service, tool.name)) ?? current;
-          if (pinned === current) void store.setIfAbsent(pinKey(service, tool.name), current);
-          local.set(k, pinned);
-        }
+        const pinned = local.get(k);
         if (pinned === undefined) {
           unseen.push(tool);
           continue;

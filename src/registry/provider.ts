@@ -31,8 +31,8 @@ export interface ToolProvider {
 /** Tools that exist only for one principal (user-level MCP servers). Added last in the narrowing chain. */
 export interface UserToolProvider {
   readonly kind: 'user-mcp';
-  /** The caller's own tools; answered without a promise when that is known at once (no servers, an in-process store). */
-  toolsFor(principal: Principal, log: Logger): readonly Tool[] | Promise<readonly Tool[]>;
+  /** The caller's own tools. */
+  toolsFor(principal: Principal, log: Logger): Promise<readonly Tool[]>;
   close?(): Promise<void>;
   status?(): UpstreamStatus[];
 }

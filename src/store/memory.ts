@@ -1,4 +1,4 @@
-import type { InProcessStore, StateStore, WindowHit } from './types.js';
+import type { StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -48,6 +48,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   };
   const expiryOf = (ttlMs: number | undefined): number | undefined => (ttlMs === undefined ? undefined : now() + ttlMs);
 
+  // Synchronous inside: the whole read-modify-write finishes in one turn (see above).
   const hitWindow = (key: string, limit: number, windowMs: number): WindowHit => {
     sweep();
     const at = now();
@@ -67,14 +68,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     hits.push(at);
     return { allowed: true, count: count + 1, retryAfterMs: 0 };
   };
-  const inProcess: InProcessStore = { get: (key) => live(key)?.value ?? null, hitWindow };
 
   return {
     kind: 'memory',
     async get(key) {
-      return inProcess.get(key);
+      return live(key)?.value ?? null;
     },
-    inProcess,
     async set(key, value, opts) {
       sweep();
       entries.set(key, { value, expiresAt: expiryOf(opts?.ttlMs) });

@@ -8,12 +8,6 @@ export interface StateStore {
   /** Whether the store is reachable now (a store without it is always reachable: it lives in this process). */
   readonly up?: () => boolean;
   get(key: string): Promise<string | null>;
-  /**
-   * The per-call operations answered synchronously: only a store that holds its state in this process
-   * has them (memory). Hot paths use them to skip a promise per call; Redis has none, and callers use
-   * the methods above. A wrapper that changes one of those methods must change or drop this one too.
-   */
-  readonly inProcess?: InProcessStore;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   /** Writes only when the key does not exist; true when written. */
   setIfAbsent(key: string, value: string, options?: { ttlMs?: number }): Promise<boolean>;
@@ -29,12 +23,6 @@ export interface StateStore {
   /** The newest `limit` entries of a capped list, newest first. */
   recent(key: string, limit: number): Promise<string[]>;
   close(): Promise<void>;
-}
-
-/** The same semantics as the StateStore methods of the same names, without waiting. */
-export interface InProcessStore {
-  get(key: string): string | null;
-  hitWindow(key: string, limit: number, windowMs: number): WindowHit;
 }
 
 export interface WindowHit {

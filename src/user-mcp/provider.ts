@@ -173,19 +173,16 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
   }
 
   // A user without registrations shares one frozen empty list.
-  function toolsFrom(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): readonly Tool[] | Promise<Tool[]> {
+  async function toolsFrom(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<readonly Tool[]> {
     return registrations.length === 0 ? NO_TOOLS : toolsOfAll(principal, registrations, log);
   }
 
   return {
     kind: 'user-mcp',
-    // Synchronous for the common case: most callers have no servers of their own, and this runs per call.
-    // With an in-process store that is known without a promise; with Redis it is one GET.
-    toolsFor(principal, log) {
+    // One store read per call: most callers have no servers of their own.
+    async toolsFor(principal, log) {
       if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return NO_TOOLS;
-      const known = deps.registrations.listInProcess(principal.tenant, principal.user);
-      if (known !== undefined) return toolsFrom(principal, known, log);
-      return deps.registrations.list(principal.tenant, principal.user).then((registrations) => toolsFrom(principal, registrations, log));
+      return toolsFrom(principal, await deps.registrations.list(principal.tenant, principal.user), log);
     },
     async forget(tenant, sub, serviceId) {
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));

@@ -53,8 +53,6 @@ const RESERVED_HEADERS = new Set([
 
 export interface UserMcpRegistrations {
   list(tenant: string, sub: string): Promise<UserMcpRegistration[]>;
-  /** The same list without waiting, where the store holds its state in this process; undefined elsewhere (Redis). */
-  listInProcess(tenant: string, sub: string): readonly UserMcpRegistration[] | undefined;
   get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined>;
   /** Validates (shape, egress, per-user limit) and stores; the verdict is data. */
   put(tenant: string, sub: string, serviceId: string, input: UserMcpRegistrationInput): Promise<PutRegistrationResult>;
@@ -113,9 +111,6 @@ function checkHeaders(headers: unknown): Checked<Record<string, string>> {
 
 type StoredRegistrations = Record<string, UserMcpRegistration>;
 
-/** The list of a user without servers: one shared frozen empty list. */
-const NONE: readonly UserMcpRegistration[] = Object.freeze([]);
-
 /** Oldest first: when two of a user's servers offer the same tool name, the older registration wins. */
 function listed(value: string | null): UserMcpRegistration[] {
   if (value === null) return [];
@@ -163,12 +158,6 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
   // Not async: it runs on every call (the caller's own servers come first in the precedence).
   function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
     return store.get(keyOf(tenant, sub)).then(listed);
-  }
-
-  function listInProcess(tenant: string, sub: string): readonly UserMcpRegistration[] | undefined {
-    if (!store.inProcess) return undefined;
-    const raw = store.inProcess.get(keyOf(tenant, sub));
-    return raw === null ? NONE : listed(raw);
   }
 
   async function get(tenant: string, sub: string, serviceId: string): Promise<UserMcpRegistration | undefined> {
@@ -219,5 +208,5 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
     });
   }
 
-  return { list, listInProcess, get, put, delete: remove };
+  return { list, get, put, delete: remove };
 }

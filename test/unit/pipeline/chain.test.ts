@@ -13,8 +13,6 @@ const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 /** Wraps a store to count hitWindow calls. */
 function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: number } {
   const inner = deps.store;
-  const local = inner.inProcess;
-  // Both paths count: the policy takes the in-process one when the store has it (the memory store does).
   const counted: StateStore & { hits: number } = {
     ...inner,
     kind: inner.kind,
@@ -23,15 +21,6 @@ function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: 
       counted.hits++;
       return inner.hitWindow(...args);
     },
-    ...(local && {
-      inProcess: {
-        get: local.get,
-        hitWindow: (...args) => {
-          counted.hits++;
-          return local.hitWindow(...args);
-        },
-      },
-    }),
   };
   return counted;
 }

@@ -50,22 +50,20 @@ describe('rate-limit policy', () => {
     expect(() => rateLimitPolicy({ windowMs: 5 }, makeDeps())).toThrow(/limit/);
   });
 
-  it('over an in-process store counts and hands the call on in the same turn; over a store without one, after its answer', async () => {
-    const local = rateLimitPolicy({ limit: 5 }, makeDeps());
+  it('hands the call on only after the store has counted it, and refuses once the store says the window is full', async () => {
     const terminal = recordingTerminal();
-    const pending = local(makeCall(), makeCtx(), terminal);
-    expect(terminal.calls).toHaveLength(1);
-    expect((await pending).ok).toBe(true);
-
-    const store = createTestStore(); // no inProcess, like Redis
+    const store = createTestStore();
     let hits = 0;
     store.hitWindow = async () => ({ allowed: ++hits <= 1, count: hits, retryAfterMs: hits <= 1 ? 0 : 10 });
     const remote = rateLimitPolicy({ limit: 1 }, makeDeps({ store }));
     const waited = remote(makeCall(), makeCtx(), terminal);
-    expect(terminal.calls).toHaveLength(1);
+    expect(terminal.calls).toHaveLength(0);
     expect((await waited).ok).toBe(true);
-    expect(terminal.calls).toHaveLength(2);
-    expect((await remote(makeCall(), makeCtx(), terminal)).error?.errorType).toBe('RATE_LIMITED');
+    expect(terminal.calls).toHaveLength(1);
+    const refused = await remote(makeCall(), makeCtx(), terminal);
+    expect(refused.error?.errorType).toBe('RATE_LIMITED');
+    expect(refused.retryAfterMs).toBe(10);
+    expect(terminal.calls).toHaveLength(1);
   });
 
   it('keys the window by tenant, user and tool exactly as before (counters survive a rolling upgrade)', async () => {

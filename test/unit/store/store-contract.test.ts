@@ -128,32 +128,3 @@ describe('the memory store clock', () => {
     expect((await store.hitWindow('w', 1, 50)).allowed).toBe(true);
   });
 });
-
-describe('the memory store in-process operations', () => {
-  it('answers get as the store does, expiry included, without a promise', async () => {
-    let t = 1_000;
-    const store = createMemoryStore({ now: () => t });
-    expect(store.inProcess?.get('k')).toBeNull();
-    await store.set('k', 'v', { ttlMs: 100 });
-    expect(store.inProcess?.get('k')).toBe('v');
-    t += 100;
-    expect(store.inProcess?.get('k')).toBeNull();
-    expect(await store.get('k')).toBeNull();
-  });
-
-  it('counts hitWindow in the same windows as the store does', async () => {
-    let t = 1_000;
-    const store = createMemoryStore({ now: () => t });
-    expect(store.inProcess?.hitWindow('w', 2, 50)).toEqual({ allowed: true, count: 1, retryAfterMs: 0 });
-    expect(await store.hitWindow('w', 2, 50)).toEqual({ allowed: true, count: 2, retryAfterMs: 0 });
-    expect(store.inProcess?.hitWindow('w', 2, 50)).toEqual({ allowed: false, count: 2, retryAfterMs: 50 });
-    t += 50;
-    expect(store.inProcess?.hitWindow('w', 2, 50)).toMatchObject({ allowed: true, count: 1 });
-  });
-
-  it.skipIf(!REDIS_URL)('are absent from the Redis store, whose operations always wait for the server', async () => {
-    const store = createRedisStore({ url: REDIS_URL ?? '', prefix });
-    expect(store.inProcess).toBeUndefined();
-    await store.close();
-  });
-});

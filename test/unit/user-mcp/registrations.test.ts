@@ -105,21 +105,14 @@ describe('user-level MCP registrations', () => {
     expect(JSON.stringify(view)).not.toContain('s3cret');
   });
 
-  it('lists without waiting where the store holds its state in this process, the same list as list()', async () => {
+  it('lists a user\'s registrations per tenant, after a put and after a delete, over the memory store', async () => {
     const registrations = createUserMcpRegistrations({ store: createMemoryStore(), egress: { allow: [], resolve: async (host) => DNS[host] ?? [] }, maxServers: () => 3 });
-    expect(registrations.listInProcess('acme', 'alice')).toEqual([]);
-    expect(registrations.listInProcess('acme', 'alice')).toBe(registrations.listInProcess('acme', 'bob'));
+    expect(await registrations.list('acme', 'alice')).toEqual([]);
     await registrations.put('acme', 'alice', 'notes', { url: URL_OK });
-    expect(registrations.listInProcess('acme', 'alice')).toEqual(await registrations.list('acme', 'alice'));
-    expect(registrations.listInProcess('acme', 'alice')?.map((r) => r.serviceId)).toEqual(['notes']);
-    expect(registrations.listInProcess('other', 'alice')).toEqual([]);
+    expect((await registrations.list('acme', 'alice')).map((r) => r.serviceId)).toEqual(['notes']);
+    expect(await registrations.list('acme', 'bob')).toEqual([]);
+    expect(await registrations.list('other', 'alice')).toEqual([]);
     await registrations.delete('acme', 'alice', 'notes');
-    expect(registrations.listInProcess('acme', 'alice')).toEqual([]);
-  });
-
-  it('has no in-process list over a store without synchronous reads (Redis): callers wait for list()', async () => {
-    const { registrations } = setup();
-    await registrations.put('acme', 'alice', 'notes', { url: URL_OK });
-    expect(registrations.listInProcess('acme', 'alice')).toBeUndefined();
+    expect(await registrations.list('acme', 'alice')).toEqual([]);
   });
 });

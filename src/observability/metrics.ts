@@ -1,5 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
+import { cellCounter } from './counter-cells.js';
+import { PlainHistogram } from './plain-histogram.js';
 import { stdoutLinesDropped } from './stdout.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
@@ -18,7 +20,7 @@ export type OverloadScope = 'server' | 'tenant' | 'public';
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
-  readonly toolDuration: Histogram<'tool' | 'source'>;
+  readonly toolDuration: PlainHistogram<'tool' | 'source'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
   watchInFlight(source: () => number): void;
@@ -50,20 +52,21 @@ export function toolLabel(tool: Tool | undefined): string {
 export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[] } = {}): GatewayMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  const toolCalls = new Counter({
+  // Counted in plain-number cells (see cellCounter and PlainHistogram): several of these run per request.
+  const { counter: toolCalls, cell: callCell } = cellCounter({
     name: 'toolgate_tool_calls_total',
     help: 'Tool calls by tool, source and outcome (ok or errorType)',
     labelNames: ['tool', 'source', 'outcome'] as const,
     registers: [registry],
   });
-  const toolDuration = new Histogram({
-    name: 'toolgate_tool_call_duration_seconds',
-    help: 'Tool call duration',
-    labelNames: ['tool', 'source'] as const,
-    buckets: [...(options.durationBuckets ?? DEFAULT_DURATION_BUCKETS)],
-    registers: [registry],
-  });
-  const httpRequests = new Counter({
+  const toolDuration = new PlainHistogram(
+    'toolgate_tool_call_duration_seconds',
+    'Tool call duration',
+    ['tool', 'source'] as const,
+    options.durationBuckets ?? DEFAULT_DURATION_BUCKETS,
+    registry,
+  );
+  const { counter: httpRequests, cell: httpCell } = cellCounter({
     name: 'toolgate_http_requests_total',
     help: 'HTTP requests by method, route pattern and status code',
     labelNames: ['method', 'route', 'status'] as const,
@@ -123,7 +126,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     registers: [registry],
   });
   // Per tenant without the tool: tenant × tool × source × outcome would multiply the series.
-  const tenantCalls = new Counter({
+  const { cell: tenantCell } = cellCounter({
     name: 'toolgate_tenant_calls_total',
     help: 'Tool calls by tenant and outcome (ok or errorType)',
     labelNames: ['tenant', 'outcome'] as const,
@@ -131,7 +134,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
   });
   return {
     registry,
-    countHttp: (method, route, status) => httpRequests.inc({ method, route, status }),
+    countHttp: (method, route, status) => httpCell(method, route, status).inc(),
     toolCalls,
     toolDuration,
     httpRequests,
@@ -153,10 +156,9 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
-      toolCalls.inc({ tool: label, source, outcome });
-      tenantCalls.inc({ tenant, outcome });
-      // prom-client throws on a non-finite value: a policy's odd durationMs must not break the call's bookkeeping.
-      if (Number.isFinite(result.durationMs)) toolDuration.observe({ tool: label, source }, result.durationMs / 1000);
+      callCell(label, source, outcome).inc();
+      tenantCell(tenant, outcome).inc();
+      toolDuration.labels(label, source).observe(result.durationMs / 1000);
     },
   };
 }

@@ -1,11 +1,10 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { cellCounter, type CounterCell } from '../observability/counter-cells.js';
 import { DEFAULT_DURATION_BUCKETS, USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
+import { PlainHistogram } from '../observability/plain-histogram.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
 
-/** One label set of a counter, looked up once by a caller that counts it on every call. */
-export interface CounterCell {
-  inc(): void;
-}
+export type { CounterCell };
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -27,10 +26,8 @@ export interface PolicyMetrics {
 export type CircuitStateName = 'closed' | 'open' | 'half_open';
 const CIRCUIT_VALUE: Record<CircuitStateName, number> = { closed: 0, open: 1, half_open: 2 };
 
-// Reuses a metric already on the registry, so building a second chain on one registry never throws.
-function existing<T>(registry: Registry, name: string): T | undefined {
-  return registry.getSingleMetric(name) as T | undefined;
-}
+// One set per registry: building a second chain on one registry shares it (prom-client refuses a name twice).
+const byRegistry = new WeakMap<Registry, PolicyMetrics>();
 
 /** The `service` label of a tool's upstream: user-level services (named after their user) are one bucket. */
 export function serviceLabel(tool: Tool): string {
@@ -42,27 +39,20 @@ export function serviceLabel(tool: Tool): string {
  * names, error types, configured services and tenants.
  */
 export function createPolicyMetrics(registry: Registry, options: { durationBuckets?: readonly number[] } = {}): PolicyMetrics {
-  const decisions =
-    existing<Counter<'policy' | 'decision'>>(registry, 'toolgate_policy_decisions_total') ??
-    new Counter({ name: 'toolgate_policy_decisions_total', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'], registers: [registry] });
-  const groups =
-    existing<Histogram>(registry, 'toolgate_batch_group_size') ??
-    new Histogram({ name: 'toolgate_batch_group_size', help: 'Calls per batch execution group', buckets: [1, 2, 4, 8, 16, 32, 64], registers: [registry] });
-  const circuits =
-    existing<Gauge<'service'>>(registry, 'toolgate_circuit_state') ??
-    new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
-  const rateLimits =
-    existing<Counter<'tenant'>>(registry, 'toolgate_rate_limit_refusals_total') ??
-    new Counter({ name: 'toolgate_rate_limit_refusals_total', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'], registers: [registry] });
-  const upstream =
-    existing<Histogram<'service' | 'outcome'>>(registry, 'toolgate_upstream_call_duration_seconds') ??
-    new Histogram({
-      name: 'toolgate_upstream_call_duration_seconds',
-      help: 'Duration of each attempt at an upstream service, by outcome (ok or errorType)',
-      labelNames: ['service', 'outcome'],
-      buckets: [...(options.durationBuckets ?? DEFAULT_DURATION_BUCKETS)],
-      registers: [registry],
-    });
+  const known = byRegistry.get(registry);
+  if (known) return known;
+  const metrics = policyMetricsOn(registry, options.durationBuckets ?? DEFAULT_DURATION_BUCKETS);
+  byRegistry.set(registry, metrics);
+  return metrics;
+}
+
+function policyMetricsOn(registry: Registry, durationBuckets: readonly number[]): PolicyMetrics {
+  // Decisions and upstream attempts are counted per call, in plain-number cells (see cellCounter).
+  const { cell: decisionCell } = cellCounter({ name: 'toolgate_policy_decisions_total', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'], registers: [registry] });
+  const groups = new Histogram({ name: 'toolgate_batch_group_size', help: 'Calls per batch execution group', buckets: [1, 2, 4, 8, 16, 32, 64], registers: [registry] });
+  const circuits = new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
+  const rateLimits = new Counter({ name: 'toolgate_rate_limit_refusals_total', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'], registers: [registry] });
+  const upstream = new PlainHistogram('toolgate_upstream_call_duration_seconds', 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', ['service', 'outcome'], durationBuckets, registry);
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();
   const circuitState = (label: string, state: CircuitStateName, service = label): void => {
@@ -75,14 +65,12 @@ export function createPolicyMetrics(registry: Registry, options: { durationBucke
     circuits.set({ service: label }, CIRCUIT_VALUE[states.has('open') ? 'open' : states.has('half_open') ? 'half_open' : 'closed']);
   };
   return {
-    decision: (policy, decision) => decisions.inc({ policy, decision: decisionLabel(decision) }),
-    decisionCell: (policy, decision) => decisions.labels(policy, decisionLabel(decision)),
+    decision: (policy, decision) => decisionCell(policy, decisionLabel(decision)).inc(),
+    decisionCell: (policy, decision) => decisionCell(policy, decisionLabel(decision)),
     batchGroup: (size) => groups.observe(size),
     circuitState,
     rateLimited: (tenant) => rateLimits.inc({ tenant }),
-    upstreamCall: (tool, result, seconds) => {
-      if (Number.isFinite(seconds)) upstream.observe({ service: serviceLabel(tool), outcome: outcomeLabel(result) }, seconds);
-    },
+    upstreamCall: (tool, result, seconds) => upstream.labels(serviceLabel(tool), outcomeLabel(result)).observe(seconds),
   };
 }
 

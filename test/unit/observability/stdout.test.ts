@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,7 @@ describe('the stdout line destination', () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
     const destination = lineDestination(path);
+    await once(destination, 'ready'); // the file exists
     destination.write('{"alone":true}\n');
     const until = Date.now() + 5000;
     while (readFileSync(path, 'utf8') === '' && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));

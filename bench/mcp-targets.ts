@@ -13,7 +13,6 @@ import Fastify, { type FastifyInstance } from 'fastify';
 const compiled = new URL('../dist/src/app.js', import.meta.url);
 const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../src/app.js')) as typeof import('../src/app.js');
 import { validateConfigObject } from '../src/config/load.js';
-import { LazyAbort } from '../src/execution/lazy-abort.js';
 import { toToolOutput } from '../src/mcp/result.js';
 import { createUpstreamClient } from '../src/mcp/upstream-client.js';
 import { silentLogger } from './silent-logger.js';
@@ -43,8 +42,8 @@ async function floorClient(): Promise<FastifyInstance> {
   await client.start();
   const app = Fastify({ logger: false });
   app.post<{ Body: { name: string; arguments: Record<string, unknown> } }>('/v1/execute', async (request) => {
-    // A cancellation per call, followed as toolgate follows every call's (a LazyAbort, no AbortSignal).
-    return toToolOutput(await client.callTool(request.body.name, request.body.arguments, { abort: new LazyAbort() }));
+    // A signal per call, as toolgate hands the SDK every call's own.
+    return toToolOutput(await client.callTool(request.body.name, request.body.arguments, { signal: new AbortController().signal }));
   });
   app.addHook('onClose', () => client.close());
   return app;

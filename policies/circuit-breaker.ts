@@ -3,7 +3,6 @@ import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { inertFor } from '../src/pipeline/fast-path.js';
 import type { Policy } from '../src/pipeline/types.js';
-import { callerCancelled } from '../src/execution/call-context.js';
 import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
 import type { ToolResult } from '../src/types.js';
 import { USER_TOOL_LABEL } from '../src/observability/metrics.js';
@@ -60,7 +59,7 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
     } finally {
       // A call its caller gave up on (the client hung up, a batch was cancelled) ends as TIMEOUT or a throw,
       // but says nothing about the upstream: counted, a burst of hang-ups would open the circuit for everyone.
-      if (failed && callerCancelled(ctx)) circuit.release(admission.probe);
+      if (failed && ctx.signal.aborted) circuit.release(admission.probe);
       else circuit.record(failed, clock.now(), admission.probe);
     }
   }, (tool) => !tool.service);

@@ -134,7 +134,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     await agent.close();
   });
 
-  const drain = new Drain(governance.deadlines);
+  const drain = new Drain();
   metrics.watchReady(() => readinessOf(gateway.status(), drain.draining) === 'ready');
   // Whoever closes the app (SIGTERM through src/server.ts, a test), new requests are refused from then on.
   app.addHook('preClose', (done) => {

@@ -8,7 +8,6 @@ import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
 import { createCircuitRegistry } from './pipeline/circuit-state.js';
-import { DeadlineQueue } from './pipeline/deadline-queue.js';
 import type { PolicyDeps } from './pipeline/deps.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
 import { createStore } from './store/create.js';
@@ -26,8 +25,6 @@ export interface Governance {
   stats: CallStats;
   approvals: ApprovalService;
   metrics: PolicyMetrics;
-  /** The timeout policy's deadlines of every tenant (a shutdown ends them at once). */
-  deadlines: DeadlineQueue;
   policyDeps: PolicyDeps;
   /** Flushes the audit log, then closes the store (unless the caller passed it in). */
   close(): Promise<void>;
@@ -54,7 +51,6 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   approvalMetrics.watch(approvals);
   const metrics = createPolicyMetrics(options.registry, { durationBuckets: options.durationBuckets });
   const circuits = createCircuitRegistry(metrics.circuitState);
-  const deadlines = new DeadlineQueue();
   return {
     store,
     audit,
@@ -62,8 +58,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     stats,
     approvals,
     metrics,
-    deadlines,
-    policyDeps: { store, audit, approvals, metrics, circuits, deadlines, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
+    policyDeps: { store, audit, approvals, metrics, circuits, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
       await audit.close();
       if (ownsStore) await store.close();

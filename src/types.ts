@@ -48,12 +48,6 @@ export interface ToolContext {
   readonly requestId: string;
   /** Aborted on timeout, client cancellation or shutdown; executors must honour it. */
   readonly signal: AbortSignal;
-  /**
-   * The same cancellation as `signal`, followed through a callback: calls `listener` once with the abort
-   * reason (at once if already aborted) and returns an unsubscribe. Reading `signal` creates an
-   * AbortSignal for the call; this does not, which matters to executors that only relay cancellation.
-   */
-  onAbort(listener: (reason: unknown) => void): () => void;
   readonly log: Logger;
   /** Depth of the incoming request (`X-Toolgate-Depth`, 0 when absent); upstream calls forward depth + 1. */
   readonly depth: number;

@@ -51,14 +51,14 @@ export function planGroups(safe: readonly boolean[], parallel = true): number[][
 }
 
 async function runOne<I, R>(item: I, index: number, options: BatchOptions<I, R>, effects: Effect[]): Promise<R> {
+  // The call's own signal: its timeout aborts it alone, the batch's signal aborts them all. AbortSignal.any
+  // adds no listener to the batch's signal, however many calls are in flight.
   const controller = new AbortController();
-  const forward = (): void => controller.abort(options.signal?.reason);
-  if (options.signal?.aborted) forward();
-  else options.signal?.addEventListener('abort', forward, { once: true });
+  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
   const { timeoutMs } = options;
   const now = options.now ?? Date.now;
   const ctx: RunContext = {
-    signal: controller.signal,
+    signal,
     deadline: timeoutMs === undefined ? undefined : now() + timeoutMs,
     defer: (effect) => effects.push(effect),
   };
@@ -76,7 +76,6 @@ async function runOne<I, R>(item: I, index: number, options: BatchOptions<I, R>,
     return await Promise.race([running, expiry]);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', forward);
   }
 }
 

@@ -12,8 +12,7 @@ import { userNamespace, userToolPrefix } from '../registry/user-names.js';
 import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
 import type { JsonObject, Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
-import { CallContext, callerCancelled } from './call-context.js';
-import type { LazyAbort } from './lazy-abort.js';
+import { CallContext } from './call-context.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { failureResult } from './tool-result.js';
 
@@ -28,8 +27,8 @@ export interface CallOptions {
   principal: Principal;
   requestId: string;
   log: Logger;
-  /** The caller's cancellation; a LazyAbort creates its AbortSignal only when something reads it. */
-  signal: AbortSignal | LazyAbort;
+  /** The call's own cancellation (client gone, batch, shutdown); never shared with another call. */
+  signal: AbortSignal;
   depth: number;
   mode: ToolMode;
   /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */
@@ -121,7 +120,7 @@ export async function executeCall(request: CallRequest, options: CallOptions, sc
 // every named closure created per call also costs an Object.defineProperty.
 function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && callerCancelled(ctx));
+  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && ctx.signal.aborted);
   return result;
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
-import { LazyAbort } from '../execution/lazy-abort.js';
+import type { Drain } from './drain.js';
 import { randomId } from './random-id.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {
@@ -20,35 +20,23 @@ export function defaultCallId(step: number | undefined, index: number): string {
 }
 
 /**
- * Aborted when the client goes away before the answer is written, so executors stop work nobody will
- * read, or when `shutdown` (the Drain's `calls`) aborts at the end of the shutdown grace. Lazy: the
- * AbortSignal (about 4 µs to create on Node 20) and its `close` listener exist only if a handler or policy
- * reads it, which most calls never do. A signal first read after the client already left is aborted at once.
+ * The cancellation of one request's calls: aborted when the client goes away before the answer is written,
+ * so executors stop work nobody will read, or when a shutdown ends the calls still running (Drain.cancel).
  */
-export function requestAbort(reply: FastifyReply, shutdown: LazyAbort): LazyAbort {
+export function requestSignal(reply: FastifyReply, drain: Pick<Drain, 'track'>): AbortSignal {
+  const controller = new AbortController();
+  const release = drain.track(controller);
   const response = reply.raw;
-  const source: LazyAbort = new LazyAbort(shutdown, (abort) => {
-    const gone = (): void => {
-      if (!response.writableFinished) abort(new Error('client closed the connection'));
-      // The request is over: let go of the process-wide shutdown source.
-      source.dispose();
-    };
-    if (response.closed) {
-      gone();
-      return undefined;
-    }
-    response.once('close', gone);
-    return () => response.off('close', gone);
-  });
-  return source;
+  const gone = (): void => {
+    release();
+    if (!response.writableFinished) controller.abort(new Error('client closed the connection'));
+  };
+  if (response.closed) gone();
+  else response.once('close', gone);
+  return controller.signal;
 }
 
-/** The same as a plain AbortSignal, for callers that combine signals (batch, MCP). */
-export function requestSignal(reply: FastifyReply, shutdown: LazyAbort): AbortSignal {
-  return requestAbort(reply, shutdown).signal;
-}
-
-export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal | LazyAbort): CallOptions {
+export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal): CallOptions {
   return {
     principal: request.principal,
     requestId: request.id,

@@ -1,9 +1,9 @@
-import { LazyAbort } from '../execution/lazy-abort.js';
 import { ToolError } from '../execution/tool-error.js';
-import type { DeadlineQueue } from '../pipeline/deadline-queue.js';
 
 /** The message of every call a shutdown ends (errorType TIMEOUT). */
 export const SHUTTING_DOWN = 'gateway shutting down';
+
+const noop = (): void => {};
 
 type DrainState = 'serving' | 'draining' | 'closing' | 'cancelled';
 
@@ -15,13 +15,12 @@ type DrainState = 'serving' | 'draining' | 'closing' | 'cancelled';
  */
 export class Drain {
   /**
-   * The parent of every call's cancellation (request aborts, approved calls). Lazy: a call links to it only
-   * when it reads its signal, and one not linked sees the abort as soon as it looks.
+   * The controller of every call still running (requests, approved calls). Held here rather than linked
+   * through a listener on one shared shutdown signal: that signal would carry a listener per call in flight.
    */
-  readonly calls = new LazyAbort();
+  private readonly running = new Set<AbortController>();
+  private reason: ToolError | undefined;
   private state: DrainState = 'serving';
-
-  constructor(private readonly deadlines: DeadlineQueue) {}
 
   /** Readiness is 503 from the start of the drain. */
   get draining(): boolean {
@@ -47,15 +46,29 @@ export class Drain {
   }
 
   /**
-   * Aborts every call still running. Handlers that honour their AbortSignal stop; the timeout policy
-   * answers every attempt it bounds at once (also those whose handler ignores the signal), and calls
-   * that would start now answer at once too.
+   * Makes `call` part of the shutdown: `cancel` aborts it (at once if that already happened). Returns the
+   * release to call when the call is over.
+   */
+  track(call: AbortController): () => void {
+    if (this.reason) {
+      call.abort(this.reason);
+      return noop;
+    }
+    this.running.add(call);
+    return () => void this.running.delete(call);
+  }
+
+  /**
+   * Aborts every call still running, with a TIMEOUT ToolError. Handlers that honour their AbortSignal stop;
+   * the timeout policy answers every attempt it bounds at once (also those whose handler ignores the
+   * signal), and calls that would start now answer at once too.
    */
   cancel(): void {
     if (this.state === 'cancelled') return;
     this.state = 'cancelled';
-    const reason = new ToolError('TIMEOUT', SHUTTING_DOWN);
-    this.calls.abort(reason);
-    this.deadlines.expireAll(reason);
+    const reason = (this.reason = new ToolError('TIMEOUT', SHUTTING_DOWN));
+    const running = [...this.running];
+    this.running.clear();
+    for (const call of running) call.abort(reason);
   }
 }

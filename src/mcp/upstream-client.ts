@@ -6,9 +6,6 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
-import { followCancellation, type AbortFollower } from '../execution/call-context.js';
-import { followSharedSignal } from './abort-link.js';
-import { SdkCancel } from './sdk-cancel.js';
 import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
 export interface BackoffOptions {
@@ -32,9 +29,10 @@ export interface UpstreamClientOptions {
 }
 
 export interface CallOptions {
-  /** The call's cancellation, followed without creating an AbortSignal (pass the ToolContext). */
-  abort?: AbortFollower;
-  /** Or a plain AbortSignal (callers outside a governed call). */
+  /**
+   * The call's own cancellation (a ToolContext's signal), handed to the SDK as is. Never a signal shared by
+   * many calls: the SDK leaves a listener on it per request.
+   */
   signal?: AbortSignal;
   /** Depth of the incoming request; HTTP upstreams receive depth + 1. */
   depth?: number;
@@ -250,10 +248,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return connecting;
   }
 
-  function mapCallError(error: unknown, name: string, cancel: SdkCancel, from: number): ToolError {
+  function mapCallError(error: unknown, name: string, signal: AbortSignal | undefined, from: number): ToolError {
     if (error instanceof ToolError) return error;
-    if (cancel.aborted) {
-      const reason: unknown = cancel.reason;
+    if (signal?.aborted) {
+      const reason: unknown = signal.reason;
       return reason instanceof ToolError ? reason : new ToolError('TIMEOUT', `call to ${service}/${name} was cancelled`, { cause: error });
     }
     if (error instanceof McpError) {
@@ -282,22 +280,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         throw new ToolError('UPSTREAM_ERROR', `upstream ${service} is ${state}${lastError ? `: ${lastError}` : ''}`);
       }
       const from = generation;
-      // The SDK gets a per-call SdkCancel (never an AbortSignal: see sdk-cancel.ts), so its listener dies with the call.
-      const cancel = new SdkCancel();
-      const unfollow = callOptions.abort
-        ? followCancellation(callOptions.abort, cancel.abort)
-        : callOptions.signal
-          ? followSharedSignal(callOptions.signal, cancel.abort)
-          : undefined;
+      const { signal } = callOptions;
       try {
-        const send = () => current.callTool({ name, arguments: args }, undefined, { signal: cancel.signal, timeout: requestTimeoutMs });
+        const send = () => current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs });
         if (!channel) return (await send()) as CallToolResult;
         const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
         return (await channel.run(headers, send)) as CallToolResult;
       } catch (error) {
-        throw mapCallError(error, name, cancel, from);
-      } finally {
-        unfollow?.();
+        throw mapCallError(error, name, signal, from);
       }
     },
     onChange(listener) {

@@ -3,7 +3,6 @@ import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
 import type { CircuitRegistry } from './circuit-state.js';
-import type { DeadlineQueue } from './deadline-queue.js';
 import type { PolicyMetrics } from './metrics.js';
 
 /** Time, injectable so backoff and breakers are testable without waiting. */
@@ -22,8 +21,6 @@ export interface PolicyDeps {
   metrics?: PolicyMetrics;
   /** Shared across tenants so a failing upstream opens one breaker; each chain makes its own when absent. */
   circuits?: CircuitRegistry;
-  /** Every timeout policy's deadlines, so a shutdown can end the running attempts at once; each policy makes its own when absent. */
-  deadlines?: DeadlineQueue;
   clock?: Clock;
   /** Rate limits while the store does not answer (store.onUnavailable); default fail-closed. */
   onStoreUnavailable?: OnStoreUnavailable;

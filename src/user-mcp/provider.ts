@@ -9,9 +9,7 @@ import { createPinnedFetch, type PinnedFetch } from '../egress/pinned-fetch.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { UserToolProvider, UpstreamStatus } from '../registry/provider.js';
-import { followCancellation } from '../execution/call-context.js';
 import { ToolError } from '../execution/tool-error.js';
-import { SdkCancel } from '../mcp/sdk-cancel.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../types.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey, userToolName } from '../registry/user-names.js';
@@ -121,17 +119,13 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
             throw new ToolError('UPSTREAM_ERROR', `user MCP server ${registration.serviceId} is unreachable: ${errorMessage(error)}`);
           });
           let result: CallToolResult;
-          const cancel = new SdkCancel();
-          const unfollow = followCancellation(ctx, cancel.abort);
           try {
             result = (await withCallDepth(ctx.depth + 1, () =>
-              entry.connection.client.callTool({ name: upstream.name, arguments: args }, undefined, { signal: cancel.signal }),
+              entry.connection.client.callTool({ name: upstream.name, arguments: args }, undefined, { signal: ctx.signal }),
             )) as CallToolResult;
           } catch (error) {
-            if (cancel.aborted) throw error; // the timeout/cancel path owns this failure
+            if (ctx.signal.aborted) throw error; // the timeout/cancel path owns this failure
             throw new ToolError('UPSTREAM_ERROR', errorMessage(error));
-          } finally {
-            unfollow();
           }
           const { text, hasRichContent } = mcpResultText(result);
           if (result.isError === true) throw new ToolError('UPSTREAM_ERROR', text, { trace: hasRichContent ? result : null });

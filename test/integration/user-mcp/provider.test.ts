@@ -4,7 +4,6 @@ import { isToolError } from '../../../src/execution/tool-error.js';
 import { createUserMcpRegistrations } from '../../../src/user-mcp/registrations.js';
 import { createUserMcpProvider, type UserMcpProvider } from '../../../src/user-mcp/provider.js';
 import { createClientCache } from '../../../src/user-mcp/client-cache.js';
-import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import type { Principal, Tool, ToolContext } from '../../../src/types.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
@@ -18,7 +17,6 @@ const ctxFor = (who: Principal, signal = new AbortController().signal): ToolCont
   callId: 'c1',
   requestId: 'r1',
   signal,
-  onAbort: (listener) => onSignalAbort(signal, listener),
   log,
   depth: 2,
 });

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { planGroups, runBatch } from '../../../src/batch/scheduler.js';
 
@@ -117,5 +118,35 @@ describe('runBatch', () => {
     controller.abort();
     expect(await pending).toEqual(['cancelled']);
     expect(seen).toEqual([6_000]);
+  });
+
+  it('gives each of 50 calls, 32 at a time, its own signal without a listener per call on the batch signal; the batch abort reaches each', async () => {
+    const batch = new AbortController();
+    const signals: AbortSignal[] = [];
+    let inFlight = 0;
+    const pending = runBatch(
+      Array.from({ length: 50 }, (_, index) => index),
+      {
+        classify: () => true,
+        maxParallel: 32,
+        signal: batch.signal,
+        onTimeout: () => 'timed out',
+        run: (_item, _index, ctx) => {
+          signals.push(ctx.signal);
+          inFlight += 1;
+          if (ctx.signal.aborted) return Promise.resolve(String(ctx.signal.reason));
+          return new Promise<string>((resolve) => ctx.signal.addEventListener('abort', () => resolve(String(ctx.signal.reason)), { once: true }));
+        },
+      },
+    );
+    await expect.poll(() => inFlight).toBe(32);
+    expect(new Set(signals).size).toBe(32);
+    expect(signals).not.toContain(batch.signal);
+    expect(getEventListeners(batch.signal, 'abort').length).toBeLessThanOrEqual(1);
+    batch.abort('client gone');
+    // The first 32 end on the abort; the other 18 start with an already-aborted signal of their own.
+    expect(await pending).toEqual(Array.from({ length: 50 }, () => 'client gone'));
+    expect(signals).toHaveLength(50);
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
   });
 });

@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import { createBuiltinProvider, type BuiltinProvider, type BuiltinProviderDeps } from '../../../src/builtins/index.js';
 import { findExecutable } from '../../../src/builtins/sandbox.js';
 import type { BuiltinsConfig } from '../../../src/config/types.js';
@@ -13,7 +12,7 @@ export function principal(tenant: string, user = 'alice'): Principal {
 }
 
 export function context(who: Principal, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { principal: who, callId: 'call_test', requestId: 'req_test', signal, onAbort: (listener) => onSignalAbort(signal, listener), log: {} as Logger, depth: 0 };
+  return { principal: who, callId: 'call_test', requestId: 'req_test', signal, log: {} as Logger, depth: 0 };
 }
 
 export function builtinsConfig(workspaceRoot: string, overrides: Partial<BuiltinsConfig> = {}, limits: Partial<BuiltinsConfig['limits']> = {}): BuiltinsConfig {

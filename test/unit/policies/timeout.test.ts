@@ -1,10 +1,13 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { retryPolicy } from '../../../policies/retry.js';
 import { timeoutPolicy } from '../../../policies/timeout.js';
+import { ToolError } from '../../../src/execution/tool-error.js';
 import { successResult } from '../../../src/execution/tool-result.js';
 import type { DeadlineAware } from '../../../src/pipeline/deps.js';
 import type { PolicyContext } from '../../../src/pipeline/types.js';
 import type { ToolCall } from '../../../src/types.js';
-import { makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
+import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 /** A handler that never finishes by itself and records whether its signal aborted. */
 function hanging() {
@@ -56,5 +59,69 @@ describe('timeout policy', () => {
     const call = makeCall();
     const result = await timeoutPolicy(undefined, makeDeps())(call, makeCtx(), async (c) => successResult(c, 'quick'));
     expect(result.output).toBe('quick');
+  });
+
+  it("aborts only the attempt on timeout: the caller's signal stays live and keeps no listener of the policy", async () => {
+    const caller = new AbortController();
+    const terminal = hanging();
+    const result = await timeoutPolicy({ defaultMs: 20 }, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    expect(result.error).toEqual({ errorType: 'TIMEOUT', error: 'lookup timed out after 20 ms' });
+    expect(terminal.seen.signal?.aborted).toBe(true);
+    expect(terminal.seen.signal?.reason).toMatchObject({ errorType: 'TIMEOUT' });
+    expect(caller.signal.aborted).toBe(false);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    await timeoutPolicy(undefined, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), async (call) => successResult(call, 'quick'));
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('answers at once with the typed reason a shutdown aborts the caller with, also when the handler ignores its signal', async () => {
+    const caller = new AbortController();
+    const terminal = hanging();
+    const pending = timeoutPolicy({ defaultMs: 60_000 }, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    caller.abort(new ToolError('TIMEOUT', 'gateway shutting down'));
+    expect((await pending).error).toEqual({ errorType: 'TIMEOUT', error: 'gateway shutting down' });
+    expect(terminal.seen.signal?.aborted).toBe(true);
+    // A call that would start after the shutdown does not start.
+    const late = hanging();
+    expect((await timeoutPolicy(undefined, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), late)).error?.error).toBe('gateway shutting down');
+    expect(late.seen.signal).toBeUndefined();
+  });
+
+  it('hands the handler every field of a context a custom policy rebuilt, with the attempt signal', async () => {
+    const caller = new AbortController();
+    const rebuilt = { ...makeCtx({ signal: caller.signal }), note: 'from a custom policy' };
+    let seen: (PolicyContext & { note?: string }) | undefined;
+    await timeoutPolicy(undefined, makeDeps())(makeCall(), rebuilt, async (call, ctx) => {
+      seen = ctx;
+      return successResult(call, 'ok');
+    });
+    expect(seen?.note).toBe('from a custom policy');
+    expect(seen?.principal).toBe(rebuilt.principal);
+    expect(seen?.signal).not.toBe(caller.signal);
+    expect(seen?.signal.aborted).toBe(false);
+  });
+
+  it('under retry: a timed-out attempt of a read-only tool is retried, a call whose caller left is not', async () => {
+    const deps = makeDeps({ clock: fakeClock() });
+    const chain = (ctx: PolicyContext, terminal: (call: ToolCall, ctx: PolicyContext) => Promise<never>) =>
+      retryPolicy({ attempts: 3, baseMs: 1 }, deps)(makeCall(makeTool({ readOnly: true })), ctx, (call, attemptCtx) => timeoutPolicy({ defaultMs: 10 }, deps)(call, attemptCtx, terminal));
+    let attempts = 0;
+    const timedOut = await chain(makeCtx(), () => {
+      attempts += 1;
+      return new Promise<never>(() => {});
+    });
+    expect(timedOut.error?.errorType).toBe('TIMEOUT');
+    expect(attempts).toBe(3);
+
+    const caller = new AbortController();
+    let started = 0;
+    const left = await chain(makeCtx({ signal: caller.signal }), (_call, ctx) => {
+      started += 1;
+      caller.abort(new Error('client closed the connection'));
+      // An executor that honours its signal ends the attempt as the timeout policy would.
+      return new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new ToolError('TIMEOUT', 'cancelled')), { once: true }));
+    });
+    expect(left.ok).toBe(false);
+    expect(started).toBe(1);
   });
 });

@@ -1,6 +1,5 @@
 // Shared test fixtures for the RAG tool: a fake ToolContext and a two-tenant document set whose words overlap.
 import { pino } from 'pino';
-import { onSignalAbort } from '../../../src/execution/lazy-abort.js';
 import type { RagEntry } from '../../../src/config/types.js';
 import type { RagDocument } from '../../../src/rag/load-documents.js';
 import type { Logger, Principal, ToolContext } from '../../../src/types.js';
@@ -11,9 +10,6 @@ export function fakeContext(overrides: Partial<ToolContext> & { principal?: Prin
     callId: 'call_test',
     requestId: 'req_test',
     signal: new AbortController().signal,
-    onAbort(listener) {
-      return onSignalAbort(this.signal, listener);
-    },
     log: pino({ level: 'silent' }) as unknown as Logger,
     depth: 0,
     ...overrides,

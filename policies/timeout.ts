@@ -1,4 +1,6 @@
 import picomatch from 'picomatch';
+import { CallContext, followCall } from '../src/execution/call-context.js';
+import { LazySignal } from '../src/execution/lazy-signal.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
@@ -7,6 +9,8 @@ import type { Policy } from '../src/pipeline/types.js';
 import type { ToolCall, ToolResult } from '../src/types.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const noop = (): void => {};
 
 export const timeoutOptionsSchema = {
   type: 'object',
@@ -38,26 +42,18 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
     if (deadline !== undefined) limitMs = Math.min(limitMs, deadline - clock.now());
     if (limitMs <= 0) return Promise.resolve(timedOutResult(call, limitMs));
 
-    const caller = ctx.signal;
-    // A caller cancelled with a typed reason (a shutdown) before this attempt began: nothing starts.
-    if (caller.aborted && caller.reason instanceof ToolError) return Promise.resolve(callFailure(call, caller.reason.errorType, caller.reason.message));
-    const attempt = new AbortController();
+    // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (lazy-signal.ts).
+    const attempt = new LazySignal();
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
+      let unfollow = noop;
       const finish = (): boolean => {
         if (settled) return false;
         settled = true;
         clearTimeout(timer);
-        caller.removeEventListener('abort', callerAborted);
+        unfollow();
         return true;
       };
-      // The caller's signal is this call's own (one per request or batch call), so this listener is the only
-      // one this attempt adds to it, and it goes when the attempt settles.
-      function callerAborted(): void {
-        const reason: unknown = caller.reason;
-        attempt.abort(reason);
-        if (reason instanceof ToolError && finish()) resolve(callFailure(call, reason.errorType, reason.message));
-      }
       const timer = setTimeout(() => {
         if (!finish()) return;
         attempt.abort(new ToolError('TIMEOUT', timedOutMessage(call, limitMs)));
@@ -65,11 +61,17 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
       }, Math.min(limitMs, MAX_TIMER_MS));
       // Never holds the process open by itself: a pending call is held by whoever waits for it.
       timer.unref();
-      if (caller.aborted) attempt.abort(caller.reason);
-      else caller.addEventListener('abort', callerAborted, { once: true });
+      // The caller's cancellation reaches the attempt; one with a typed reason (a shutdown) is answered at once.
+      unfollow = followCall(ctx, (reason) => {
+        attempt.abort(reason);
+        if (reason instanceof ToolError && finish()) resolve(callFailure(call, reason.errorType, reason.message));
+      });
+      // The caller had already been cancelled with a typed reason before this attempt began: nothing starts.
+      if (settled) return;
+      const attemptCtx = ctx instanceof CallContext ? ctx.withCancellation(attempt) : { ...ctx, signal: attempt.signal };
       let running: Promise<ToolResult>;
       try {
-        running = next(call, { ...ctx, signal: attempt.signal });
+        running = next(call, attemptCtx);
       } catch (error) {
         running = Promise.reject(error);
       }

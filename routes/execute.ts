@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
-import { callOptionsFor, defaultCallId, requestSignal } from '../src/http/call-options.js';
+import { callOptionsFor, defaultCallId, requestCancellation } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
 import type { ToolResult } from '../src/types.js';
 
@@ -55,7 +55,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request, reply) => {
       const body = request.body;
-      const options = callOptionsFor(request, defaultCallId(body.step, 0), requestSignal(reply, app.drain));
+      const options = callOptionsFor(request, defaultCallId(body.step, 0), requestCancellation(reply, app.drain));
       const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options, body.toolset);
       return sendToolResult(reply, result);
     },
@@ -102,7 +102,7 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
-      const signal = requestSignal(reply, app.drain);
+      const signal = requestCancellation(reply, app.drain).signal;
       const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
       const options = { ...rest, signal };
       const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode, request.body.toolset);

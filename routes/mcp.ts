@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
-import { callOptionsFor, defaultCallId, requestMode, requestSignal } from '../src/http/call-options.js';
+import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
 import { invalidToolCall, toolCallNames } from '../src/mcp/call-params.js';
 import { callEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
@@ -32,11 +32,11 @@ function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyReque
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
-  const clientGone = requestSignal(reply, app.drain);
+  const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     // Cancelled by the MCP client (notifications/cancelled), by the HTTP connection going away or by a
     // shutdown. AbortSignal.any adds no listener to its sources, so a JSON-RPC batch of calls piles none up.
-    const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any([clientGone, extra.signal]));
+    const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any([clientGone.signal, extra.signal]));
     const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
     return toCallToolResult(result);
   });

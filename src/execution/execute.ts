@@ -13,6 +13,7 @@ import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
 import type { JsonObject, Logger, Principal, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
+import type { LazySignal } from './lazy-signal.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { failureResult } from './tool-result.js';
 
@@ -28,7 +29,7 @@ export interface CallOptions {
   requestId: string;
   log: Logger;
   /** The call's own cancellation (client gone, batch, shutdown); never shared with another call. */
-  signal: AbortSignal;
+  signal: AbortSignal | LazySignal;
   depth: number;
   mode: ToolMode;
   /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */

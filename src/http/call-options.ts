@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
+import { LazySignal } from '../execution/lazy-signal.js';
 import type { Drain } from './drain.js';
 import { randomId } from './random-id.js';
 
@@ -22,21 +23,22 @@ export function defaultCallId(step: number | undefined, index: number): string {
 /**
  * The cancellation of one request's calls: aborted when the client goes away before the answer is written,
  * so executors stop work nobody will read, or when a shutdown ends the calls still running (Drain.cancel).
+ * A LazySignal: its AbortSignal exists only if a handler or policy reads it.
  */
-export function requestSignal(reply: FastifyReply, drain: Pick<Drain, 'track'>): AbortSignal {
-  const controller = new AbortController();
-  const release = drain.track(controller);
+export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'track'>): LazySignal {
+  const cancellation = new LazySignal();
+  const release = drain.track(cancellation);
   const response = reply.raw;
   const gone = (): void => {
     release();
-    if (!response.writableFinished) controller.abort(new Error('client closed the connection'));
+    if (!response.writableFinished) cancellation.abort(new Error('client closed the connection'));
   };
   if (response.closed) gone();
   else response.once('close', gone);
-  return controller.signal;
+  return cancellation;
 }
 
-export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal): CallOptions {
+export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal | LazySignal): CallOptions {
   return {
     principal: request.principal,
     requestId: request.id,

@@ -165,7 +165,7 @@ describe('upstream client over streamable HTTP', () => {
     expect(client.status().lastError).toBeTruthy();
   });
 
-  it('serves many concurrent calls over one HTTP transport without a MaxListenersExceededWarning', async () => {
+  it('serves many concurrent calls over one HTTP transport without a MaxListenersExceededWarning', { timeout: 90_000 }, async () => {
     const server = await startHttpTestServer(createTestState([echoTool]));
     servers.push(server);
     const client = track(createUpstreamClient({ service: 'http', kind: 'global-mcp', config: { transport: 'streamable-http', url: server.url, headers: {} }, log }));

@@ -1,32 +1,30 @@
 import picomatch from 'picomatch';
-import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
-import type { PolicyDeps } from '../src/pipeline/deps.js';
-import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/fast-path.js';
-import { passThrough, type Policy } from '../src/pipeline/types.js';
-import { callFailure } from '../src/execution/tool-result.js';
-import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
+import Type from 'typebox';
 import type { ApprovalRecord } from '../src/approvals/types.js';
+import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
+import { callFailure } from '../src/execution/tool-result.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
 
-export const approvalOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    tools: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
-    expiresMs: { type: 'integer', minimum: 1, default: 900_000 },
+export const ApprovalOptions = Type.Object(
+  {
+    tools: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    expiresMs: Type.Integer({ minimum: 1, default: 900_000 }),
   },
-};
+  { additionalProperties: false },
+);
 
 /**
  * Human in the loop: a call to a matching tool is stored (with its bound arguments) and answered
  * `pending_approval`; nothing runs until an approver approves. The resumed call carries `ctx.approval`
  * and passes here once; the approvals service guarantees it is resumed at most once.
  */
-export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
-  const { tools, expiresMs } = parsePolicyOptions<{ tools: string[]; expiresMs: number }>('approval', approvalOptionsSchema, options);
-  if (tools.length === 0) return passThrough;
+export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
+  const { tools, expiresMs } = parsePolicyOptions('approval', ApprovalOptions, options);
+  if (tools.length === 0) return undefined;
   const needsApproval = picomatch(tools, { dot: true });
-  return inertFor(async (call, ctx, next) => {
+  const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
     let record: ApprovalRecord;
     try {
@@ -41,12 +39,14 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
     } catch (error) {
       // Fails closed: without a stored request nobody can approve it, so the call does not run.
       if (!isStoreUnavailable(error)) throw error;
-      return callFailure(call, 'UPSTREAM_ERROR', `${call.name} needs human approval, which cannot be requested while the state store is unavailable; the call did not run; retry later`, {
-        retryAfterMs: STORE_RETRY_AFTER_MS,
-      });
+      return answer(
+        callFailure(call, 'UPSTREAM_ERROR', `${call.name} needs human approval, which cannot be requested while the state store is unavailable; the call did not run; retry later`, {
+          retryAfterMs: STORE_RETRY_AFTER_MS,
+        }),
+      );
     }
     const expires = new Date(record.expiresAt).toISOString();
-    return {
+    return answer({
       callId: call.callId,
       name: call.name,
       ok: false,
@@ -58,6 +58,7 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): Policy {
       status: 'pending_approval',
       approvalId: record.id,
       ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}),
-    };
-  }, (tool) => !needsApproval(tool.name));
+    });
+  };
+  return { appliesTo: (tool) => needsApproval(tool.name), wrap };
 }

@@ -1,11 +1,12 @@
+import Type from 'typebox';
 import { argumentsHash, callEvent } from '../src/audit/events.js';
-import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
-import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { passThrough, type Policy } from '../src/pipeline/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
+import { systemClock } from '../src/pipeline/clock.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ToolResult } from '../src/types.js';
 
-export const auditOptionsSchema = { type: 'object', additionalProperties: false, properties: {} };
+export const AuditOptions = Type.Object({}, { additionalProperties: false });
 
 /**
  * One audit event per call, whatever happens inside (denied, limited, failed, pending). Outermost so it
@@ -14,11 +15,11 @@ export const auditOptionsSchema = { type: 'object', additionalProperties: false,
  * secrets in them never reach the log. The run of an approved call is recorded by its approval decision
  * (routes/approvals.ts), which carries its outcome: one line per decision.
  */
-export function auditPolicy(options: unknown, deps: PolicyDeps): Policy {
-  parsePolicyOptions('audit', auditOptionsSchema, options);
-  if (deps.audit.enabled === false) return passThrough;
+export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
+  parsePolicyOptions('audit', AuditOptions, options);
+  if (deps.audit.enabled === false) return undefined;
   const clock = deps.clock ?? systemClock;
-  return async (call, ctx, next) => {
+  const wrap: PolicyLayer['wrap'] = (next) => async (call, ctx) => {
     if (ctx.approval) return next(call, ctx);
     const started = clock.now();
     const argsSha256 = argumentsHash(call.arguments);
@@ -41,4 +42,5 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): Policy {
       );
     }
   };
+  return { wrap };
 }

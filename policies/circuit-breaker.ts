@@ -1,30 +1,30 @@
-import { createCircuitRegistry, type CircuitOptions } from '../src/pipeline/circuit-state.js';
-import { systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
-import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/fast-path.js';
-import type { Policy } from '../src/pipeline/types.js';
+import Type, { type Static } from 'typebox';
 import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
-import type { ToolResult } from '../src/types.js';
 import { USER_TOOL_LABEL } from '../src/observability/metrics.js';
+import { systemClock } from '../src/pipeline/clock.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+import type { ToolResult } from '../src/types.js';
+import { createCircuitRegistry } from './circuit-state.js';
 
-export const circuitBreakerOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    failureThreshold: { type: 'integer', minimum: 1, default: 5 },
-    cooldownMs: { type: 'integer', minimum: 1, default: 30_000 },
-    failureRate: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['threshold'],
-      properties: {
-        threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-        minCalls: { type: 'integer', minimum: 1, default: 10 },
-        windowMs: { type: 'integer', minimum: 1, default: 60_000 },
-      },
-    },
+export const CircuitBreakerOptions = Type.Object(
+  {
+    failureThreshold: Type.Integer({ minimum: 1, default: 5 }),
+    cooldownMs: Type.Integer({ minimum: 1, default: 30_000 }),
+    failureRate: Type.Optional(
+      Type.Object(
+        {
+          threshold: Type.Number({ exclusiveMinimum: 0, maximum: 1 }),
+          minCalls: Type.Integer({ minimum: 1, default: 10 }),
+          windowMs: Type.Integer({ minimum: 1, default: 60_000 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
-};
+  { additionalProperties: false },
+);
+export type CircuitBreakerOptions = Static<typeof CircuitBreakerOptions>;
 
 // Only failures that say "the upstream is unwell" count; a bad argument, a denial or a definite answer
 // from the upstream (an HTTP 404) says nothing about it.
@@ -34,13 +34,13 @@ const countsAsFailure = (result: ToolResult): boolean =>
 /**
  * Per upstream service (`tool.service`; tools without one are not guarded): CIRCUIT_OPEN immediately while
  * open, one probe after the cool-down, closed again when the probe succeeds. State is per replica — see
- * src/pipeline/circuit-state.ts for why.
+ * policies/circuit-state.ts for why.
  */
-export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy {
-  const circuitOptions = parsePolicyOptions<CircuitOptions>('circuit-breaker', circuitBreakerOptionsSchema, options);
+export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
+  const circuitOptions = parsePolicyOptions('circuit-breaker', CircuitBreakerOptions, options);
   const clock = deps.clock ?? systemClock;
   const circuits = deps.circuits ?? createCircuitRegistry((label, state, service) => deps.metrics?.circuitState(label, state, service));
-  return inertFor(async (call, ctx, next) => {
+  const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
     const service = call.tool.service;
     if (!service) return next(call, ctx);
     // A user-level service is one user's, in one tenant: its circuit is keyed by tenant too (the same sub in
@@ -49,7 +49,7 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
       call.tool.source === 'user-mcp' ? circuits.get(`${ctx.principal.tenant}\u0000${service}`, circuitOptions, USER_TOOL_LABEL) : circuits.get(service, circuitOptions);
     const admission = circuit.admit(clock.now());
     if (!admission.admit) {
-      return callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`);
+      return answer(callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`));
     }
     let failed = true; // a throw from below counts as a failure
     try {
@@ -62,5 +62,6 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
       if (failed && ctx.signal.aborted) circuit.release(admission.probe);
       else circuit.record(failed, clock.now(), admission.probe);
     }
-  }, (tool) => !tool.service);
+  };
+  return { appliesTo: (tool) => tool.service !== undefined, wrap };
 }

@@ -1,42 +1,26 @@
 import picomatch from 'picomatch';
-import type { PolicyDeps } from '../src/pipeline/deps.js';
+import Type, { type Static } from 'typebox';
+import { callFailure } from '../src/execution/tool-result.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
-import { inertFor } from '../src/pipeline/fast-path.js';
-import { passThrough, type Next, type Policy, type PolicyContext } from '../src/pipeline/types.js';
+import type { PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { WindowHit } from '../src/store/types.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
 import type { Principal, ToolCall, ToolResult } from '../src/types.js';
-import { callFailure } from '../src/execution/tool-result.js';
 
-const DIMENSIONS = ['tenant', 'user', 'tool'] as const;
-type Dimension = (typeof DIMENSIONS)[number];
+const Dimension = Type.Enum(['tenant', 'user', 'tool'] as const, { type: 'string' });
+type Dimension = Static<typeof Dimension>;
 
-export const rateLimitOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['limit'],
-  properties: {
-    limit: { type: 'integer', minimum: 1 },
-    windowMs: { type: 'integer', minimum: 1, default: 60_000 },
+export const RateLimitOptions = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1 }),
+    windowMs: Type.Integer({ minimum: 1, default: 60_000 }),
     // One dimension or several: ['user', 'tool'] counts each (user, tool) pair on its own.
-    per: {
-      anyOf: [
-        { type: 'string', enum: DIMENSIONS },
-        { type: 'array', items: { type: 'string', enum: DIMENSIONS }, minItems: 1, uniqueItems: true },
-      ],
-      default: 'user',
-    },
+    per: Type.Union([Dimension, Type.Array(Dimension, { minItems: 1, uniqueItems: true })], { default: 'user' }),
     /** Globs of the tools this limit counts (default all). */
-    tools: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['*'] },
+    tools: Type.Array(Type.String({ minLength: 1 }), { default: ['*'] }),
   },
-};
-
-interface RateLimitOptions {
-  limit: number;
-  windowMs: number;
-  per: Dimension | Dimension[];
-  tools: string[];
-}
+  { additionalProperties: false },
+);
 
 /**
  * Sliding-window limit in the shared store (one atomic `hitWindow`, so N replicas count together).
@@ -45,9 +29,9 @@ interface RateLimitOptions {
  * While the store does not answer, `store.onUnavailable` decides: fail-open admits the call uncounted,
  * fail-closed (the default) answers RATE_LIMITED with a one-second Retry-After.
  */
-export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
-  if (options === undefined) return passThrough;
-  const { limit, windowMs, per, tools } = parsePolicyOptions<RateLimitOptions>('rate-limit', rateLimitOptionsSchema, options);
+export function rateLimitPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
+  if (options === undefined) return undefined;
+  const { limit, windowMs, per, tools } = parsePolicyOptions('rate-limit', RateLimitOptions, options);
   const dimensions = new Set<Dimension>(Array.isArray(per) ? per : [per]);
   const counts = picomatch(tools, { dot: true });
   // The principal's part of the key, once per principal object (token-cache principals serve many calls).
@@ -61,34 +45,39 @@ export function rateLimitPolicy(options: unknown, deps: PolicyDeps): Policy {
     }
     return dimensions.has('tool') ? `${key}|n=${encodeURIComponent(tool)}` : key;
   };
-  const decide = (hit: WindowHit, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> => {
-    if (hit.allowed) return next(call, ctx);
-    deps.metrics?.rateLimited(ctx.principal.tenant);
-    return Promise.resolve(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs }));
-  };
   // The store cannot count (it did not answer in time): store.onUnavailable decides, the same on every replica.
   const failOpen = deps.onStoreUnavailable === 'fail-open';
-  const uncounted = (error: unknown, call: ToolCall, ctx: PolicyContext, next: Next): Promise<ToolResult> => {
-    if (!isStoreUnavailable(error)) return Promise.reject(error);
-    if (failOpen) return next(call, ctx);
-    return Promise.resolve(
-      callFailure(call, 'RATE_LIMITED', 'the rate limit cannot be checked while the state store is unavailable (store.onUnavailable: fail-closed); retry later', {
-        retryAfterMs: STORE_RETRY_AFTER_MS,
-      }),
-    );
-  };
 
-  return inertFor((call, ctx, next) => {
-    if (ctx.approval || !counts(call.name)) return next(call, ctx);
-    let key: string;
-    try {
-      key = keyOf(ctx.principal, call.name); // encodeURIComponent throws on a lone surrogate
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return deps.store.hitWindow(key, limit, windowMs).then(
-      (hit) => decide(hit, call, ctx, next),
-      (error: unknown) => uncounted(error, call, ctx, next),
-    );
-  }, (tool) => !counts(tool.name));
+  const wrap: PolicyLayer['wrap'] = (next, answer) => {
+    const decide = (hit: WindowHit, call: ToolCall, ctx: PolicyContext): Promise<ToolResult> => {
+      if (hit.allowed) return next(call, ctx);
+      deps.metrics?.rateLimited(ctx.principal.tenant);
+      return Promise.resolve(answer(callFailure(call, 'RATE_LIMITED', `rate limit of ${limit} calls per ${windowMs} ms exceeded`, { retryAfterMs: hit.retryAfterMs })));
+    };
+    const uncounted = (error: unknown, call: ToolCall, ctx: PolicyContext): Promise<ToolResult> => {
+      if (!isStoreUnavailable(error)) return Promise.reject(error);
+      if (failOpen) return next(call, ctx);
+      return Promise.resolve(
+        answer(
+          callFailure(call, 'RATE_LIMITED', 'the rate limit cannot be checked while the state store is unavailable (store.onUnavailable: fail-closed); retry later', {
+            retryAfterMs: STORE_RETRY_AFTER_MS,
+          }),
+        ),
+      );
+    };
+    return (call, ctx) => {
+      if (ctx.approval || !counts(call.name)) return next(call, ctx);
+      let key: string;
+      try {
+        key = keyOf(ctx.principal, call.name); // encodeURIComponent throws on a lone surrogate
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return deps.store.hitWindow(key, limit, windowMs).then(
+        (hit) => decide(hit, call, ctx),
+        (error: unknown) => uncounted(error, call, ctx),
+      );
+    };
+  };
+  return { appliesTo: (tool) => counts(tool.name), wrap };
 }

@@ -1,28 +1,21 @@
-import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
-import { parsePolicyOptions } from '../src/pipeline/options.js';
+import Type from 'typebox';
 import { isPermanentFailure } from '../src/execution/tool-result.js';
-import { inertFor } from '../src/pipeline/fast-path.js';
-import type { Next, Policy, PolicyContext } from '../src/pipeline/types.js';
+import { systemClock } from '../src/pipeline/clock.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
+import { deadlineOf } from './deadline.js';
 
-export const retryOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const RetryOptions = Type.Object(
+  {
     /** Total attempts including the first. */
-    attempts: { type: 'integer', minimum: 1, maximum: 10, default: 3 },
-    baseMs: { type: 'integer', minimum: 0, default: 100 },
-    maxMs: { type: 'integer', minimum: 0, default: 2_000 },
-    on: { type: 'array', items: { type: 'string', enum: ['UPSTREAM_ERROR', 'TIMEOUT', 'TOOL_EXCEPTION'] }, default: ['UPSTREAM_ERROR', 'TIMEOUT'] },
+    attempts: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
+    baseMs: Type.Integer({ minimum: 0, default: 100 }),
+    maxMs: Type.Integer({ minimum: 0, default: 2_000 }),
+    on: Type.Array(Type.Enum(['UPSTREAM_ERROR', 'TIMEOUT', 'TOOL_EXCEPTION'] as const, { type: 'string' }), { default: ['UPSTREAM_ERROR', 'TIMEOUT'] }),
   },
-};
-
-interface RetryOptions {
-  attempts: number;
-  baseMs: number;
-  maxMs: number;
-  on: ErrorType[];
-}
+  { additionalProperties: false },
+);
 
 /**
  * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
@@ -30,8 +23,8 @@ interface RetryOptions {
  * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
  * of attempts, and never past the call's deadline or abort.
  */
-export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
-  const { attempts, baseMs, maxMs, on } = parsePolicyOptions<RetryOptions>('retry', retryOptionsSchema, options);
+export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
+  const { attempts, baseMs, maxMs, on } = parsePolicyOptions('retry', RetryOptions, options);
   const clock = deps.clock ?? systemClock;
   const retryable = new Set<ErrorType>(on);
   // A built-in that timed out is not tried again: its time went on tenant-controlled files or commands, and
@@ -62,7 +55,7 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
 
   // The first attempt without an async frame (this layer runs on every call of a read-only tool); the
   // backoff loop only once a retryable failure came back.
-  return inertFor((call, ctx, next) => {
+  const wrap: PolicyLayer['wrap'] = (next) => (call, ctx) => {
     let first: Promise<ToolResult>;
     try {
       first = next(call, ctx);
@@ -71,5 +64,6 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): Policy {
     }
     if (!(call.tool.readOnly || call.tool.idempotent) || attempts === 1) return first;
     return first.then((result) => (isFinal(result, call) ? result : retryAfter(result, call, ctx, next)));
-  }, (tool) => !(tool.readOnly || tool.idempotent));
+  };
+  return { appliesTo: (tool) => tool.readOnly || tool.idempotent === true, wrap };
 }

@@ -1,26 +1,27 @@
 import picomatch from 'picomatch';
+import Type from 'typebox';
 import { CallContext, followCall } from '../src/execution/call-context.js';
 import { LazySignal } from '../src/execution/lazy-signal.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
-import { deadlineOf, systemClock, type PolicyDeps } from '../src/pipeline/deps.js';
-import { parsePolicyOptions } from '../src/pipeline/options.js';
-import type { Policy } from '../src/pipeline/types.js';
+import { systemClock } from '../src/pipeline/clock.js';
+import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
+import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ToolCall, ToolResult } from '../src/types.js';
+import { deadlineOf } from './deadline.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const noop = (): void => {};
 
-export const timeoutOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    defaultMs: { type: 'integer', minimum: 1, default: 60_000 },
+export const TimeoutOptions = Type.Object(
+  {
+    defaultMs: Type.Integer({ minimum: 1, default: 60_000 }),
     /** Tool name or glob → ms; first match wins and overrides the tool's own `timeoutMs`. */
-    tools: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 }, default: {} },
+    tools: stringMap(Type.Integer({ minimum: 1 }), { default: {} }),
   },
-};
+  { additionalProperties: false },
+);
 
 /**
  * Bounds one attempt: limit = per-glob option, else the tool's `timeoutMs`, else `defaultMs`, capped by the
@@ -30,22 +31,23 @@ export const timeoutOptionsSchema = {
  * time even if the handler ignores its signal, and at once when a shutdown ends the call (the caller's
  * signal aborts with a ToolError, e.g. "gateway shutting down").
  */
-export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
-  const { defaultMs, tools } = parsePolicyOptions<{ defaultMs: number; tools: Record<string, number> }>('timeout', timeoutOptionsSchema, options);
+export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
+  const { defaultMs, tools } = parsePolicyOptions('timeout', TimeoutOptions, options);
   const clock = deps.clock ?? systemClock;
   const rules = Object.entries(tools).map(([glob, ms]) => ({ matches: picomatch(glob, { dot: true }), ms }));
   // One promise per attempt, settled by whichever comes first: the handler, the timer or a typed abort of the
   // caller. A late result or rejection of an abandoned handler is observed here and dropped, never unhandled.
-  return (call, ctx, next) => {
+  const wrap: PolicyLayer['wrap'] = (next, answer) => (call, ctx) => {
     let limitMs = rules.find((rule) => rule.matches(call.name))?.ms ?? call.tool.timeoutMs ?? defaultMs;
     const deadline = deadlineOf(ctx);
     if (deadline !== undefined) limitMs = Math.min(limitMs, deadline - clock.now());
-    if (limitMs <= 0) return Promise.resolve(timedOutResult(call, limitMs));
+    if (limitMs <= 0) return Promise.resolve(answer(timedOutResult(call, limitMs)));
 
     // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (lazy-signal.ts).
     const attempt = new LazySignal();
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
+      let started = false;
       let unfollow = noop;
       const finish = (): boolean => {
         if (settled) return false;
@@ -64,11 +66,15 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
       // The caller's cancellation reaches the attempt; one with a typed reason (a shutdown) is answered at once.
       unfollow = followCall(ctx, (reason) => {
         attempt.abort(reason);
-        if (reason instanceof ToolError && finish()) resolve(callFailure(call, reason.errorType, reason.message));
+        if (!(reason instanceof ToolError) || !finish()) return;
+        const ended = callFailure(call, reason.errorType, reason.message);
+        // Before the attempt started this policy answered the call itself; after, the call was handed on.
+        resolve(started ? ended : answer(ended));
       });
       // The caller had already been cancelled with a typed reason before this attempt began: nothing starts.
       if (settled) return;
       const attemptCtx = ctx instanceof CallContext ? ctx.withCancellation(attempt) : { ...ctx, signal: attempt.signal };
+      started = true;
       let running: Promise<ToolResult>;
       try {
         running = next(call, attemptCtx);
@@ -85,6 +91,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): Policy {
       );
     });
   };
+  return { wrap };
 }
 
 function timedOutMessage(call: ToolCall, limitMs: number): string {

@@ -3,6 +3,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { JSONWebKeySet } from 'jose';
+import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
@@ -104,6 +105,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
+    builtinPolicies,
     log: app.log,
     metrics,
     agent,

@@ -3,9 +3,8 @@ import type { GatewayConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import type { PolicyDeps } from './pipeline/deps.js';
 import { buildTenantChain } from './pipeline/tenant-chain.js';
-import type { Next, ToolMode } from './pipeline/types.js';
+import type { BuiltinPolicies, Next, PolicyDeps, ToolMode } from './pipeline/types.js';
 import { buildCatalog, type Catalog } from './registry/catalog.js';
 import { createFeatureGate } from './registry/features.js';
 import { createOverrideApplier } from './registry/overrides.js';
@@ -34,6 +33,8 @@ export interface GatewayDeps {
   userProvider?: UserToolProvider;
   /** Store, approvals, audit sink and metrics shared by every tenant's policy chain. */
   policyDeps: PolicyDeps;
+  /** The built-in policies each tenant's chain is made of (policies/index.ts). */
+  builtinPolicies: BuiltinPolicies;
 }
 
 /** Everything one config version decides. Immutable: a reload or catalog change makes a new one. */
@@ -126,7 +127,7 @@ export class Gateway {
       }
       const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
       const chains = new Map<string, Next>();
-      for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, this.deps.policyDeps, config.baseDir));
+      for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, this.deps.builtinPolicies, this.deps.policyDeps, config.baseDir));
       return { config, providers, catalog: this.catalogFor(config, providers), tenants, chains, pools: emptyPoolCache() };
     } catch (error) {
       await Promise.allSettled(started.map((provider) => provider.close?.()));

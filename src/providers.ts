@@ -7,7 +7,7 @@ import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
 import { createPinRegistry, type PinRegistry } from './mcp/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import type { CircuitRegistry } from './pipeline/circuit-state.js';
+import type { CircuitRegistry } from '../policies/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/index.js';

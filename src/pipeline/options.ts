@@ -1,10 +1,12 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import Type, { type Static, type TSchema } from 'typebox';
 import { errors } from '../errors.js';
-import type { JsonObject } from '../types.js';
 
 // One compiler for every policy schema; `useDefaults` fills documented defaults into a copy of the options.
+// ajv fills a property's default before it checks `required`, so an option with a default is written as a
+// required property: the user may leave it out, and the type derived from the schema reads it as present.
 const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, strictRequired: false });
-const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
+const compiled = new WeakMap<TSchema, ReturnType<Ajv['compile']>>();
 
 function describe(policy: string, error: ErrorObject): string {
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -14,16 +16,25 @@ function describe(policy: string, error: ErrorObject): string {
 }
 
 /**
- * Validates a policy's options against its schema when the chain is built, so a bad config fails fast
- * (TG_CONFIG_INVALID) with the offending key named, never at call time.
+ * Validates a policy's options against its schema (written once, with TypeBox) when the chain is built,
+ * so a bad config fails fast (TG_CONFIG_INVALID) with the offending key named, never at call time. The
+ * answer is typed by the same schema.
  */
-export function parsePolicyOptions<T>(policy: string, schema: JsonObject, raw: unknown): T {
+export function parsePolicyOptions<S extends TSchema>(policy: string, schema: S, raw: unknown): Static<S> {
   let validate = compiled.get(schema);
   if (!validate) {
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
   }
-  const options = raw === undefined || raw === true ? {} : structuredClone(raw);
+  const options: unknown = raw === undefined || raw === true ? {} : structuredClone(raw);
   if (!validate(options)) throw new errors.TG_CONFIG_INVALID(describe(policy, validate.errors![0]!));
-  return options as T;
+  return options as Static<S>;
+}
+
+/**
+ * An object of any keys whose values match `value` (tool name or glob → option), as JSON Schema's
+ * `additionalProperties`: TypeBox's Record matches keys with a pattern, and its Object does not type the rest.
+ */
+export function stringMap<T extends TSchema>(value: T, options: { default?: Record<string, Static<T>> } = {}) {
+  return Type.Unsafe<Record<string, Static<T>>>({ type: 'object', additionalProperties: value, ...options });
 }

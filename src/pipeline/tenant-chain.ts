@@ -1,15 +1,13 @@
 import type { TenantConfig } from '../config/types.js';
 import { invokeTool } from '../execution/invoke.js';
 import { createPolicyChain } from './chain.js';
-import type { PolicyDeps } from './deps.js';
 import type { PolicyMetrics } from './metrics.js';
-import type { Next } from './types.js';
+import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
-/** The policy chain of one tenant (CONTRACT §7, src/pipeline/order.ts) around the terminal executor. */
-export async function buildTenantChain(tenant: TenantConfig, deps: PolicyDeps, baseDir: string): Promise<Next> {
-  const chain = await createPolicyChain({ tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir });
+/** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
+export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string): Promise<Next> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
-  return (call, ctx) => chain(call, ctx, terminal);
+  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir, terminal });
 }
 
 /**

@@ -2,12 +2,12 @@
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
 import { successResult } from '../../src/execution/tool-result.js';
-import type { Clock, PolicyDeps } from '../../src/pipeline/deps.js';
-import type { Next, PolicyContext } from '../../src/pipeline/types.js';
+import type { Clock } from '../../src/pipeline/clock.js';
+import type { Answer, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from '../../src/pipeline/types.js';
 import { defineTool } from '../../src/registry/define-tool.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { StateStore } from '../../src/store/types.js';
-import type { JsonObject, Principal, Tool, ToolCall, ToolSpec } from '../../src/types.js';
+import type { JsonObject, Principal, Tool, ToolCall, ToolResult, ToolSpec } from '../../src/types.js';
 import type { Logger } from '../../src/pipeline/types.js';
 import { toolContext } from '../fixtures/mcp/context.js';
 
@@ -69,4 +69,13 @@ export function recordingTerminal(): Next & { calls: ToolCall[] } {
     return successResult(call, await call.tool.handler(call.arguments, ctx));
   };
   return Object.assign(terminal, { calls });
+}
+
+/**
+ * A policy layer as one plain `(call, ctx, next)` function, composed the way the chain composes it (a layer
+ * a factory left out hands every call on). `answered` collects what the layer answered itself.
+ */
+export function asPolicy(layer: PolicyLayer | undefined, answered: ToolResult[] = []): Policy {
+  const answer: Answer = (result) => (answered.push(result), result);
+  return (call, ctx, next) => (layer ? layer.wrap(next, answer)(call, ctx) : next(call, ctx));
 }

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createPolicyChain } from '../../../src/pipeline/chain.js';
+import { builtinPolicies } from '../../../policies/index.js';
+import { createPolicyChain, type PolicyChain, type PolicyChainOptions } from '../../../src/pipeline/chain.js';
 import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
 import { DEFAULT_POLICY_ORDER } from '../../../src/pipeline/order.js';
 import type { StateStore } from '../../../src/store/types.js';
@@ -9,6 +10,11 @@ import { trail } from '../../fixtures/tag-policy.mjs';
 import { makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+
+/** A chain of the built-in policies; `terminal` defaults to one that records its calls. */
+function buildChain(options: Omit<PolicyChainOptions, 'builtins' | 'baseDir' | 'terminal'> & Partial<PolicyChainOptions>): Promise<PolicyChain> {
+  return createPolicyChain({ builtins: builtinPolicies, baseDir, terminal: recordingTerminal(), ...options });
+}
 
 /** Wraps a store to count hitWindow calls. */
 function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: number } {
@@ -27,16 +33,16 @@ function countingStore(deps: ReturnType<typeof makeDeps>): StateStore & { hits: 
 
 describe('createPolicyChain', () => {
   it('builds the default order when the tenant configures nothing', async () => {
-    const chain = await createPolicyChain({ deps: makeDeps(), baseDir });
+    const chain = await buildChain({ deps: makeDeps() });
     expect(chain.policies).toEqual([...DEFAULT_POLICY_ORDER]);
   });
 
   it('audits a denied call once and counts it against the rate limit once', async () => {
     const deps = makeDeps();
     const store = countingStore(deps);
-    const chain = await createPolicyChain({ tenantPolicies: { 'rate-limit': { limit: 10 } }, deps: { ...deps, store }, baseDir });
     const terminal = recordingTerminal();
-    const result = await chain(makeCall(), makeCtx({ checkAccess: () => ({ ok: false, reason: 'denied by tenant rule' }) }), terminal);
+    const chain = await buildChain({ tenantPolicies: { 'rate-limit': { limit: 10 } }, deps: { ...deps, store }, terminal });
+    const result = await chain(makeCall(), makeCtx({ checkAccess: () => ({ ok: false, reason: 'denied by tenant rule' }) }));
     expect(result.error?.errorType).toBe('PERMISSION_DENIED');
     expect(deps.audit.events.map((e) => e.outcome)).toEqual(['PERMISSION_DENIED']);
     expect(store.hits).toBe(1);
@@ -45,10 +51,10 @@ describe('createPolicyChain', () => {
 
   it('never lets a rate-limited call reach the executor, and audits it', async () => {
     const deps = makeDeps();
-    const chain = await createPolicyChain({ tenantPolicies: { 'rate-limit': { limit: 1 } }, deps, baseDir });
     const terminal = recordingTerminal();
-    await chain(makeCall(), makeCtx(), terminal);
-    const limited = await chain(makeCall(), makeCtx(), terminal);
+    const chain = await buildChain({ tenantPolicies: { 'rate-limit': { limit: 1 } }, deps, terminal });
+    await chain(makeCall(), makeCtx());
+    const limited = await chain(makeCall(), makeCtx());
     expect(limited.error?.errorType).toBe('RATE_LIMITED');
     expect(terminal.calls).toHaveLength(1);
     expect(deps.audit.events.map((e) => e.outcome)).toEqual(['ok', 'RATE_LIMITED']);
@@ -56,13 +62,12 @@ describe('createPolicyChain', () => {
 
   it('binds arguments from tenant bindings before the approval stores the call', async () => {
     const deps = makeDeps();
-    const chain = await createPolicyChain({
+    const chain = await buildChain({
       tenantPolicies: { approval: { tools: ['knowledge_search'] } },
       tenantBindings: { knowledge_search: { filter: { tenant: '${principal.tenant}' } } },
       deps,
-      baseDir,
     });
-    const pending = await chain(makeCall(makeTool({ name: 'knowledge_search' }), { query: 'q', filter: { tenant: 'globex' } }), makeCtx(), recordingTerminal());
+    const pending = await chain(makeCall(makeTool({ name: 'knowledge_search' }), { query: 'q', filter: { tenant: 'globex' } }), makeCtx());
     expect(pending.status).toBe('pending_approval');
     const [record] = await deps.approvals.listPending('acme');
     expect(record!.call.boundArguments).toEqual({ query: 'q', filter: { tenant: 'acme' } });
@@ -70,24 +75,25 @@ describe('createPolicyChain', () => {
   });
 
   it('switches a policy off with false but refuses to switch off audit or access', async () => {
-    const chain = await createPolicyChain({ tenantPolicies: { retry: false, 'circuit-breaker': false }, deps: makeDeps(), baseDir });
+    const chain = await buildChain({ tenantPolicies: { retry: false, 'circuit-breaker': false }, deps: makeDeps() });
     expect(chain.policies).not.toContain('retry');
     expect(chain.policies).not.toContain('circuit-breaker');
-    await expect(createPolicyChain({ tenantPolicies: { audit: false }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.audit cannot be switched off');
-    await expect(createPolicyChain({ tenantPolicies: { access: false }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.access cannot be switched off');
+    await expect(buildChain({ tenantPolicies: { audit: false }, deps: makeDeps() })).rejects.toThrow('policies.audit cannot be switched off');
+    await expect(buildChain({ tenantPolicies: { access: false }, deps: makeDeps() })).rejects.toThrow('policies.access cannot be switched off');
   });
 
   it('fails fast on unknown policies and bad options, naming the key', async () => {
-    await expect(createPolicyChain({ tenantPolicies: { ratelimit: {} }, deps: makeDeps(), baseDir })).rejects.toThrow('policies.ratelimit is not a known policy');
-    await expect(createPolicyChain({ tenantPolicies: { timeout: { defaultMs: 'soon' } }, deps: makeDeps(), baseDir })).rejects.toThrow(/policies\.timeout\.defaultMs/);
-    await expect(createPolicyChain({ tenantPolicies: { custom: [{ module: './x.mjs' }] }, deps: makeDeps(), baseDir })).rejects.toThrow(/policies\.custom/);
-    await expect(createPolicyChain({ tenantPolicies: { custom: [{ module: './missing.mjs', before: 'approval' }] }, deps: makeDeps(), baseDir })).rejects.toThrow(
+    await expect(buildChain({ tenantPolicies: { ratelimit: {} }, deps: makeDeps() })).rejects.toThrow('policies.ratelimit is not a known policy');
+    await expect(buildChain({ tenantPolicies: { timeout: { defaultMs: 'soon' } }, deps: makeDeps() })).rejects.toThrow(/policies\.timeout\.defaultMs/);
+    await expect(buildChain({ tenantPolicies: { custom: [{ module: './x.mjs' }] }, deps: makeDeps() })).rejects.toThrow(/policies\.custom/);
+    await expect(buildChain({ tenantPolicies: { custom: [{ module: './missing.mjs', before: 'approval' }] }, deps: makeDeps() })).rejects.toThrow(
       /policies\.custom\.0\.module cannot be loaded/,
     );
   });
 
   it('inserts custom policy modules at their named position', async () => {
-    const chain = await createPolicyChain({
+    const terminal = recordingTerminal();
+    const chain = await buildChain({
       tenantPolicies: {
         approval: false,
         custom: [
@@ -96,21 +102,20 @@ describe('createPolicyChain', () => {
         ],
       },
       deps: makeDeps(),
-      baseDir,
+      terminal: async (call, ctx) => {
+        trail.push('executor');
+        return terminal(call, ctx);
+      },
     });
     expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'pii-guard', 'max-depth', 'circuit-breaker', 'retry', 'timeout', 'custom-1']);
-    const terminal = recordingTerminal();
-    await chain(makeCall(), makeCtx(), async (call, ctx) => {
-      trail.push('executor');
-      return terminal(call, ctx);
-    });
+    await chain(makeCall(), makeCtx());
     expect(trail).toEqual(['pii', 'last', 'executor']);
   });
 
   it('counts policy decisions on the registry it is given', async () => {
     const registry = new Registry();
-    const chain = await createPolicyChain({ tenantPolicies: { 'max-depth': { limit: 1 } }, deps: { ...makeDeps(), metrics: createPolicyMetrics(registry) }, baseDir });
-    await chain(makeCall(), makeCtx({ depth: 2 }), recordingTerminal());
+    const chain = await buildChain({ tenantPolicies: { 'max-depth': { limit: 1 } }, deps: { ...makeDeps(), metrics: createPolicyMetrics(registry) } });
+    await chain(makeCall(), makeCtx({ depth: 2 }));
     const text = await registry.metrics();
     expect(text).toContain('toolgate_policy_decisions_total{policy="access",decision="pass"} 1');
     expect(text).toContain('toolgate_policy_decisions_total{policy="max-depth",decision="DEPTH_EXCEEDED"} 1');
@@ -121,11 +126,11 @@ describe('createPolicyChain', () => {
 describe('the example pii-guard policy', () => {
   it('loads from config and refuses a call carrying a card number before it reaches the executor', async () => {
     const examples = fileURLToPath(new URL('../../../examples/', import.meta.url));
-    const chain = await createPolicyChain({ tenantPolicies: { custom: [{ module: './policies/pii-guard.mjs', name: 'pii-guard', before: 'approval' }] }, deps: makeDeps(), baseDir: examples });
     const terminal = recordingTerminal();
-    const refused = await chain(makeCall(makeTool(), { note: 'card 4111 1111 1111 1111' }), makeCtx(), terminal);
+    const chain = await buildChain({ tenantPolicies: { custom: [{ module: './policies/pii-guard.mjs', name: 'pii-guard', before: 'approval' }] }, deps: makeDeps(), baseDir: examples, terminal });
+    const refused = await chain(makeCall(makeTool(), { note: 'card 4111 1111 1111 1111' }), makeCtx());
     expect(refused.error?.errorType).toBe('PERMISSION_DENIED');
-    expect((await chain(makeCall(makeTool(), { note: 'hello' }), makeCtx(), terminal)).ok).toBe(true);
+    expect((await chain(makeCall(makeTool(), { note: 'hello' }), makeCtx())).ok).toBe(true);
     expect(terminal.calls).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
 import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
-import { createCircuitRegistry } from '../../../src/pipeline/circuit-state.js';
+import { createCircuitRegistry } from '../../../policies/circuit-state.js';
 import { noopPolicyMetrics } from '../../../src/pipeline/metrics.js';
 import type { ErrorType, ToolCall } from '../../../src/types.js';
-import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
+import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 const upstreamTool = makeTool({ name: 'weather', service: 'weather-api' });
 
@@ -23,7 +23,7 @@ describe('circuit-breaker policy', () => {
     const clock = fakeClock();
     const states: string[] = [];
     const deps = makeDeps({ clock, metrics: { ...noopPolicyMetrics, circuitState: (_s, state) => void states.push(state) } });
-    const policy = circuitBreakerPolicy({ failureThreshold: 3, cooldownMs: 1000 }, deps);
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 3, cooldownMs: 1000 }, deps));
     const terminal = scripted(['UPSTREAM_ERROR', 'TIMEOUT', 'UPSTREAM_ERROR', 'ok', 'ok']);
     for (let i = 0; i < 3; i++) await policy(makeCall(upstreamTool), makeCtx(), terminal);
     const refused = await policy(makeCall(upstreamTool), makeCtx(), terminal);
@@ -37,7 +37,7 @@ describe('circuit-breaker policy', () => {
   });
 
   it('does not count failures marked permanent (one caller\'s HTTP 404s say nothing about the upstream)', async () => {
-    const policy = circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 1000 }, makeDeps({ clock: fakeClock() }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 1000 }, makeDeps({ clock: fakeClock() })));
     let calls = 0;
     const notFound = async (call: ToolCall) => (calls++, markPermanent(callFailure(call, 'UPSTREAM_ERROR', 'API answered HTTP 404')));
     for (let i = 0; i < 5; i++) await policy(makeCall(upstreamTool), makeCtx(), notFound);
@@ -49,7 +49,7 @@ describe('circuit-breaker policy', () => {
     const clock = fakeClock();
     const states: string[] = [];
     const circuits = createCircuitRegistry((_service, state) => void states.push(state));
-    const policy = circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 30_000 }, makeDeps({ clock, circuits }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 30_000 }, makeDeps({ clock, circuits })));
     circuits.upstreamRecovered('weather-api', clock.now()); // no circuit yet: nothing to do
     expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
     circuits.upstreamRecovered('weather-api', clock.now());
@@ -72,7 +72,7 @@ describe('circuit-breaker policy', () => {
 
   it('lets only one probe through while half-open and reopens when it fails', async () => {
     const clock = fakeClock();
-    const policy = circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 500 }, makeDeps({ clock }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 500 }, makeDeps({ clock })));
     await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']));
     clock.advance(500);
     let release!: () => void;
@@ -89,7 +89,7 @@ describe('circuit-breaker policy', () => {
 
   it('does not count calls their caller cancelled (client hang-ups), and a cancelled probe gives its slot back', async () => {
     const clock = fakeClock();
-    const policy = circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 500 }, makeDeps({ clock }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 500 }, makeDeps({ clock })));
     const hungUp = () => {
       const controller = new AbortController();
       controller.abort(new Error('client closed the connection'));
@@ -115,20 +115,20 @@ describe('circuit-breaker policy', () => {
   });
 
   it('does not count validation or permission failures', async () => {
-    const policy = circuitBreakerPolicy({ failureThreshold: 2 }, makeDeps({ clock: fakeClock() }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 2 }, makeDeps({ clock: fakeClock() })));
     const terminal = scripted(['VALIDATION_ERROR', 'PERMISSION_DENIED', 'VALIDATION_ERROR', 'ok']);
     for (let i = 0; i < 4; i++) expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).error?.errorType).not.toBe('CIRCUIT_OPEN');
   });
 
   it('opens on a failure rate over the window', async () => {
-    const policy = circuitBreakerPolicy({ failureThreshold: 100, failureRate: { threshold: 0.5, minCalls: 4 } }, makeDeps({ clock: fakeClock() }));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 100, failureRate: { threshold: 0.5, minCalls: 4 } }, makeDeps({ clock: fakeClock() })));
     const terminal = scripted(['ok', 'UPSTREAM_ERROR', 'ok', 'UPSTREAM_ERROR']);
     for (let i = 0; i < 4; i++) await policy(makeCall(upstreamTool), makeCtx(), terminal);
     expect((await policy(makeCall(upstreamTool), makeCtx(), terminal)).error?.errorType).toBe('CIRCUIT_OPEN');
   });
 
   it('ignores tools without a service', async () => {
-    const policy = circuitBreakerPolicy({ failureThreshold: 1 }, makeDeps());
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1 }, makeDeps()));
     const terminal = scripted(['UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'ok']);
     for (let i = 0; i < 3; i++) await policy(makeCall(), makeCtx(), terminal);
     expect(terminal.seen).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'ok']);

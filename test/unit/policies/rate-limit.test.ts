@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { rateLimitPolicy } from '../../../policies/rate-limit.js';
 import { createTestStore, unavailableStore } from '../../helpers/memory-store.js';
-import { alice, bob, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
+import { asPolicy, alice, bob, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 describe('rate-limit policy', () => {
   it('allows `limit` calls per user and answers RATE_LIMITED with retryAfterMs after that', async () => {
     const deps = makeDeps();
-    const policy = rateLimitPolicy({ limit: 2, windowMs: 60_000, per: 'user' }, deps);
+    const policy = asPolicy(rateLimitPolicy({ limit: 2, windowMs: 60_000, per: 'user' }, deps));
     const terminal = recordingTerminal();
     const outcomes = [];
     for (let i = 0; i < 3; i++) outcomes.push(await policy(makeCall(), makeCtx(), terminal));
@@ -19,7 +19,7 @@ describe('rate-limit policy', () => {
   });
 
   it('shares one budget across users when per is tenant, but never across tenants', async () => {
-    const policy = rateLimitPolicy({ limit: 1, per: 'tenant' }, makeDeps());
+    const policy = asPolicy(rateLimitPolicy({ limit: 1, per: 'tenant' }, makeDeps()));
     const terminal = recordingTerminal();
     expect((await policy(makeCall(), makeCtx(), terminal)).ok).toBe(true);
     expect((await policy(makeCall(), makeCtx({ principal: bob }), terminal)).ok).toBe(false);
@@ -27,7 +27,7 @@ describe('rate-limit policy', () => {
   });
 
   it('combines dimensions: per user and tool counts each pair separately', async () => {
-    const policy = rateLimitPolicy({ limit: 1, per: ['user', 'tool'] }, makeDeps());
+    const policy = asPolicy(rateLimitPolicy({ limit: 1, per: ['user', 'tool'] }, makeDeps()));
     const terminal = recordingTerminal();
     expect((await policy(makeCall(makeTool({ name: 'a' })), makeCtx(), terminal)).ok).toBe(true);
     expect((await policy(makeCall(makeTool({ name: 'b' })), makeCtx(), terminal)).ok).toBe(true);
@@ -35,7 +35,7 @@ describe('rate-limit policy', () => {
   });
 
   it('counts only tools matching its globs and does not count a resumed approved call', async () => {
-    const policy = rateLimitPolicy({ limit: 1, tools: ['write_*'] }, makeDeps());
+    const policy = asPolicy(rateLimitPolicy({ limit: 1, tools: ['write_*'] }, makeDeps()));
     const terminal = recordingTerminal();
     for (let i = 0; i < 3; i++) expect((await policy(makeCall(makeTool({ name: 'read_x' })), makeCtx(), terminal)).ok).toBe(true);
     expect((await policy(makeCall(makeTool({ name: 'write_x' })), makeCtx(), terminal)).ok).toBe(true);
@@ -44,10 +44,10 @@ describe('rate-limit policy', () => {
   });
 
   it('is a no-op without options and fails fast on bad ones', async () => {
-    const policy = rateLimitPolicy(undefined, makeDeps());
+    const policy = asPolicy(rateLimitPolicy(undefined, makeDeps()));
     for (let i = 0; i < 5; i++) expect((await policy(makeCall(), makeCtx(), recordingTerminal())).ok).toBe(true);
-    expect(() => rateLimitPolicy({ limit: 5, per: 'ip' }, makeDeps())).toThrow(/policies\.rate-limit\.per/);
-    expect(() => rateLimitPolicy({ windowMs: 5 }, makeDeps())).toThrow(/limit/);
+    expect(() => asPolicy(rateLimitPolicy({ limit: 5, per: 'ip' }, makeDeps()))).toThrow(/policies\.rate-limit\.per/);
+    expect(() => asPolicy(rateLimitPolicy({ windowMs: 5 }, makeDeps()))).toThrow(/limit/);
   });
 
   it('hands the call on only after the store has counted it, and refuses once the store says the window is full', async () => {
@@ -55,7 +55,7 @@ describe('rate-limit policy', () => {
     const store = createTestStore();
     let hits = 0;
     store.hitWindow = async () => ({ allowed: ++hits <= 1, count: hits, retryAfterMs: hits <= 1 ? 0 : 10 });
-    const remote = rateLimitPolicy({ limit: 1 }, makeDeps({ store }));
+    const remote = asPolicy(rateLimitPolicy({ limit: 1 }, makeDeps({ store })));
     const waited = remote(makeCall(), makeCtx(), terminal);
     expect(terminal.calls).toHaveLength(0);
     expect((await waited).ok).toBe(true);
@@ -75,29 +75,29 @@ describe('rate-limit policy', () => {
     };
     const terminal = recordingTerminal();
     const odd = { ...alice, user: 'x@y|z' };
-    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: ['user', 'tool'] }, makeDeps({ store }))(makeCall(makeTool({ name: 'a-b' })), makeCtx({ principal: odd }), terminal);
-    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tenant' }, makeDeps({ store }))(makeCall(), makeCtx({ principal: odd }), terminal);
-    await rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tool' }, makeDeps({ store }))(makeCall(makeTool({ name: 'a-b' })), makeCtx(), terminal);
+    await asPolicy(rateLimitPolicy({ limit: 3, windowMs: 1000, per: ['user', 'tool'] }, makeDeps({ store })))(makeCall(makeTool({ name: 'a-b' })), makeCtx({ principal: odd }), terminal);
+    await asPolicy(rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tenant' }, makeDeps({ store })))(makeCall(), makeCtx({ principal: odd }), terminal);
+    await asPolicy(rateLimitPolicy({ limit: 3, windowMs: 1000, per: 'tool' }, makeDeps({ store })))(makeCall(makeTool({ name: 'a-b' })), makeCtx(), terminal);
     expect(keys).toEqual([`ratelimit:1000:3:t=${alice.tenant}|u=x%40y%7Cz|n=a-b`, `ratelimit:1000:3:t=${alice.tenant}`, `ratelimit:1000:3:t=${alice.tenant}|n=a-b`]);
   });
 
   it('follows store.onUnavailable while the store does not answer: fail-closed (the default) refuses, fail-open admits uncounted', async () => {
     const terminal = recordingTerminal();
     for (const setting of [undefined, 'fail-closed'] as const) {
-      const refused = await rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: setting }))(makeCall(), makeCtx(), terminal);
+      const refused = await asPolicy(rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: setting })))(makeCall(), makeCtx(), terminal);
       expect(refused.error?.errorType).toBe('RATE_LIMITED');
       expect(refused.error?.error).toMatch(/state store is unavailable/);
       expect(refused.retryAfterMs).toBe(1000);
     }
     expect(terminal.calls).toHaveLength(0);
-    const admitted = await rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: 'fail-open' }))(makeCall(), makeCtx(), terminal);
+    const admitted = await asPolicy(rateLimitPolicy({ limit: 5 }, makeDeps({ store: unavailableStore(), onStoreUnavailable: 'fail-open' })))(makeCall(), makeCtx(), terminal);
     expect(admitted.ok).toBe(true);
     expect(terminal.calls).toHaveLength(1);
   });
 
   it('does not take any other store failure for an outage', async () => {
     const broken = { ...createTestStore(), hitWindow: () => Promise.reject(new Error('WRONGTYPE bug')) };
-    const policy = rateLimitPolicy({ limit: 5 }, makeDeps({ store: broken, onStoreUnavailable: 'fail-open' }));
+    const policy = asPolicy(rateLimitPolicy({ limit: 5 }, makeDeps({ store: broken, onStoreUnavailable: 'fail-open' })));
     await expect(policy(makeCall(), makeCtx(), recordingTerminal())).rejects.toThrow(/WRONGTYPE/);
   });
 });

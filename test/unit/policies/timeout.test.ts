@@ -4,10 +4,10 @@ import { retryPolicy } from '../../../policies/retry.js';
 import { timeoutPolicy } from '../../../policies/timeout.js';
 import { ToolError } from '../../../src/execution/tool-error.js';
 import { successResult } from '../../../src/execution/tool-result.js';
-import type { DeadlineAware } from '../../../src/pipeline/deps.js';
+import type { DeadlineAware } from '../../../policies/deadline.js';
 import type { PolicyContext } from '../../../src/pipeline/types.js';
 import type { ToolCall } from '../../../src/types.js';
-import { fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
+import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 /** A handler that never finishes by itself and records whether its signal aborted. */
 function hanging() {
@@ -22,13 +22,13 @@ function hanging() {
 describe('timeout policy', () => {
   it('answers TIMEOUT even when the handler ignores its signal, and aborts that signal', async () => {
     const terminal = hanging();
-    const result = await timeoutPolicy({ defaultMs: 20 }, makeDeps())(makeCall(), makeCtx(), terminal);
+    const result = await asPolicy(timeoutPolicy({ defaultMs: 20 }, makeDeps()))(makeCall(), makeCtx(), terminal);
     expect(result.error?.errorType).toBe('TIMEOUT');
     expect(terminal.seen.signal?.aborted).toBe(true);
   });
 
   it("prefers a per-glob option over the tool's own timeout over the default", async () => {
-    const policy = timeoutPolicy({ defaultMs: 60_000, tools: { 'slow_*': 15 } }, makeDeps());
+    const policy = asPolicy(timeoutPolicy({ defaultMs: 60_000, tools: { 'slow_*': 15 } }, makeDeps()));
     const viaGlob = await policy(makeCall(makeTool({ name: 'slow_x', timeoutMs: 60_000 })), makeCtx(), hanging());
     expect(viaGlob.error?.error).toContain('15 ms');
     const viaTool = await policy(makeCall(makeTool({ timeoutMs: 10 })), makeCtx(), hanging());
@@ -38,7 +38,7 @@ describe('timeout policy', () => {
   it('is capped by the call deadline and answers at once when it already passed', async () => {
     const terminal = hanging();
     const ctx: PolicyContext & DeadlineAware = { ...makeCtx(), deadline: Date.now() - 1 };
-    const result = await timeoutPolicy(undefined, makeDeps())(makeCall(), ctx, terminal);
+    const result = await asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), ctx, terminal);
     expect(result.error?.errorType).toBe('TIMEOUT');
     expect(terminal.seen.signal).toBeUndefined();
   });
@@ -46,7 +46,7 @@ describe('timeout policy', () => {
   it("forwards the caller's abort to the handler's signal", async () => {
     const caller = new AbortController();
     let handlerSignal: AbortSignal | undefined;
-    const pending = timeoutPolicy(undefined, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), (call, ctx) => {
+    const pending = asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), (call, ctx) => {
       handlerSignal = ctx.signal;
       return new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(successResult(call, 'stopped'))));
     });
@@ -57,33 +57,33 @@ describe('timeout policy', () => {
 
   it('passes a fast result through untouched', async () => {
     const call = makeCall();
-    const result = await timeoutPolicy(undefined, makeDeps())(call, makeCtx(), async (c) => successResult(c, 'quick'));
+    const result = await asPolicy(timeoutPolicy(undefined, makeDeps()))(call, makeCtx(), async (c) => successResult(c, 'quick'));
     expect(result.output).toBe('quick');
   });
 
   it("aborts only the attempt on timeout: the caller's signal stays live and keeps no listener of the policy", async () => {
     const caller = new AbortController();
     const terminal = hanging();
-    const result = await timeoutPolicy({ defaultMs: 20 }, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    const result = await asPolicy(timeoutPolicy({ defaultMs: 20 }, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), terminal);
     expect(result.error).toEqual({ errorType: 'TIMEOUT', error: 'lookup timed out after 20 ms' });
     expect(terminal.seen.signal?.aborted).toBe(true);
     expect(terminal.seen.signal?.reason).toMatchObject({ errorType: 'TIMEOUT' });
     expect(caller.signal.aborted).toBe(false);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
-    await timeoutPolicy(undefined, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), async (call) => successResult(call, 'quick'));
+    await asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), async (call) => successResult(call, 'quick'));
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
   it('answers at once with the typed reason a shutdown aborts the caller with, also when the handler ignores its signal', async () => {
     const caller = new AbortController();
     const terminal = hanging();
-    const pending = timeoutPolicy({ defaultMs: 60_000 }, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    const pending = asPolicy(timeoutPolicy({ defaultMs: 60_000 }, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), terminal);
     caller.abort(new ToolError('TIMEOUT', 'gateway shutting down'));
     expect((await pending).error).toEqual({ errorType: 'TIMEOUT', error: 'gateway shutting down' });
     expect(terminal.seen.signal?.aborted).toBe(true);
     // A call that would start after the shutdown does not start.
     const late = hanging();
-    expect((await timeoutPolicy(undefined, makeDeps())(makeCall(), makeCtx({ signal: caller.signal }), late)).error?.error).toBe('gateway shutting down');
+    expect((await asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), late)).error?.error).toBe('gateway shutting down');
     expect(late.seen.signal).toBeUndefined();
   });
 
@@ -91,7 +91,7 @@ describe('timeout policy', () => {
     const caller = new AbortController();
     const rebuilt = { ...makeCtx({ signal: caller.signal }), note: 'from a custom policy' };
     let seen: (PolicyContext & { note?: string }) | undefined;
-    await timeoutPolicy(undefined, makeDeps())(makeCall(), rebuilt, async (call, ctx) => {
+    await asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), rebuilt, async (call, ctx) => {
       seen = ctx;
       return successResult(call, 'ok');
     });
@@ -104,7 +104,7 @@ describe('timeout policy', () => {
   it('under retry: a timed-out attempt of a read-only tool is retried, a call whose caller left is not', async () => {
     const deps = makeDeps({ clock: fakeClock() });
     const chain = (ctx: PolicyContext, terminal: (call: ToolCall, ctx: PolicyContext) => Promise<never>) =>
-      retryPolicy({ attempts: 3, baseMs: 1 }, deps)(makeCall(makeTool({ readOnly: true })), ctx, (call, attemptCtx) => timeoutPolicy({ defaultMs: 10 }, deps)(call, attemptCtx, terminal));
+      asPolicy(retryPolicy({ attempts: 3, baseMs: 1 }, deps))(makeCall(makeTool({ readOnly: true })), ctx, (call, attemptCtx) => asPolicy(timeoutPolicy({ defaultMs: 10 }, deps))(call, attemptCtx, terminal));
     let attempts = 0;
     const timedOut = await chain(makeCtx(), () => {
       attempts += 1;

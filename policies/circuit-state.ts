@@ -1,10 +1,5 @@
-import type { CircuitStateName } from './metrics.js';
-
-export interface CircuitOptions {
-  failureThreshold: number;
-  cooldownMs: number;
-  failureRate?: { threshold: number; minCalls: number; windowMs: number };
-}
+import type { CircuitStateName } from '../src/pipeline/metrics.js';
+import type { CircuitBreakerOptions as CircuitOptions } from './circuit-breaker.js';
 
 export type Admission = { admit: true; probe: boolean } | { admit: false; retryAfterMs: number };
 

@@ -104,13 +104,13 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     }
   }
   const custom = parsePolicyOptions('custom', CustomEntries, tenantPolicies.custom ?? []);
-  const customs = await Promise.all(
-    custom.map(async (entry, index): Promise<Slot & { before?: string; after?: string }> => {
-      const policy = await (await loadCustom(entry.module, index, options.baseDir))(entry.options, deps);
-      if (typeof policy !== 'function') throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.module factory did not return a policy function`);
-      return { name: entry.name ?? `custom-${index}`, layer: customLayer(policy), before: entry.before, after: entry.after };
-    }),
-  );
+  // One at a time, in config order: the first bad entry is the one named.
+  const customs: Array<Slot & { before?: string; after?: string }> = [];
+  for (const [index, entry] of custom.entries()) {
+    const policy = await (await loadCustom(entry.module, index, options.baseDir))(entry.options, deps);
+    if (typeof policy !== 'function') throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.module factory did not return a policy function`);
+    customs.push({ name: entry.name ?? `custom-${index}`, layer: customLayer(policy), before: entry.before, after: entry.after });
+  }
 
   const slots: Slot[] = [];
   for (const name of DEFAULT_POLICY_ORDER) {

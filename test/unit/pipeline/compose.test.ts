@@ -4,6 +4,8 @@ import { builtinPolicies } from '../../../policies/index.js';
 import { createPolicyChain, type PolicyChainOptions } from '../../../src/pipeline/chain.js';
 import type { PolicyMetrics } from '../../../src/pipeline/metrics.js';
 import type { BuiltinPolicies, PolicyLayer } from '../../../src/pipeline/types.js';
+import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import type { Next } from '../../../src/pipeline/types.js';
 import { makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 
 const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
@@ -97,6 +99,38 @@ describe('chains composed per tool', () => {
     const custom = await build({ builtins: withCustom.builtins, tenantPolicies: { custom: [{ module: './tag-policy.mjs', before: 'approval', options: { tag: 'x' } }] } });
     await custom(makeCall(tool), makeCtx());
     expect(withCustom.runs).toEqual(['other']);
+  });
+});
+
+describe('decisions of the built-in policies', () => {
+  const upstreamDown: Next = async (call) => callFailure(call, 'UPSTREAM_ERROR', 'down');
+
+  it('count each built-in answer under its errorType, and only the layers before it as passes', async () => {
+    const metrics = recordingMetrics();
+    const deps = { ...makeDeps(), metrics };
+    const lastOf = async (tenantPolicies: Record<string, unknown>, call = makeCall(), ctx = makeCtx(), terminal: Next = recordingTerminal(), calls = 1): Promise<string[]> => {
+      const chain = await build({ tenantPolicies, deps, terminal });
+      for (let i = 1; i < calls; i++) await chain(call, ctx);
+      metrics.decisions.length = 0;
+      await chain(call, ctx);
+      return metrics.decisions.filter((d) => !d.endsWith(':pass'));
+    };
+    expect(await lastOf({ 'rate-limit': { limit: 1 } }, makeCall(), makeCtx(), recordingTerminal(), 2)).toEqual(['rate-limit:RATE_LIMITED']);
+    expect(await lastOf({}, makeCall(), makeCtx({ checkAccess: () => ({ ok: false, reason: 'no' }) }))).toEqual(['access:PERMISSION_DENIED']);
+    expect(await lastOf({}, makeCall(makeTool({ bindings: { owner: '${claims.missing}' } })))).toEqual(['bind-arguments:PERMISSION_DENIED']);
+    const service = makeCall(makeTool({ name: 'remote', service: 'svc' }));
+    expect(await lastOf({ 'circuit-breaker': { failureThreshold: 1 } }, service, makeCtx(), upstreamDown, 2)).toEqual(['circuit-breaker:CIRCUIT_OPEN']);
+    const pastDeadline = { ...makeCtx(), deadline: Date.now() - 1 };
+    expect(await lastOf({}, makeCall(), pastDeadline)).toEqual(['timeout:TIMEOUT']);
+  });
+
+  it('count a timeout that fires after the call was handed on as a pass only, like any result from inside', async () => {
+    const metrics = recordingMetrics();
+    const slow: Next = (call) => new Promise((resolve) => setTimeout(() => resolve(successResult(call, 'late')), 200));
+    const chain = await build({ tenantPolicies: { timeout: { defaultMs: 5 } }, deps: { ...makeDeps(), metrics }, terminal: slow });
+    const result = await chain(makeCall(), makeCtx());
+    expect(result.error?.errorType).toBe('TIMEOUT');
+    expect(metrics.decisions.filter((d) => d.startsWith('timeout:'))).toEqual(['timeout:pass']);
   });
 });
 

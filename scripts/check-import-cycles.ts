@@ -43,12 +43,7 @@ export type FolderGraph = ReadonlyMap<string, ReadonlySet<string>>;
  * Cycles that exist today and are being removed by work in flight. Each entry is a sorted folder list
  * with the reason; the check fails when a listed cycle no longer occurs, so the entry goes with the fix.
  */
-export const KNOWN_CYCLES: ReadonlyArray<{ folders: readonly string[]; why: string }> = [
-  {
-    folders: ['policies', 'src/pipeline'],
-    why: 'being removed by issue 22 item 2: the built-in policy table moves to policies/index.ts, injected by the composition root',
-  },
-];
+export const KNOWN_CYCLES: ReadonlyArray<{ folders: readonly string[]; why: string }> = [];
 
 /**
  * The graph node a file belongs to, or undefined for files outside the checked folders. A top-level file

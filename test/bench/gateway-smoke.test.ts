@@ -2,7 +2,7 @@
 // each answers ok:true, drives them and renders the table. It asserts on content, never on timings.
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bench } from '../bench/gateway.js';
+import { bench } from '../../bench/gateway.js';
 
 // Per-request server CPU comes from /proc (Linux); elsewhere the column shows a dash.
 const hasProc = existsSync('/proc/self/stat');

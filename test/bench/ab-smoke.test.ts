@@ -1,8 +1,8 @@
 // Smoke test of `npm run bench:ab` at its smallest size, one checkout against itself: it starts the bare
 // route and both toolgates, drives them and renders the table. It asserts on content, never on timings.
 import { describe, expect, it } from 'vitest';
-import { abBench } from '../bench/ab.js';
-import { packageRoot } from '../src/config/demo.js';
+import { abBench } from '../../bench/ab.js';
+import { packageRoot } from '../../src/config/demo.js';
 
 describe('the A/B bench', () => {
   it('measures two checkouts against the bare route round by round and says which was ahead', { timeout: 120_000 }, async () => {

@@ -1,78 +1,221 @@
-// `npm run bench:ab -- <checkout A> <checkout B>`: a paired comparison of two builds of toolgate (two
-// worktrees, say `git worktree add ../before HEAD~1`, each with `npm run build` run in it). Every round
-// starts the bare route and both toolgates afresh and measures them in turn, so each toolgate is judged
-// by its ratio to the bare route of the same round: the machine's drift and a process's luck cancel out
-// more than in means taken minutes apart. Loopback only, bounded.
-// Env: BENCH_AB_CHAIN (`hot-path`, default, or `full`), and BENCH_ROUNDS (default 6), BENCH_DURATION,
-// BENCH_CONNECTIONS, BENCH_WARMUP as for `npm run bench`.
+// `npm run bench:ab -- <A> <B>`: a paired comparison of two builds of toolgate. Each side is a checkout
+// directory (used as it is: run `npm run build` there first) or a commit-ish of this repository (checked out
+// into a temporary git worktree, installed and built, removed at the end), e.g.
+// `npm run bench:ab -- 117fb9e .`. Two comparisons, each a table:
+// - hot path: toolgate's POST /v1/execute of an in-process function tool against the bare Fastify route;
+// - MCP: toolgate's POST /v1/execute → server-everything `echo` over stdio against the MCP floor (Fastify
+//   and one SDK client → echo, bench/mcp-targets.ts).
+// Every round starts the baseline and both toolgates afresh and measures them in turn, so each toolgate is
+// judged by its ratio to the baseline of the same round: the machine's drift and a process's luck cancel
+// out more than in means taken minutes apart. Loopback only, bounded.
+// Env: BENCH_AB_CHAIN (`hot-path`, default, or `full`: the hot-path comparison with file audit and a rate
+// limit), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
+// BENCH_WARMUP, BENCH_CONNECTIONS (hot path, default 32) as for `npm run bench`, BENCH_MCP_CONNECTIONS (16).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { checkoutOf, type Checkout } from './checkout.js';
 import { optionsFromEnv, type GatewayBenchOptions } from './gateway.js';
 import { benchRequest, measureRounds, type Target } from './gateway/targets.js';
+import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { aggregate } from './summary.js';
+import { packageRoot } from '../src/config/demo.js';
+
+export type AbSection = 'gateway' | 'mcp';
 
 export interface AbOptions extends GatewayBenchOptions {
   chain: 'hot-path' | 'full';
+  sections: AbSection[];
+  mcpConnections: number;
+  /** How the report names the two sides (default: their directories). */
+  names: [string, string];
 }
 
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
 
-function toolgateOf(label: string, checkout: string, chain: AbOptions['chain']): Target {
-  const script = resolve(checkout, 'bench', 'gateway', 'toolgate-server.ts');
-  if (!existsSync(script)) throw new Error(`${checkout} has no bench/gateway/toolgate-server.ts`);
-  return { label, script, env: chain === 'hot-path' ? { BENCH_CHAIN: 'hot-path' } : {}, runs: [] };
+function serverScript(checkout: string, path: string): string {
+  const script = resolve(checkout, path);
+  if (!existsSync(script)) throw new Error(`${checkout} has no ${path}`);
+  return script;
 }
 
 /** What a checkout's server runs: its compiled output, or its sources under tsx when it was not built. */
 const buildOf = (checkout: string): string =>
   existsSync(resolve(checkout, 'dist', 'src', 'app.js')) ? 'compiled output' : 'sources under tsx (not built: run npm run build there)';
 
-export async function abBench(checkoutA: string, checkoutB: string, options: Partial<AbOptions> = {}): Promise<string> {
-  const fromEnv = optionsFromEnv();
-  const defaults = { ...fromEnv, rounds: process.env.BENCH_ROUNDS === undefined ? 6 : fromEnv.rounds, chain: 'hot-path' as const };
-  const { durationSec, rounds, connections, warmupSec, chain } = { ...defaults, ...options };
-  const { headers, body } = await benchRequest();
-  const bare: Target = { label: 'bare Fastify route', script: 'bare-server.ts', env: {}, runs: [] };
-  const a = toolgateOf('A', checkoutA, chain);
-  const b = toolgateOf('B', checkoutB, chain);
-  await measureRounds([bare, a, b], rounds, { connections, durationSec, warmupSec, headers, body });
+interface Comparison {
+  title: string;
+  /** What the table's columns call the baseline. */
+  baseName: string;
+  unit: 'req' | 'call';
+  notes: string[];
+  targets: [Target, Target, Target];
+}
 
-  const ratio = (target: Target, round: number): number => target.runs[round]!.requestsPerSec / bare.runs[round]!.requestsPerSec;
+interface Outcome {
+  markdown: string[];
+  /** Ratio of means to the baseline, A then B. */
+  ratios: [number, number];
+}
+
+async function compare(comparison: Comparison, rounds: number, spec: Parameters<typeof measureRounds>[2]): Promise<Outcome> {
+  const [base, a, b] = comparison.targets;
+  await measureRounds(comparison.targets, rounds, spec);
+  const ratio = (target: Target, round: number): number => target.runs[round]!.requestsPerSec / base.runs[round]!.requestsPerSec;
   const cpu = (target: Target, round: number): string => {
     const micros = target.runs[round]!.serverCpuMicrosPerRequest;
     return micros === undefined ? '—' : fmt(micros, 1);
   };
-  const rows = bare.runs.map(
+  const rows = base.runs.map(
     (run, i) => `| ${i + 1} | ${fmt(run.requestsPerSec)} | ${fmt(ratio(a, i), 3)} | ${fmt(ratio(b, i), 3)} | ${cpu(a, i)} | ${cpu(b, i)} |`,
   );
-  const ahead = bare.runs.filter((_, i) => ratio(b, i) > ratio(a, i)).length;
-  const behind = bare.runs.filter((_, i) => ratio(b, i) < ratio(a, i)).length;
-  const [base, left, right] = [aggregate(bare.runs), aggregate(a.runs), aggregate(b.runs)];
-  const cpuLine = left.cpuMicros !== undefined && right.cpuMicros !== undefined ? `; server CPU per request A ${fmt(left.cpuMicros, 1)} µs, B ${fmt(right.cpuMicros, 1)} µs` : '';
+  const ahead = base.runs.filter((_, i) => ratio(b, i) > ratio(a, i)).length;
+  const behind = base.runs.filter((_, i) => ratio(b, i) < ratio(a, i)).length;
+  const [mean, left, right] = [aggregate(base.runs), aggregate(a.runs), aggregate(b.runs)];
+  const ratios: [number, number] = [left.rps / mean.rps, right.rps / mean.rps];
+  const cpuLine =
+    left.cpuMicros !== undefined && right.cpuMicros !== undefined ? `; CPU per ${comparison.unit} A ${fmt(left.cpuMicros, 1)} µs, B ${fmt(right.cpuMicros, 1)} µs` : '';
+  return {
+    ratios,
+    markdown: [
+      `### ${comparison.title}`,
+      '',
+      ...comparison.notes,
+      '',
+      `| round | ${comparison.baseName} req/s | A / ${comparison.baseName} | B / ${comparison.baseName} | A CPU µs/${comparison.unit} | B CPU µs/${comparison.unit} |`,
+      '|---:|---:|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      `Ratio of means: A ${fmt(ratios[0], 3)}, B ${fmt(ratios[1], 3)}, B / A ${fmt(ratios[1] / ratios[0], 3)}${cpuLine}. ` +
+        `B ahead of A in ${ahead} of ${rounds} round(s), behind in ${behind}. Failed requests: ${mean.failures + left.failures + right.failures}.`,
+      '',
+    ],
+  };
+}
+
+function gatewayComparison(checkoutA: string, checkoutB: string, chain: AbOptions['chain'], connections: number): Comparison {
+  const script = 'bench/gateway/toolgate-server.ts';
+  const env: Record<string, string> = chain === 'hot-path' ? { BENCH_CHAIN: 'hot-path' } : {};
+  return {
+    title: `Hot path: toolgate's ${chain === 'hot-path' ? 'hot path' : 'full chain'} against the bare route`,
+    baseName: 'bare',
+    unit: 'req',
+    notes: [
+      `POST /v1/execute of the demo get_weather function tool with an HS256 JWT, ${connections} connections. ` +
+        (chain === 'hot-path'
+          ? 'JWT (token cache on), validation, metrics, info logging; audit sink off, no rate limit.'
+          : 'The full policy chain with file audit and an active rate limit.') +
+        ' The bare route is a Fastify route doing the same JSON work. CPU: the server process.',
+    ],
+    targets: [
+      { label: 'bare Fastify route', script: 'bare-server.ts', env: {}, runs: [] },
+      { label: 'A', script: serverScript(checkoutA, script), env, runs: [] },
+      { label: 'B', script: serverScript(checkoutB, script), env, runs: [] },
+    ],
+  };
+}
+
+function mcpComparison(checkoutA: string, checkoutB: string, connections: number): Comparison {
+  const script = 'bench/mcp-targets.ts';
+  const toolgate = (label: string, checkout: string): Target => ({
+    label,
+    script: serverScript(checkout, script),
+    args: ['toolgate'],
+    env: {},
+    metricsToken: BENCH_METRICS_TOKEN,
+    runs: [],
+  });
+  return {
+    title: 'MCP: toolgate → server-everything echo over stdio against the MCP floor',
+    baseName: 'floor',
+    unit: 'call',
+    notes: [
+      `POST /v1/execute of \`echo\` with an API key, ${connections} connections, each server with its own stdio upstream. ` +
+        "The floor is a Fastify route holding one SDK client (this checkout's bench/mcp-targets.ts). " +
+        "CPU: the server and its stdio upstream. Any call toolgate's metrics count as failed fails the bench.",
+    ],
+    targets: [{ label: 'MCP floor', script: serverScript(packageRoot(), script), args: ['floor'], env: {}, runs: [] }, toolgate('A', checkoutA), toolgate('B', checkoutB)],
+  };
+}
+
+const whole = (value: string | undefined, fallback: number): number => {
+  const parsed = Number(value);
+  return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
+};
+
+/** The comparisons of two checkout directories, as markdown. */
+export async function abBench(checkoutA: string, checkoutB: string, options: Partial<AbOptions> = {}): Promise<string> {
+  const fromEnv = optionsFromEnv();
+  const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+  const defaults: AbOptions = {
+    ...fromEnv,
+    rounds: process.env.BENCH_ROUNDS === undefined ? 6 : fromEnv.rounds,
+    chain: process.env.BENCH_AB_CHAIN === 'full' ? 'full' : 'hot-path',
+    sections: (['gateway', 'mcp'] as const).filter((name) => !only || only.includes(name)),
+    mcpConnections: whole(process.env.BENCH_MCP_CONNECTIONS, 16),
+    names: [checkoutA, checkoutB],
+  };
+  const { durationSec, rounds, connections, warmupSec, chain, sections, mcpConnections, names } = { ...defaults, ...options };
+  if (sections.length === 0) throw new Error('bench:ab: no comparison selected (BENCH_ONLY takes gateway, mcp)');
+  // Every script is looked up before anything is measured: a checkout without one fails at once.
+  const comparisons: Array<[Comparison, Parameters<typeof measureRounds>[2], string]> = [];
+  const timing = { durationSec, warmupSec };
+  if (sections.includes('gateway')) {
+    const request = await benchRequest();
+    comparisons.push([gatewayComparison(checkoutA, checkoutB, chain, connections), { ...timing, connections, ...request }, `${chain} / bare route`]);
+  }
+  if (sections.includes('mcp')) {
+    const request = {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` },
+      body: JSON.stringify({ name: 'echo', arguments: { message: 'hello' } }),
+    };
+    comparisons.push([mcpComparison(checkoutA, checkoutB, mcpConnections), { ...timing, connections: mcpConnections, ...request }, 'MCP echo / floor']);
+  }
+
+  const details: string[] = [];
+  const summary: string[] = [];
+  for (const [comparison, spec, name] of comparisons) {
+    const { markdown, ratios } = await compare(comparison, rounds, spec);
+    details.push(...markdown);
+    summary.push(`| ${name} | ${fmt(ratios[0], 3)} | ${fmt(ratios[1], 3)} | ${fmt(ratios[1] / ratios[0], 3)} |`);
+  }
   return [
-    `## A/B: ${chain === 'hot-path' ? 'the hot path' : 'the full chain'} of two toolgate builds against the bare route`,
+    '## A/B: two toolgate builds, each against the same baseline in the same round',
     '',
-    `A: ${checkoutA} (${buildOf(checkoutA)})`,
-    `B: ${checkoutB} (${buildOf(checkoutB)})`,
-    `${rounds} round(s): all three servers fresh each round, ${warmupSec} s warm-up, ${durationSec} s measured, ${connections} connections.`,
+    `A: ${names[0]} (${buildOf(checkoutA)})`,
+    `B: ${names[1]} (${buildOf(checkoutB)})`,
+    `${rounds} round(s) per comparison: every server fresh each round, ${warmupSec} s warm-up, ${durationSec} s measured, the order alternating.`,
     '',
-    '| round | bare req/s | A / bare | B / bare | A CPU µs/req | B CPU µs/req |',
-    '|---:|---:|---:|---:|---:|---:|',
-    ...rows,
+    '| comparison (ratio of means) | A | B | B / A |',
+    '|---|---:|---:|---:|',
+    ...summary,
     '',
-    `Ratio of means: A ${fmt(left.rps / base.rps, 3)}, B ${fmt(right.rps / base.rps, 3)}${cpuLine}. ` +
-      `B ahead of A in ${ahead} of ${rounds} round(s), behind in ${behind}. Failed requests: ${base.failures + left.failures + right.failures}.`,
-    '',
+    ...details,
   ].join('\n');
 }
 
+const nameOf = (checkout: Checkout): string => (checkout.commit === undefined ? checkout.dir : `${checkout.spec} = ${checkout.commit.slice(0, 12)}`);
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const [checkoutA, checkoutB] = process.argv.slice(2);
-  if (!checkoutA || !checkoutB) {
-    process.stderr.write('usage: npm run bench:ab -- <checkout A> <checkout B>\n');
+  const [specA, specB] = process.argv.slice(2);
+  if (!specA || !specB) {
+    process.stderr.write('usage: npm run bench:ab -- <A> <B>   (each a checkout directory or a commit-ish, e.g. 117fb9e .)\n');
     process.exit(2);
   }
-  const chain = process.env.BENCH_AB_CHAIN === 'full' ? 'full' : 'hot-path';
-  process.stdout.write(await abBench(resolve(checkoutA), resolve(checkoutB), { chain }));
+  const made: Checkout[] = [];
+  const cleanUp = async (): Promise<void> => {
+    await Promise.all(made.map((checkout) => checkout.remove()));
+  };
+  // Ctrl-C during a run still removes the temporary worktrees.
+  process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+  try {
+    for (const spec of [specA, specB]) {
+      if (!existsSync(spec)) process.stderr.write(`bench:ab: checking out ${spec} into a temporary worktree (npm ci, npm run build)…\n`);
+      made.push(await checkoutOf(spec));
+    }
+    const [a, b] = made as [Checkout, Checkout];
+    process.stdout.write(await abBench(a.dir, b.dir, { names: [nameOf(a), nameOf(b)] }));
+  } finally {
+    await cleanUp();
+  }
 }

@@ -15,13 +15,11 @@ const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '..
 import { validateConfigObject } from '../src/config/load.js';
 import { toToolOutput } from '../src/mcp/result.js';
 import { createUpstreamClient } from '../src/mcp/upstream-client.js';
+import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { silentLogger } from './silent-logger.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 export const everythingBin = `${root}node_modules/.bin/mcp-server-everything`;
-export const BENCH_API_KEY = 'tg_bench_key';
-/** The bench reads toolgate's metrics on the API port with this token (no separate metrics listener). */
-export const BENCH_METRICS_TOKEN = 'tg_bench_metrics_token';
 
 /** The floor: one SDK stdio client behind the thinnest Fastify route that can call it. */
 async function floor(): Promise<FastifyInstance> {

@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import type { LoadSummary } from './gateway/load.js';
-import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-targets.js';
+import { failedCalls } from './gateway/targets.js';
+import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
 
@@ -49,21 +50,6 @@ interface Row {
   failed: number[];
 }
 
-/**
- * toolgate's count of finished calls that failed, from its Prometheus metrics. Calls cancelled by their
- * client (`outcome="cancelled"`: autocannon abandons the calls in flight when a run ends) are not failures.
- */
-async function callsFailed(server: Server): Promise<number> {
-  const response = await fetch(server.url.replace(/\/v1\/execute$/, '/metrics'), { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } });
-  if (!response.ok) throw new Error(`toolgate /metrics answered ${response.status}`);
-  const text = await response.text();
-  let total = 0;
-  for (const match of text.matchAll(/^toolgate_tool_calls_total\{[^}]*outcome="([^"]+)"[^}]*\} (\d+)/gm)) {
-    if (match[1] !== 'ok' && match[1] !== 'cancelled') total += Number(match[2]);
-  }
-  return total;
-}
-
 function cpuNow(server: Server): { server: number; upstream: number } | undefined {
   const own = processCpuMicros(server.child.pid);
   if (own === undefined) return undefined;
@@ -71,14 +57,14 @@ function cpuNow(server: Server): { server: number; upstream: number } | undefine
 }
 
 async function drive(row: Row, connections: number, durationSec: number): Promise<LoadSummary> {
-  const failedBefore = row.server.isToolgate ? await callsFailed(row.server) : 0;
+  const failedBefore = row.server.isToolgate ? await failedCalls(row.server.url, BENCH_METRICS_TOKEN) : 0;
   const before = cpuNow(row.server);
   const result = await runLoad({ url: row.server.url, connections, durationSec, headers, body: row.body }, row.label);
   const after = cpuNow(row.server);
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`${row.label}: ${result.errors} errors, ${result.non2xx} non-2xx responses`);
   if (row.server.isToolgate) {
     // A failed call (CIRCUIT_OPEN, UPSTREAM_ERROR, …) answers fast and says nothing about echo: the numbers would mean nothing.
-    const failed = (await callsFailed(row.server)) - failedBefore;
+    const failed = (await failedCalls(row.server.url, BENCH_METRICS_TOKEN)) - failedBefore;
     if (failed > 0) throw new Error(`${row.label}: ${failed} calls failed`);
     row.failed.push(failed);
   }

@@ -57,7 +57,8 @@ export async function runLoad(spec: LoadSpec, what: string, onWarmedUp?: () => v
 
 /** Stops a server child (SIGTERM, SIGKILL after 5 s). */
 export async function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
+  // A child killed by a signal has no exit code, only a signal code: either way it has already exited.
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

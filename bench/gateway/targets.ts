@@ -1,11 +1,11 @@
-// The servers a gateway bench measures, and the rounds it measures them in: every round starts every
+// The servers a paired bench measures, and the rounds it measures them in: every round starts every
 // server afresh (on this VM a process's speed depends on its own luck and warm-up, so a target measured
-// in one process measures that process), checks it answers ok:true, then drives each in turn, the order
+// in one process measures that process), checks it answers, then drives each in turn, the order
 // reversed every other round. Shared by `npm run bench` (bench/gateway.ts) and `npm run bench:ab`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../src/config/demo.js';
-import { firstLine, nodeCommand, pinProcess, processCpuMicros, runLoad, SERVER_CORE, stopChild } from '../pinned.js';
+import { descendantPids, firstLine, nodeCommand, pinProcess, processCpuMicros, runLoad, SERVER_CORE, stopChild } from '../pinned.js';
 import type { MeasuredRun } from '../summary.js';
 import type { LoadSpec } from './load.js';
 import { benchToken } from './token.js';
@@ -16,9 +16,20 @@ export interface Target {
   label: string;
   /** A server script: a path relative to bench/gateway/ of this checkout, or absolute (another checkout's). */
   script: string;
+  /** Arguments after the script (bench/mcp-targets.ts takes the server's name). */
+  args?: string[];
   env: Record<string, string>;
+  /**
+   * toolgate only: the token its /metrics answers on the API port. With it, every run is checked against
+   * toolgate's own count of failed calls (a failed call answers 200 with ok:false, fast, and says nothing
+   * about the tool behind it).
+   */
+  metricsToken?: string;
   child?: ChildProcess;
-  port?: number;
+  /** The processes the server spawned (a stdio upstream): their CPU is counted with the server's. */
+  upstreams?: number[];
+  /** Where the load goes: the server's POST /v1/execute. */
+  url?: string;
   runs: MeasuredRun[];
 }
 
@@ -31,33 +42,70 @@ export async function benchRequest(): Promise<{ headers: Record<string, string>;
   };
 }
 
+/** The address a server reports on its first line: `{"port":N}` (bench/gateway/*-server.ts) or `LISTENING <url>` (bench/mcp-targets.ts). */
+function listeningUrl(line: string): string | undefined {
+  if (line.startsWith('LISTENING ')) return line.slice('LISTENING '.length);
+  if (!line.startsWith('{')) return undefined;
+  const { port } = JSON.parse(line) as { port?: number };
+  return typeof port === 'number' ? `http://127.0.0.1:${port}/v1/execute` : undefined;
+}
+
 async function startServer(target: Target): Promise<void> {
   // Servers start up on both cores (four start-ups on one core took 13 s of every round) and are pinned
-  // to the server core once listening.
-  const [command, args] = nodeCommand(undefined, resolve(here, target.script));
-  const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // to the server core once listening, with the upstreams they spawned.
+  const [command, args] = nodeCommand(undefined, resolve(here, target.script), target.args);
+  const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['pipe', 'pipe', 'inherit'] });
   target.child = child;
-  const { port } = await firstLine(child, target.label, 30_000, (line) => JSON.parse(line) as { port: number });
-  pinProcess(child.pid, SERVER_CORE);
-  target.port = port;
+  // Generous: three servers (and their upstreams) start at once, and a loaded machine starts them slowly.
+  target.url = await firstLine(child, target.label, 120_000, listeningUrl);
+  target.upstreams = child.pid === undefined ? [] : descendantPids(child.pid);
+  for (const pid of [child.pid, ...target.upstreams]) pinProcess(pid, SERVER_CORE);
+}
+
+/** CPU time (µs) used so far by a target's server and the upstreams it spawned; undefined without /proc. */
+function cpuMicros(target: Target): number | undefined {
+  const own = processCpuMicros(target.child?.pid);
+  if (own === undefined) return undefined;
+  return (target.upstreams ?? []).reduce((sum, pid) => sum + (processCpuMicros(pid) ?? 0), own);
+}
+
+/**
+ * toolgate's count of finished calls that failed, from its Prometheus text on the API port. Calls
+ * cancelled by their client (`outcome="cancelled"`: autocannon abandons the calls in flight when a run
+ * ends) are not failures.
+ */
+export async function failedCalls(executeUrl: string, metricsToken: string): Promise<number> {
+  const response = await fetch(executeUrl.replace(/\/v1\/execute$/, '/metrics'), { headers: { authorization: `Bearer ${metricsToken}` } });
+  if (!response.ok) throw new Error(`toolgate /metrics answered ${response.status}`);
+  let total = 0;
+  for (const match of (await response.text()).matchAll(/^toolgate_tool_calls_total\{[^}]*outcome="([^"]+)"[^}]*\} (\d+)/gm)) {
+    if (match[1] !== 'ok' && match[1] !== 'cancelled') total += Number(match[2]);
+  }
+  return total;
 }
 
 /** One measured run (after its warm-up, when the spec has one, in the same load process). */
 async function drive(target: Target, spec: Omit<LoadSpec, 'url'>): Promise<MeasuredRun> {
-  let before = processCpuMicros(target.child?.pid);
-  const run = await runLoad({ ...spec, url: `http://127.0.0.1:${target.port}/v1/execute` }, target.label, () => {
-    before = processCpuMicros(target.child?.pid);
+  const url = target.url!;
+  const failedBefore = target.metricsToken === undefined ? 0 : await failedCalls(url, target.metricsToken);
+  let before = cpuMicros(target);
+  const run = await runLoad({ ...spec, url }, target.label, () => {
+    before = cpuMicros(target);
   });
-  const after = processCpuMicros(target.child?.pid);
+  const after = cpuMicros(target);
+  if (target.metricsToken !== undefined) {
+    const failed = (await failedCalls(url, target.metricsToken)) - failedBefore;
+    if (failed > 0) throw new Error(`${target.label}: ${failed} calls failed (toolgate's metrics)`);
+  }
   if (before === undefined || after === undefined || run.requests === 0) return run;
   return { ...run, serverCpuMicrosPerRequest: (after - before) / run.requests };
 }
 
-/** One request before any load: the target must answer 200 with ok:true, or the numbers mean nothing. */
+/** One request before any load: the target must answer 200, and toolgate ok:true, or the numbers mean nothing. */
 async function checkTarget(target: Target, headers: Record<string, string>, body: string): Promise<void> {
-  const response = await fetch(`http://127.0.0.1:${target.port}/v1/execute`, { method: 'POST', headers, body });
+  const response = await fetch(target.url!, { method: 'POST', headers, body });
   const result = (await response.json()) as { ok?: boolean };
-  if (response.status !== 200 || result.ok !== true) throw new Error(`${target.label} answered ${response.status} ${JSON.stringify(result)}`);
+  if (response.status !== 200 || result.ok === false) throw new Error(`${target.label} answered ${response.status} ${JSON.stringify(result)}`);
 }
 
 /** Measures every target `rounds` times, in fresh processes each round; the runs land in `target.runs`. */

@@ -1,12 +1,14 @@
 // `npm run bench`: runs every bench section present (each a module exporting `bench(): Promise<string>`
-// returning markdown), one after another so they never compete for the cores, prints them and writes
-// bench/results.md. Sections added by other work (mcp, rag, registry) are picked up when their file exists.
+// returning markdown), one after another so they never compete for the cores, prints them and writes the
+// run into bench/results.md, above the history kept there. Sections added by other work (mcp, rag,
+// registry) are picked up when their file exists.
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
+import { withLatestRun } from './results-file.js';
 
 const SECTIONS = ['gateway', 'mcp', 'rag', 'registry', 'openapi'] as const;
 const benchDir = join(packageRoot(), 'bench');
@@ -17,7 +19,7 @@ interface BenchModule {
 
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const parts: string[] = [
-  '# toolgate benchmarks',
+  '## Latest run',
   '',
   `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), loopback only.`,
   '',
@@ -55,6 +57,7 @@ process.stdout.write(`${timing}\n`);
 parts.push('', timing);
 
 const out = join(benchDir, 'results.md');
-await writeFile(out, `${parts.join('\n').trimEnd()}\n`);
+const previous = existsSync(out) ? await readFile(out, 'utf8') : undefined;
+await writeFile(out, withLatestRun(previous, parts.join('\n')));
 process.stderr.write(`bench: wrote ${out}\n`);
 process.exitCode = failed ? 1 : 0;

@@ -57,7 +57,7 @@ async function startServer(target: Target): Promise<void> {
   const child = spawn(command, args, { cwd: packageRoot(), env: { ...process.env, ...target.env }, stdio: ['pipe', 'pipe', 'inherit'] });
   target.child = child;
   // Generous: three servers (and their upstreams) start at once, and a loaded machine starts them slowly.
-  target.url = await firstLine(child, target.label, 120_000, listeningUrl);
+  target.url = await firstLine(child, target.label, 180_000, listeningUrl);
   target.upstreams = child.pid === undefined ? [] : descendantPids(child.pid);
   for (const pid of [child.pid, ...target.upstreams]) pinProcess(pid, SERVER_CORE);
 }

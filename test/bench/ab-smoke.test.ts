@@ -20,7 +20,7 @@ function roundRows(markdown: string, title: string): string[] {
 }
 
 describe('the A/B bench', () => {
-  it('measures two checkouts on the hot path against the bare route and on MCP against the floor, round by round', { timeout: 300_000 }, async () => {
+  it('measures two checkouts on the hot path against the bare route and on MCP against the floor, round by round', { timeout: 600_000 }, async () => {
     const markdown = await abBench(root, root, { rounds: 1, durationSec: 0.5, warmupSec: 0.3, connections: 4, mcpConnections: 2, sections: ['gateway', 'mcp'] });
     for (const title of ['Hot path', 'MCP']) {
       const rows = roundRows(markdown, title);

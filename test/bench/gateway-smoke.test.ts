@@ -8,7 +8,7 @@ import { bench } from '../../bench/gateway.js';
 const hasProc = existsSync('/proc/self/stat');
 
 describe('the gateway bench section', () => {
-  it('runs bare Fastify and toolgate (cache on and off, hot path only), in fresh processes each round, and reports every row without failed requests', { timeout: 120_000 }, async () => {
+  it('runs bare Fastify and toolgate (cache on and off, hot path only), in fresh processes each round, and reports every row without failed requests', { timeout: 600_000 }, async () => {
     const markdown = await bench({ durationSec: 1, rounds: 2, connections: 8, warmupSec: 0.5 });
     const rows = markdown.split('\n').filter((line) => /^\| (bare|toolgate)/.test(line));
     expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual([

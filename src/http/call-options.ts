@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
 import { LazySignal } from '../execution/lazy-signal.js';
 import type { Drain } from './drain.js';
-import { randomId } from './random-id.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {
   return request.headers['x-toolgate-mode'] === 'readonly' ? 'readonly' : 'default';
@@ -17,7 +17,7 @@ export function requestDepth(request: FastifyRequest): number {
 
 /** `tool_step_<step>_<index>` inside a model turn, a unique `call_<random>` for a lone call without a step. */
 export function defaultCallId(step: number | undefined, index: number): string {
-  return step === undefined ? `call_${randomId(12)}` : `tool_step_${step}_${index}`;
+  return step === undefined ? `call_${randomUUID()}` : `tool_step_${step}_${index}`;
 }
 
 /**

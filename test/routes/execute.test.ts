@@ -26,7 +26,7 @@ describe('POST /v1/execute', () => {
   it('accepts arguments sent as a JSON string', async () => {
     const res = await execute({ name: 'get_weather', arguments: '{"city":"Lima"}' });
     expect(res.json()).toMatchObject({ ok: true, output: '{"city":"Lima","tempC":21}' });
-    expect(res.json().callId).toMatch(/^call_[A-Za-z0-9_-]{16}$/);
+    expect(res.json().callId).toMatch(/^call_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('names the call tool_step_<step>_0 when a step is given without callId', async () => {

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import { ERROR_TYPES } from '../src/types.js';
@@ -23,7 +24,7 @@ const auditEvent = {
 const numbers = { type: 'array', items: { type: 'number' } } as const;
 
 /** What a tenant admin reads about its own tenant: recent audit events and the per-minute rollup. */
-export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
   const { recentAudit, stats } = app.governance;
 
@@ -92,3 +93,5 @@ export const adminActivityRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const adminActivityRoutes = fp(routes, { name: 'toolgate-routes-admin-activity', dependencies: ['toolgate-auth', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

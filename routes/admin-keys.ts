@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { RuntimeKeyError, type RuntimeKeys } from '../src/admin/api-keys.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
@@ -23,7 +24,7 @@ const ROLE = '^[A-Za-z0-9_.-]{1,64}$';
  * Runtime API keys of the caller's tenant (tenant admins only). The tenant always comes from the caller's
  * token; a key can carry only roles the creator holds, roles the tenant's config names, or `approver`.
  */
-export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
+const routes: FastifyPluginAsyncTypebox<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
   const mapped = async <T>(work: Promise<T>): Promise<T> => {
     try {
@@ -109,3 +110,5 @@ export const adminKeysRoutes: FastifyPluginAsync<{ runtimeKeys: RuntimeKeys }> =
     },
   );
 };
+
+export const adminKeysRoutes = fp(routes, { name: 'toolgate-routes-admin-keys', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

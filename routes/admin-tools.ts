@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { isMcpProvider } from '../src/mcp/admin.js';
 import { requestMode } from '../src/http/call-options.js';
 import { sourcePrecedence } from '../src/registry/catalog.js';
@@ -15,7 +16,7 @@ const entry = {
  * caller (deny globs, role, mode), held out by definition pinning, or shadowed by a higher-precedence
  * source. Only tools the caller's tenant reaches are named — never another tenant's or another user's.
  */
-export const adminToolsRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/admin/tools',
     {
@@ -76,3 +77,5 @@ export const adminToolsRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const adminToolsRoutes = fp(routes, { name: 'toolgate-routes-admin-tools', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/admin.js';
@@ -10,7 +12,7 @@ import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
  * Admin routes. Reload and accepting a changed tool definition act on every tenant, so they need a global
  * operator (`auth.operators`); upstream status is also open to a tenant `admin`, narrowed to its services.
  */
-export const adminRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const operatorOnly = [app.authenticate, app.requireOperator];
   const requireAdmin = app.requireRole('admin');
   const operatorOrAdmin = [app.authenticate, async (request: FastifyRequest, reply: FastifyReply) => {
@@ -114,3 +116,5 @@ export const adminRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const adminRoutes = fp(routes, { name: 'toolgate-routes-admin', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
 import { auditedDecision } from '../src/approvals/decision-audit.js';
@@ -60,7 +61,7 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
 }
 
 /** Human approval (CONTRACT §5): approvers are role approver/admin of the same tenant, never the requester. */
-export const approvalsRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { approvals, audit } = app.governance;
 
   app.get<{ Querystring: { status: 'pending' | 'decided' | 'all' } }>(
@@ -160,3 +161,5 @@ export const approvalsRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const approvalsRoutes = fp(routes, { name: 'toolgate-routes-approvals', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

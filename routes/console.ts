@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { packageRoot } from '../src/config/demo.js';
 import { errors } from '../src/errors.js';
 
@@ -55,7 +56,7 @@ export function loadConsoleAssets(root: string): Map<string, Asset> {
 }
 
 /** The operator console at /console/ (`console.enabled`); when off, the routes do not exist (404). */
-export const consoleRoutes: FastifyPluginAsync<{ root?: string }> = async (app, options) => {
+const routes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app, options) => {
   const assets = loadConsoleAssets(options.root ?? join(packageRoot(), 'dist', 'console'));
   if (!assets.has('index.html')) app.log.warn('console.enabled is on but the console is not built (npm run build); /console/ answers 404');
 
@@ -76,3 +77,5 @@ export const consoleRoutes: FastifyPluginAsync<{ root?: string }> = async (app, 
     return reply.type(asset.type).send(asset.body);
   });
 };
+
+export const consoleRoutes = fp(routes, { name: 'toolgate-routes-console', dependencies: ['toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

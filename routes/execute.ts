@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { FastifyReply } from 'fastify';
 import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
 import { callOptionsFor, defaultCallId, requestCancellation } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
@@ -21,7 +23,7 @@ export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolRes
   return result;
 }
 
-export const executeRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post<{ Body: ExecuteBody }>(
     '/v1/execute',
     {
@@ -110,4 +112,6 @@ export const executeRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const executeRoutes = fp(routes, { name: 'toolgate-routes-execute', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
 

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import type { UpstreamStatus } from '../src/registry/provider.js';
 
 /** What /readyz answers (and `toolgate_ready` reports): draining first, then whether every required upstream is up. */
@@ -12,7 +13,8 @@ export function readinessOf(upstreams: readonly UpstreamStatus[], draining: bool
  * while draining. Both are public, so they say nothing else: which upstream is down is for operators
  * (GET /v1/admin/upstreams). Both answer without a token (`security: []` in the document).
  */
-export const healthRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.metrics.watchReady(() => readinessOf(app.gateway.status(), app.drain.draining) === 'ready');
   app.get('/healthz', { schema: { tags: ['operations'], operationId: 'getLiveness', summary: 'Liveness', security: [], response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
   app.get(
@@ -38,3 +40,5 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const healthRoutes = fp(routes, { name: 'toolgate-routes-health', dependencies: ['toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

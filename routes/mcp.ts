@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
@@ -26,7 +28,7 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
  * One SDK server per HTTP request (stateless transport): its tools/list is the principal's pool and
  * its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  */
-function serverFor(app: Parameters<FastifyPluginAsync>[0], request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Server {
+function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Server {
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
@@ -94,7 +96,7 @@ const mcpResponses = {
  * toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API;
  * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
  */
-export const mcpRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
     // Checked again here, before the transport answers: a reload may have removed the tenant after authentication.
     if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
@@ -157,3 +159,5 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     }
   }
 };
+
+export const mcpRoutes = fp(routes, { name: 'toolgate-routes-mcp', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

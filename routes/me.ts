@@ -1,8 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 
 /** Who the bearer is, as the server sees it (the console shows only what these roles allow). */
-export const meRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/me',
     {
@@ -29,3 +30,5 @@ export const meRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const meRoutes = fp(routes, { name: 'toolgate-routes-me', dependencies: ['toolgate-auth', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

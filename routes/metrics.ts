@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { bearerToken } from '../src/plugins/auth.js';
 import { errors } from '../src/errors.js';
 import { metricsTokenMatches } from '../src/observability/metrics-server.js';
@@ -8,7 +9,7 @@ import { bearerSecurity } from '../src/schemas/common.js';
  * Prometheus text on the API port — only with `metrics.token` set, and only to a caller presenting it
  * (the figures cover every tenant). Without a token metrics are on the metrics listener alone.
  */
-export const metricsRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/metrics',
     {
@@ -36,3 +37,5 @@ export const metricsRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const metricsRoutes = fp(routes, { name: 'toolgate-routes-metrics', dependencies: ['toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH } from '../src/auth/resource-metadata.js';
 import { errors } from '../src/errors.js';
 import { toolsetName } from '../src/schemas/common.js';
@@ -22,7 +23,7 @@ const metadataSchema = {
  * same document everywhere (one resource, one audience), whatever the toolset name, so it tells an
  * anonymous caller nothing about any tenant. Read from the live config.
  */
-export const oauthMetadataRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const routes = [
     { url: RESOURCE_METADATA_PATH, operationId: 'getProtectedResourceMetadata' },
     { url: `${RESOURCE_METADATA_PATH}/mcp`, operationId: 'getMcpProtectedResourceMetadata' },
@@ -51,3 +52,5 @@ export const oauthMetadataRoutes: FastifyPluginAsync = async (app) => {
     );
   }
 };
+
+export const oauthMetadataRoutes = fp(routes, { name: 'toolgate-routes-oauth-metadata', dependencies: ['toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

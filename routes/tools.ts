@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import { requestMode } from '../src/http/call-options.js';
 import { errors } from '../src/errors.js';
 import { formatPool, LISTING_FORMATS, nativeEntry, STRICT_FORMATS, type ListingFormat } from '../src/registry/formats.js';
@@ -19,7 +20,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 /** Exposure: the principal's pool, in the four client shapes, with ETag/304, and tool search. */
-export const toolsRoutes: FastifyPluginAsync = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
   const bodies = new WeakMap<Pool, Map<ListingVariant, string>>();
   const listingBody = (pool: Pool, format: ListingFormat, strict: boolean): string => {
@@ -107,3 +108,5 @@ export const toolsRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 };
+
+export const toolsRoutes = fp(routes, { name: 'toolgate-routes-tools', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

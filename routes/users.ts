@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { UserMcpProvider } from '../src/user-mcp/provider.js';
@@ -47,7 +49,7 @@ const registration = {
  * it). The tenant always comes from the principal, so no path can reach another tenant; only the
  * user themself or an `admin` of the same tenant may manage the servers.
  */
-export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { registrations, provider }) => {
+const routes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (app, { registrations, provider }) => {
   function owner(request: FastifyRequest): { tenant: string; sub: string } {
     const { userId } = request.params as { userId: string };
     const principal = request.principal;
@@ -93,3 +95,5 @@ export const userRoutes: FastifyPluginAsync<UserRoutesOptions> = async (app, { r
     return reply.code(204).send();
   });
 };
+
+export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -1,32 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
-import { errors } from './errors.js';
 import { createHttpAgent } from './executors/http-client.js';
-import { Gateway, UnknownTenantError } from './gateway.js';
+import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
-import { installAdmission } from './http/admission.js';
 import { Drain } from './http/drain.js';
-import { bodyPending, installBodyDeadline } from './http/body-deadline.js';
-import { acceptEmptyJsonBody } from './http/json-body.js';
-import { limitConnectionsPerAddress } from './http/connection-limit.js';
 import { AccessLogController, createLogger } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { createMetricsServer } from './observability/metrics-server.js';
-import { openapiDocument } from './openapi.js';
+import { admissionPlugin } from './plugins/admission.js';
 import { authPlugin } from './plugins/auth.js';
+import { bodyDeadlinePlugin } from './plugins/body-deadline.js';
+import { connectionLimitPlugin } from './plugins/connection-limit.js';
+import { errorHandlerPlugin } from './plugins/error-handler.js';
 import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
 import { governancePlugin } from './plugins/governance.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
+import { openapiPlugin } from './plugins/openapi.js';
 import { createPinRegistry } from './mcp/pinning.js';
 import { providerSpecsFor } from './providers.js';
-import { sharedSchemas } from './schemas/common.js';
 import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
@@ -38,7 +35,7 @@ import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
 import { oauthMetadataRoutes } from '../routes/oauth-metadata.js';
-import { healthRoutes, readinessOf } from '../routes/health.js';
+import { healthRoutes } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
@@ -85,7 +82,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    // Requests arriving while the replica drains answer 503 + Retry-After with a TG_ code (src/http/admission.ts).
+    // Requests arriving while the replica drains answer 503 + Retry-After with a TG_ code (src/plugins/admission.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
@@ -135,61 +132,22 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     pins.close();
     await agent.close();
   });
-
-  const drain = new Drain();
-  metrics.watchReady(() => readinessOf(gateway.status(), drain.draining) === 'ready');
-  // Whoever closes the app (SIGTERM through src/server.ts, a test), new requests are refused from then on.
-  app.addHook('preClose', (done) => {
-    drain.close();
-    done();
-  });
-  // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
-  limitConnectionsPerAddress(app.server, config.server.maxConnectionsPerAddress);
-  installBodyDeadline(app, () => gateway.config.server.bodyTimeoutMs);
-  acceptEmptyJsonBody(app);
-  const admission = installAdmission(
-    app,
-    {
-      maxInFlight: () => gateway.config.server.maxInFlight,
-      maxPublicInFlight: () => gateway.config.server.maxPublicInFlight,
-      tenantMaxInFlight: (tenant) => gateway.tenant(tenant)?.config.limits.maxInFlight,
-      refusing: () => drain.refusing,
-      callsCancelled: () => drain.cancelled,
-    },
-    metrics,
-  );
-
-  app.setErrorHandler((raised: FastifyError, request, reply) => {
-    reply.header('x-request-id', request.id);
-    // The gateway found no tenant (removed by a reload after the request was authenticated): the same
-    // answer as for a token of a tenant that is not configured.
-    const error: FastifyError = raised instanceof UnknownTenantError ? new errors.TG_UNKNOWN_TENANT() : raised;
-    if (bodyPending(request.raw)) reply.header('connection', 'close');
-    const status = error.statusCode ?? 500;
-    if (status >= 500 && !error.code?.startsWith('TG_')) {
-      request.log.error({ err: error }, 'request failed');
-      return reply.code(500).send({ statusCode: 500, code: 'TG_INTERNAL', error: 'Internal Server Error', message: 'internal server error' });
-    }
-    const code = error.code?.startsWith('TG_') ? error.code : mapFastifyCode(error, status);
-    if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
-    return reply.code(status).send({ statusCode: status, code, error: reasonPhrase(status), message: error.message });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    // Routes set it in their admission hook; a request that matched no route gets it here.
-    reply.header('x-request-id', request.id);
-    admission.countUnmatched(request, 404);
-    reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
-  });
-
-  for (const schema of sharedSchemas) app.addSchema(schema);
-  await app.register(swagger, { openapi: openapiDocument, refResolver: { buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`) } });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false }, staticCSP: true });
-
-  await app.register(governancePlugin, { governance });
   const metricsServer = config.metrics.enabled ? createMetricsServer(metrics.registry) : undefined;
-  await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain });
   const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant });
-  await app.register(authPlugin, { authenticator: () => authenticator, gateway, runtimeKeys });
+
+  // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
+  await app.register(governancePlugin, { governance });
+  await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
+  await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });
+  // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
+  await app.register(connectionLimitPlugin);
+  await app.register(bodyDeadlinePlugin);
+  await app.register(jsonBodyPlugin);
+  await app.register(admissionPlugin);
+  await app.register(errorHandlerPlugin);
+  await app.register(openapiPlugin);
+
+  // Routes, in the order of the OpenAPI document's paths.
   await app.register(healthRoutes);
   await app.register(oauthMetadataRoutes);
   await app.register(metricsRoutes);
@@ -206,19 +164,4 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(userRoutes, { registrations, provider: userProvider });
   await app.register(mcpRoutes);
   return app;
-}
-
-function mapFastifyCode(error: FastifyError, status: number): string {
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return 'TG_PAYLOAD_TOO_LARGE';
-  if (status === 404) return 'TG_NOT_FOUND';
-  if (status === 415) return 'TG_UNSUPPORTED_MEDIA_TYPE';
-  return 'TG_BAD_REQUEST';
-}
-
-const REASONS: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',
-  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
-};
-function reasonPhrase(status: number): string {
-  return REASONS[status] ?? 'Error';
 }

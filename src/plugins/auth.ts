@@ -4,7 +4,6 @@ import { isRuntimeKeyToken, type RuntimeKeys } from '../admin/api-keys.js';
 import { AuthenticationError, type Authenticator } from '../auth/authenticator.js';
 import { resourceMetadataUrl } from '../auth/resource-metadata.js';
 import { errors } from '../errors.js';
-import type { Gateway } from '../gateway.js';
 import type { Principal } from '../types.js';
 
 declare module 'fastify' {
@@ -48,8 +47,9 @@ export function quotedString(value: string): string {
  * is read): the principal comes only from a verified token, never from
  * headers, query strings or bodies. Unknown tenants are checked against the live config on every request.
  */
-export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gateway; runtimeKeys: RuntimeKeys }>(
-  async (app, { authenticator, gateway, runtimeKeys }) => {
+export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: RuntimeKeys }>(
+  async (app, { authenticator, runtimeKeys }) => {
+    const { gateway } = app;
     app.decorateRequest('principal', null as unknown as Principal);
 
     // With auth.resource set, every 401 says where the protected-resource metadata is (RFC 9728 §5.1), so an
@@ -99,5 +99,5 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; gateway: Gate
       if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('requires a global operator (auth.operators)');
     });
   },
-  { name: 'toolgate-auth' },
+  { name: 'toolgate-auth', dependencies: ['toolgate-gateway'] },
 );

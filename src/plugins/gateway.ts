@@ -24,7 +24,10 @@ declare module 'fastify' {
   }
 }
 
-/** Shares the gateway runtime with every route and closes its upstreams and the metrics listener when the app closes. */
+/**
+ * Shares the gateway runtime with every route, refuses new requests once the app starts closing, and closes
+ * the upstreams and the metrics listener when it has.
+ */
 export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; metricsServer: FastifyInstance | undefined; reloadConfig: () => Promise<ReloadOutcome>; drain: Drain }>(
   async (app, { gateway, metrics, metricsServer, reloadConfig, drain }) => {
     app.decorate('drain', drain);
@@ -32,12 +35,18 @@ export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; met
     app.decorate('metrics', metrics);
     app.decorate('metricsServer', metricsServer);
     app.decorate('reloadConfig', reloadConfig);
+    // Whoever closes the app (SIGTERM through src/server.ts, a test), new requests are refused from then on.
+    app.addHook('preClose', (done) => {
+      drain.close();
+      done();
+    });
     app.addHook('onClose', async () => {
       await metricsServer?.close();
       await gateway.close();
     });
   },
-  { name: 'toolgate-gateway' },
+  // Registered after governance: closed before it, so the store and the audit sink outlive the upstreams.
+  { name: 'toolgate-gateway', dependencies: ['toolgate-governance'] },
 );
 
 /** One log line per reload (admin route, SIGHUP, file watch); a warning when some changes wait for a restart. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
 
 function hasBody(raw: IncomingMessage): boolean {
@@ -23,19 +23,23 @@ export function bodyPending(raw: IncomingMessage): boolean {
  * (status 408), so the request answers 408 `TG_REQUEST_TIMEOUT` through the normal error path, which
  * closes the connection (`bodyPending`) — the rest of the body is never read.
  */
-export function installBodyDeadline(app: FastifyInstance, bodyTimeoutMs: () => number): void {
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    const raw = request.raw;
-    if (!bodyPending(raw)) return done(null, payload);
-    const timeoutMs = bodyTimeoutMs();
-    const timer = setTimeout(() => {
-      // Only while Fastify's body reader listens: an error event nobody listens to would throw.
-      if (raw.complete || payload.listenerCount('error') === 0) return;
-      payload.emit('error', new errors.TG_REQUEST_TIMEOUT(`request body not received within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const clear = (): void => clearTimeout(timer);
-    raw.once('end', clear);
-    reply.raw.once('close', clear);
-    done(null, payload);
-  });
-}
+export const bodyDeadlinePlugin = fp(
+  async (app) => {
+    app.addHook('preParsing', (request, reply, payload, done) => {
+      const raw = request.raw;
+      if (!bodyPending(raw)) return done(null, payload);
+      const timeoutMs = app.gateway.config.server.bodyTimeoutMs;
+      const timer = setTimeout(() => {
+        // Only while Fastify's body reader listens: an error event nobody listens to would throw.
+        if (raw.complete || payload.listenerCount('error') === 0) return;
+        payload.emit('error', new errors.TG_REQUEST_TIMEOUT(`request body not received within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const clear = (): void => clearTimeout(timer);
+      raw.once('end', clear);
+      reply.raw.once('close', clear);
+      done(null, payload);
+    });
+  },
+  // The deadline is read from the live config, so a reload changes it.
+  { name: 'toolgate-body-deadline', dependencies: ['toolgate-gateway'] },
+);

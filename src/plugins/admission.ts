@@ -1,0 +1,148 @@
+import type { FastifyReply, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { errors } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Hands the release of the slot the request just took to its response's close; false when already closed. */
+    holdSlot: ((release: () => void) => boolean) | null;
+  }
+  interface FastifyContextConfig {
+    /** The route runs tool calls: it also takes one of its tenant's `limits.maxInFlight` slots. */
+    runsCalls?: boolean;
+  }
+}
+
+// Health, readiness and metrics are exempt: a busy replica must not look dead to its orchestrator or
+// go dark to its monitoring (metrics on the API port need the metrics token).
+const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Overload protection and per-request accounting — the one place requests are counted against limits.
+ * The order of a request's life:
+ * 1. onRequest: request id, accounting, then the route's own onRequest hooks — authentication and role
+ *    checks — so a request without a valid token is answered 401 before a byte of its body is read.
+ * 2. The body arrives, bounded in size (`server.bodyLimit`) and time (`server.bodyTimeoutMs`, see body-deadline.ts).
+ * 3. preHandler (here): the request takes its slot — authenticated routes from `server.maxInFlight`, routes
+ *    that run calls also from their tenant's bound, public routes from a separate pool — only now, so a
+ *    client trickling a body holds no slot, and unauthenticated requests never take an authenticated one.
+ * Beyond a bound the replica sheds load (503 + Retry-After) instead of queueing without bound; while it
+ * drains for shutdown it refuses every new request the same way (TG_NOT_READY, in onRequest), so the client
+ * retries on another replica.
+ * Slots are given back when the response closes. Each route gets its own hooks, built from what is known
+ * at registration (a global hook would read `request.routeOptions`, a getter that allocates, and that showed
+ * under load). Requests that match no route are counted by the not-found handler (error-handler.ts).
+ * The bounds are read from the live config on every request, so a reload changes them.
+ */
+export const admissionPlugin = fp(
+  async (app) => {
+    const { gateway, drain, metrics } = app;
+    let inFlight = 0;
+    let publicInFlight = 0;
+    const tenantInFlight = new Map<string, number>();
+    metrics.watchInFlight(() => inFlight + publicInFlight);
+
+    app.decorateRequest('holdSlot', null);
+    const leaveTenant = (tenant: string): void => {
+      const current = (tenantInFlight.get(tenant) ?? 1) - 1;
+      if (current <= 0) tenantInFlight.delete(tenant);
+      else tenantInFlight.set(tenant, current);
+    };
+
+    app.addHook('onRoute', (route) => {
+      const label = route.url;
+      const own = hooks(route.onRequest);
+      const authenticated = own.includes(app.authenticate as onRequestHookHandler);
+      if (hooks(route.preHandler).includes(app.authenticate as preHandlerHookHandler)) {
+        // It would read (and wait for) the body of a request it is about to refuse.
+        throw new Error(`route ${route.method} ${route.url}: authenticate is an onRequest hook, not a preHandler`);
+      }
+      const runsCalls = route.config?.runsCalls === true;
+      // The raw response's `close` comes once for every response: after it finished, or when the client left
+      // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
+      // keep its slot forever. A response closed before it was ended is a client that left, counted with
+      // status 499 (nginx's). One listener per response: a second one showed under load.
+      // (inject()'s simulated responses emit `close` too, after `end`.)
+      const bounded = !UNBOUNDED.has(label);
+      const track: onRequestHookHandler = (request, reply, done) => {
+        reply.header('x-request-id', request.id);
+        const response = reply.raw;
+        let closed = false;
+        let release: (() => void) | undefined;
+        response.on('close', () => {
+          closed = true;
+          release?.();
+          metrics.countHttp(request.method, label, response.writableEnded ? String(reply.statusCode) : '499');
+        });
+        request.holdSlot = (next) => {
+          if (closed) return false;
+          release = next;
+          return true;
+        };
+        if (bounded && drain.refusing) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
+        done();
+      };
+      route.onRequest = [track, ...own];
+      if (!bounded) return;
+
+      const admit: preHandlerHookHandler = authenticated
+        ? (request, reply, done) => {
+            if (inFlight >= gateway.config.server.maxInFlight) {
+              metrics.countOverload('server');
+              return done(overloaded(reply, 'server is overloaded, retry later'));
+            }
+            const tenant = request.principal.tenant;
+            if (runsCalls) {
+              // Once a shutdown cancelled the running calls, a request only now reaching its calls has not started:
+              // 503 + Retry-After rather than a call cut short.
+              if (drain.cancelled) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
+              const limit = gateway.tenant(tenant)?.config.limits.maxInFlight;
+              // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
+              if (limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
+              const current = tenantInFlight.get(tenant) ?? 0;
+              if (current >= limit) {
+                metrics.countOverload('tenant');
+                return done(overloaded(reply, `tenant has ${limit} calls in flight`));
+              }
+              tenantInFlight.set(tenant, current + 1);
+            }
+            inFlight += 1;
+            const release = (): void => {
+              inFlight -= 1;
+              if (runsCalls) leaveTenant(tenant);
+            };
+            // The client left while its body was read or its token verified: give the slot straight back.
+            if (!request.holdSlot?.(release)) release();
+            done();
+          }
+        : (request, reply, done) => {
+            if (publicInFlight >= gateway.config.server.maxPublicInFlight) {
+              metrics.countOverload('public');
+              return done(overloaded(reply, 'server is overloaded, retry later'));
+            }
+            publicInFlight += 1;
+            const release = (): void => {
+              publicInFlight -= 1;
+            };
+            if (!request.holdSlot?.(release)) release();
+            done();
+          };
+      route.preHandler = [admit, ...hooks(route.preHandler)];
+    });
+  },
+  // Routes registered before this plugin would escape it: every route plugin depends on it.
+  { name: 'toolgate-admission', dependencies: ['toolgate-gateway', 'toolgate-auth'], decorators: { fastify: ['authenticate', 'gateway', 'drain', 'metrics'] } },
+);
+
+function unavailable(reply: FastifyReply, error: Error): Error {
+  reply.header('retry-after', '1');
+  return error;
+}
+
+function overloaded(reply: FastifyReply, message: string): Error {
+  return unavailable(reply, new errors.TG_OVERLOADED(message));
+}
+
+function hooks<T>(own: T | T[] | undefined): T[] {
+  return own === undefined ? [] : Array.isArray(own) ? own : [own];
+}

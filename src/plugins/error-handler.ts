@@ -1,0 +1,52 @@
+import type { FastifyError } from 'fastify';
+import fp from 'fastify-plugin';
+import { errors } from '../errors.js';
+import { UnknownTenantError } from '../gateway.js';
+import { bodyPending } from './body-deadline.js';
+
+/**
+ * Every error answers Fastify's error body with a `TG_*` code (src/errors.ts): the table's own errors as
+ * they are, Fastify's mapped by status, and anything else a 500 whose message is hidden (and logged).
+ * A request that matched no route answers 404 `TG_NOT_FOUND`, counted under the route label `unmatched`.
+ */
+export const errorHandlerPlugin = fp(
+  async (app) => {
+    app.setErrorHandler((raised: FastifyError, request, reply) => {
+      reply.header('x-request-id', request.id);
+      // The gateway found no tenant (removed by a reload after the request was authenticated): the same
+      // answer as for a token of a tenant that is not configured.
+      const error: FastifyError = raised instanceof UnknownTenantError ? new errors.TG_UNKNOWN_TENANT() : raised;
+      if (bodyPending(request.raw)) reply.header('connection', 'close');
+      const status = error.statusCode ?? 500;
+      if (status >= 500 && !error.code?.startsWith('TG_')) {
+        request.log.error({ err: error }, 'request failed');
+        return reply.code(500).send({ statusCode: 500, code: 'TG_INTERNAL', error: 'Internal Server Error', message: 'internal server error' });
+      }
+      const code = error.code?.startsWith('TG_') ? error.code : mapFastifyCode(error, status);
+      if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+      return reply.code(status).send({ statusCode: status, code, error: reasonPhrase(status), message: error.message });
+    });
+    app.setNotFoundHandler((request, reply) => {
+      // Routes set it in their admission hook; a request that matched no route gets it here.
+      reply.header('x-request-id', request.id);
+      app.metrics.countHttp(request.method, 'unmatched', '404');
+      reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+    });
+  },
+  { name: 'toolgate-error-handler', dependencies: ['toolgate-gateway'] },
+);
+
+function mapFastifyCode(error: FastifyError, status: number): string {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return 'TG_PAYLOAD_TOO_LARGE';
+  if (status === 404) return 'TG_NOT_FOUND';
+  if (status === 415) return 'TG_UNSUPPORTED_MEDIA_TYPE';
+  return 'TG_BAD_REQUEST';
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
+};
+function reasonPhrase(status: number): string {
+  return REASONS[status] ?? 'Error';
+}

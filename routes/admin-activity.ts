@@ -1,7 +1,7 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events and approval decisions; see README "The audit log").
@@ -24,11 +24,11 @@ const auditEvent = {
 const numbers = { type: 'array', items: { type: 'number' } } as const;
 
 /** What a tenant admin reads about its own tenant: recent audit events and the per-minute rollup. */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
   const { recentAudit, stats } = app.governance;
 
-  app.get<{ Querystring: { user?: string; tool?: string; outcome?: string; since?: string; limit: number } }>(
+  app.get(
     '/v1/admin/audit',
     {
       onRequest: adminOnly,

@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { RuntimeKeyError, type RuntimeKeys } from '../src/admin/api-keys.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const keyView = {
   type: 'object',
@@ -24,7 +24,7 @@ const ROLE = '^[A-Za-z0-9_.-]{1,64}$';
  * Runtime API keys of the caller's tenant (tenant admins only). The tenant always comes from the caller's
  * token; a key can carry only roles the creator holds, roles the tenant's config names, or `approver`.
  */
-const routes: FastifyPluginAsyncTypebox<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
+const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
   const mapped = async <T>(work: Promise<T>): Promise<T> => {
     try {
@@ -36,7 +36,7 @@ const routes: FastifyPluginAsyncTypebox<{ runtimeKeys: RuntimeKeys }> = async (a
     }
   };
 
-  app.post<{ Body: { user: string; roles?: string[] } }>(
+  app.post(
     '/v1/admin/keys',
     {
       onRequest: adminOnly,
@@ -89,7 +89,7 @@ const routes: FastifyPluginAsyncTypebox<{ runtimeKeys: RuntimeKeys }> = async (a
     async (request) => ({ keys: await runtimeKeys.list(request.principal.tenant) }),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete(
     '/v1/admin/keys/:id',
     {
       onRequest: adminOnly,

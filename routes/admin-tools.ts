@@ -1,9 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { isMcpProvider } from '../src/mcp/admin.js';
 import { requestMode } from '../src/http/call-options.js';
 import { sourcePrecedence } from '../src/registry/catalog.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const entry = {
   type: 'object',
@@ -16,7 +16,7 @@ const entry = {
  * caller (deny globs, role, mode), held out by definition pinning, or shadowed by a higher-precedence
  * source. Only tools the caller's tenant reaches are named — never another tenant's or another user's.
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   app.get(
     '/v1/admin/tools',
     {

@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
@@ -7,12 +6,13 @@ import { acceptHeldTool } from '../src/mcp/admin.js';
 import type { UpstreamStatus } from '../src/registry/provider.js';
 import { logReload } from '../src/plugins/gateway.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /**
  * Admin routes. Reload and accepting a changed tool definition act on every tenant, so they need a global
  * operator (`auth.operators`); upstream status is also open to a tenant `admin`, narrowed to its services.
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   const operatorOnly = [app.authenticate, app.requireOperator];
   const requireAdmin = app.requireRole('admin');
   const operatorOrAdmin = [app.authenticate, async (request: FastifyRequest, reply: FastifyReply) => {
@@ -89,7 +89,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.post<{ Params: { name: string } }>(
+  app.post(
     '/v1/admin/tools/:name/accept',
     {
       onRequest: operatorOnly,

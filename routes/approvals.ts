@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
@@ -7,6 +6,7 @@ import { auditedDecision } from '../src/approvals/decision-audit.js';
 import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const approval = {
   type: 'object',
@@ -61,10 +61,10 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
 }
 
 /** Human approval (CONTRACT §5): approvers are role approver/admin of the same tenant, never the requester. */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   const { approvals, audit } = app.governance;
 
-  app.get<{ Querystring: { status: 'pending' | 'decided' | 'all' } }>(
+  app.get(
     '/v1/approvals',
     {
       onRequest: app.authenticate,
@@ -100,7 +100,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/v1/approvals/:id',
     {
       onRequest: app.authenticate,
@@ -116,7 +116,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => view(await mapped(approvals.get(request.params.id, request.principal))),
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/v1/approvals/:id/approve',
     {
       // The approver check is the service's (the role, the same tenant, never the requester), so a refused
@@ -139,7 +139,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+  app.post(
     '/v1/approvals/:id/deny',
     {
       // The approver check is the service's (the role, the same tenant, never the requester), so a refused

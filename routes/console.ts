@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { packageRoot } from '../src/config/demo.js';
 import { errors } from '../src/errors.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /** Every console response (pages, assets, its 404s): no inline script, no framing, no sniffing. */
 export const CONSOLE_CSP =
@@ -56,7 +56,7 @@ export function loadConsoleAssets(root: string): Map<string, Asset> {
 }
 
 /** The operator console at /console/ (`console.enabled`); when off, the routes do not exist (404). */
-const routes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app, options) => {
+const routes: RoutePlugin<{ root?: string }> = async (app, options) => {
   const assets = loadConsoleAssets(options.root ?? join(packageRoot(), 'dist', 'console'));
   if (!assets.has('index.html')) app.log.warn('console.enabled is on but the console is not built (npm run build); /console/ answers 404');
 

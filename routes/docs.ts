@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /** The OpenAPI document generated from the route schemas (the same content as openapi.yaml). */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 };
 

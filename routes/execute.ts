@@ -1,18 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyReply } from 'fastify';
-import { executeBatch, type BatchRequest } from '../src/batch/execute-batch.js';
+import { executeBatch } from '../src/batch/execute-batch.js';
 import { callOptionsFor, defaultCallId, requestCancellation } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import type { ToolResult } from '../src/types.js';
-
-interface ExecuteBody {
-  name: string;
-  arguments?: unknown;
-  callId?: string;
-  step?: number;
-  toolset?: string;
-}
 
 /** HTTP status of a finished call (CONTRACT §5): 202 waiting for a human, 429 rate-limited, else 200. */
 export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
@@ -23,8 +15,8 @@ export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolRes
   return result;
 }
 
-const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post<{ Body: ExecuteBody }>(
+const routes: RoutePlugin = async (app) => {
+  app.post(
     '/v1/execute',
     {
       onRequest: app.authenticate,
@@ -63,7 +55,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.post<{ Body: BatchRequest & { toolset?: string } }>(
+  app.post(
     '/v1/execute/batch',
     {
       onRequest: app.authenticate,

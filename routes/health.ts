@@ -1,6 +1,6 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { UpstreamStatus } from '../src/registry/provider.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /** What /readyz answers (and `toolgate_ready` reports): draining first, then whether every required upstream is up. */
 export function readinessOf(upstreams: readonly UpstreamStatus[], draining: boolean): 'ready' | 'draining' | 'not_ready' {
@@ -13,7 +13,7 @@ export function readinessOf(upstreams: readonly UpstreamStatus[], draining: bool
  * while draining. Both are public, so they say nothing else: which upstream is down is for operators
  * (GET /v1/admin/upstreams). Both answer without a token (`security: []` in the document).
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   app.metrics.watchReady(() => readinessOf(app.gateway.status(), app.drain.draining) === 'ready');
   app.get('/healthz', { schema: { tags: ['operations'], operationId: 'getLiveness', summary: 'Liveness', security: [], response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 

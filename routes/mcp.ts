@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -13,6 +12,7 @@ import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import type { ToolResult } from '../src/types.js';
 
 /** A finished call as MCP content: the model-readable output only (never the trace); failures are isError. */
@@ -96,7 +96,7 @@ const mcpResponses = {
  * toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API;
  * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
     // Checked again here, before the transport answers: a reload may have removed the tenant after authentication.
     if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();

@@ -1,9 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /** Who the bearer is, as the server sees it (the console shows only what these roles allow). */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   app.get(
     '/v1/me',
     {

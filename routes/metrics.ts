@@ -1,15 +1,15 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { bearerToken } from '../src/plugins/auth.js';
 import { errors } from '../src/errors.js';
 import { metricsTokenMatches } from '../src/observability/metrics-server.js';
 import { bearerSecurity } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /**
  * Prometheus text on the API port — only with `metrics.token` set, and only to a caller presenting it
  * (the figures cover every tenant). Without a token metrics are on the metrics listener alone.
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   app.get(
     '/metrics',
     {

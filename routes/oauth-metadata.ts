@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH } from '../src/auth/resource-metadata.js';
 import { errors } from '../src/errors.js';
 import { toolsetName } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const metadataSchema = {
   description: 'RFC 9728 protected-resource metadata',
@@ -23,7 +23,7 @@ const metadataSchema = {
  * same document everywhere (one resource, one audience), whatever the toolset name, so it tells an
  * anonymous caller nothing about any tenant. Read from the live config.
  */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   const routes = [
     { url: RESOURCE_METADATA_PATH, operationId: 'getProtectedResourceMetadata' },
     { url: `${RESOURCE_METADATA_PATH}/mcp`, operationId: 'getMcpProtectedResourceMetadata' },

@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { requestMode } from '../src/http/call-options.js';
 import { errors } from '../src/errors.js';
@@ -7,6 +6,7 @@ import type { Pool } from '../src/registry/pool.js';
 import { searchPool } from '../src/registry/search.js';
 import { SEARCH_LIMIT_MAX } from '../src/registry/tool-search.js';
 import { bearerSecurity, enumErrorFormatter, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 type ListingVariant = `${ListingFormat}${'' | '-strict'}`;
 const etagOf = (fingerprint: string, variant: ListingVariant): string => `"${variant}-${fingerprint.slice(0, 32)}"`;
@@ -20,7 +20,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 /** Exposure: the principal's pool, in the four client shapes, with ETag/304, and tool search. */
-const routes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: RoutePlugin = async (app) => {
   // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
   const bodies = new WeakMap<Pool, Map<ListingVariant, string>>();
   const listingBody = (pool: Pool, format: ListingFormat, strict: boolean): string => {
@@ -32,7 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return body;
   };
 
-  app.get<{ Querystring: { format: ListingFormat; strict: boolean; toolset?: string } }>(
+  app.get(
     '/v1/tools',
     {
       onRequest: app.authenticate,
@@ -79,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get<{ Querystring: { q: string; limit: number; toolset?: string } }>(
+  app.get(
     '/v1/tools/search',
     {
       onRequest: app.authenticate,

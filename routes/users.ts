@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import type { Principal } from '../src/types.js';
 import type { UserMcpProvider } from '../src/user-mcp/provider.js';
 import { registrationView, type UserMcpRegistrations } from '../src/user-mcp/registrations.js';
 
@@ -49,51 +49,72 @@ const registration = {
  * it). The tenant always comes from the principal, so no path can reach another tenant; only the
  * user themself or an `admin` of the same tenant may manage the servers.
  */
-const routes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (app, { registrations, provider }) => {
-  function owner(request: FastifyRequest): { tenant: string; sub: string } {
-    const { userId } = request.params as { userId: string };
-    const principal = request.principal;
+const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, provider }) => {
+  function owner(principal: Principal, userId: string): { tenant: string; sub: string } {
     if (principal.user !== userId && !principal.roles.includes('admin')) {
       throw new errors.TG_FORBIDDEN('only the user themself or a tenant admin may manage these MCP servers');
     }
     return { tenant: principal.tenant, sub: userId };
   }
-  const route = (operationId: string, summary: string, params: object, response: Record<number, unknown>, body?: object) => ({
-    onRequest: [app.authenticate],
-    schema: { tags: ['users'], operationId, summary, security: bearerSecurity, params, ...(body ? { body } : {}), response: { ...response, ...errorResponses, 404: { $ref: 'ErrorBody#' } } },
-  });
+  const onRequest = [app.authenticate];
+  const doc = (operationId: string, summary: string) => ({ tags: ['users'], operationId, summary, security: bearerSecurity });
+  const responses = <const Own extends object>(own: Own) => ({ ...own, ...errorResponses, 404: { $ref: 'ErrorBody#' } }) as const;
 
-  app.get('/v1/users/:userId/mcp-servers', route('listUserMcpServers', "List a user's own MCP servers", userParams, { 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }), async (request) => {
-    const { tenant, sub } = owner(request);
-    return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
-  });
+  app.get(
+    '/v1/users/:userId/mcp-servers',
+    { onRequest, schema: { ...doc('listUserMcpServers', "List a user's own MCP servers"), params: userParams, response: responses({ 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }) } },
+    async (request) => {
+      const { tenant, sub } = owner(request.principal, request.params.userId);
+      return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
+    },
+  );
 
-  app.get('/v1/users/:userId/mcp-servers/:serviceId', route('getUserMcpServer', "One of a user's MCP servers", serverParams, { 200: registration }), async (request) => {
-    const { tenant, sub } = owner(request);
-    const { serviceId } = request.params as { serviceId: string };
-    const registration = await registrations.get(tenant, sub, serviceId);
-    if (!registration) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
-    return registrationView(sub, registration);
-  });
+  app.get(
+    '/v1/users/:userId/mcp-servers/:serviceId',
+    { onRequest, schema: { ...doc('getUserMcpServer', "One of a user's MCP servers"), params: serverParams, response: responses({ 200: registration }) } },
+    async (request) => {
+      const { tenant, sub } = owner(request.principal, request.params.userId);
+      const { serviceId } = request.params;
+      const registration = await registrations.get(tenant, sub, serviceId);
+      if (!registration) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+      return registrationView(sub, registration);
+    },
+  );
 
-  app.put('/v1/users/:userId/mcp-servers/:serviceId', route('putUserMcpServer', 'Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)', serverParams, { 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }, putBody), async (request, reply) => {
-    const { tenant, sub } = owner(request);
-    const { serviceId } = request.params as { serviceId: string };
-    const result = await registrations.put(tenant, sub, serviceId, request.body as { url: string });
-    if (!result.ok) throw new errors[result.code](result.message);
-    await provider.forget(tenant, sub, serviceId);
-    // Logged without URL or headers: both are the user's.
-    request.log.info({ serviceId, created: result.created }, 'user MCP server registered');
-    return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
-  });
+  app.put(
+    '/v1/users/:userId/mcp-servers/:serviceId',
+    {
+      onRequest,
+      schema: {
+        ...doc('putUserMcpServer', 'Register or replace a user MCP server (streamable HTTP or SSE; the URL must pass the egress policy)'),
+        params: serverParams,
+        body: putBody,
+        response: responses({ 200: registration, 201: registration, 409: { $ref: 'ErrorBody#' } }),
+      },
+    },
+    async (request, reply) => {
+      const { tenant, sub } = owner(request.principal, request.params.userId);
+      const { serviceId } = request.params;
+      const result = await registrations.put(tenant, sub, serviceId, request.body);
+      if (!result.ok) throw new errors[result.code](result.message);
+      await provider.forget(tenant, sub, serviceId);
+      // Logged without URL or headers: both are the user's.
+      request.log.info({ serviceId, created: result.created }, 'user MCP server registered');
+      return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
+    },
+  );
 
-  app.delete('/v1/users/:userId/mcp-servers/:serviceId', route('deleteUserMcpServer', 'Remove a user MCP server', serverParams, { 204: { type: 'null', description: 'Removed' } }), async (request, reply) => {
-    const { tenant, sub } = owner(request);
-    const { serviceId } = request.params as { serviceId: string };
-    if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
-    await provider.forget(tenant, sub, serviceId);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/v1/users/:userId/mcp-servers/:serviceId',
+    { onRequest, schema: { ...doc('deleteUserMcpServer', 'Remove a user MCP server'), params: serverParams, response: responses({ 204: { type: 'null', description: 'Removed' } }) } },
+    async (request, reply) => {
+      const { tenant, sub } = owner(request.principal, request.params.userId);
+      const { serviceId } = request.params;
+      if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
+      await provider.forget(tenant, sub, serviceId);
+      return reply.code(204).send();
+    },
+  );
 };
 
 export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -1,4 +1,6 @@
 // Shared JSON Schemas: request validation, response serialization and the OpenAPI document.
+// Written as plain JSON Schema (`as const`), the one source: TypeBox infers the route types from them
+// (type-provider.ts). TypeBox's builders emit keywords in an order of their own, which would reorder openapi.yaml.
 import type { FastifySchemaValidationError } from 'fastify';
 import { errors as tgErrors } from '../errors.js';
 import { ERROR_TYPES, SOURCE_PRECEDENCE } from '../types.js';

@@ -5,7 +5,7 @@ import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
-import { createHttpAgent } from './executors/http-client.js';
+import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
 import { Drain } from './http/drain.js';

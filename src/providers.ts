@@ -1,7 +1,7 @@
 import type { Agent } from 'undici';
 import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
-import { createFunctionProvider } from './executors/function-provider.js';
+import { createFunctionProvider } from './function-tools/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
 import { createGlobalMcpProvider } from './mcp/global-provider.js';
 import { createLocalMcpProvider } from './mcp/local-provider.js';
@@ -10,7 +10,7 @@ import type { GatewayMetrics } from './observability/metrics.js';
 import type { CircuitRegistry } from '../policies/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
-import { createRagProvider } from './rag/index.js';
+import { createRagProvider } from './rag/provider.js';
 import type { Resolve } from './egress/check-egress.js';
 import type { Logger } from './types.js';
 

@@ -3,7 +3,7 @@ import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 
 /** Runtime API keys start with this, so only they cost a store lookup; every other token skips it. */
-export const RUNTIME_KEY_PREFIX = 'tgk_';
+const RUNTIME_KEY_PREFIX = 'tgk_';
 const TOKEN_SHAPE = /^tgk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 const ID_SHAPE = /^k_[0-9a-f]{16}$/;
 // A key's last use is written at most this often per key and replica: one store write per minute, not per request.

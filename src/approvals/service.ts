@@ -5,7 +5,7 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import type { ErrorType, Principal, ToolResult } from '../types.js';
 import { ApprovalError, type ApprovalRecord, type ApprovalService, type CreateApprovalInput, type RunApproved } from './types.js';
 
-export const APPROVER_ROLES: readonly string[] = ['approver', 'admin'];
+const APPROVER_ROLES: readonly string[] = ['approver', 'admin'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface ApprovalServiceOptions {

@@ -3,7 +3,7 @@ import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types
 import type { CallAuditEvent, CallOutcome } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
-export const MAX_AUDITED_NAME = 128;
+const MAX_AUDITED_NAME = 128;
 
 /** The name as the caller sent it, cut to MAX_AUDITED_NAME characters with the number of dropped ones. */
 export function boundedName(name: string): string {

@@ -26,7 +26,7 @@ export function createDestinationAuditSink(destination: LineDestination): AuditS
   };
 }
 
-export function createOffAuditSink(): AuditSink {
+function createOffAuditSink(): AuditSink {
   return { enabled: false, write() {}, async flush() {}, async close() {} };
 }
 

@@ -47,7 +47,7 @@ export interface RipgrepRun {
 }
 
 /** Backslash-escapes glob syntax so a file name matches only itself. */
-export function escapeGlob(name: string): string {
+function escapeGlob(name: string): string {
   return name.replace(/[\\*?[\]{}!]/g, (c) => `\\${c}`);
 }
 
@@ -64,7 +64,7 @@ function commonArgs(search: RipgrepSearch): string[] {
 }
 
 /** Matching lines: `path\0line:content\n`, in path order. */
-export function searchArgs(search: RipgrepSearch): string[] {
+function searchArgs(search: RipgrepSearch): string[] {
   return [
     ...commonArgs(search),
     '--line-number', '--with-filename', '--no-heading', '--color', 'never', '--sort', 'path',
@@ -78,7 +78,7 @@ export function searchArgs(search: RipgrepSearch): string[] {
  * Every file the search reads (binaries and oversized files excluded, as in the search itself): one
  * `path\0count\n` record per file, stopping at each file's first line.
  */
-export function countArgs(search: RipgrepSearch): string[] {
+function countArgs(search: RipgrepSearch): string[] {
   return [...commonArgs(search), '--count', '--include-zero', '--max-count', '1', '--regexp', '', '--', '.'];
 }
 

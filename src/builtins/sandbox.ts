@@ -115,7 +115,7 @@ export function createLauncher(mode: SandboxMode, options: { bwrapPath?: string;
 }
 
 /** The only variables a command sees. HOME is the workspace so tools write their dotfiles there. */
-export function scrubbedEnv(home: string): Record<string, string> {
+function scrubbedEnv(home: string): Record<string, string> {
   return {
     PATH: process.env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: home,

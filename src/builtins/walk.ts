@@ -3,7 +3,7 @@ import { listDir, openDirAt } from './workspace-fs.js';
 
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 /** Deeper folders are skipped (and the walk reported cut short): each level holds one descriptor open. */
-export const MAX_WALK_DEPTH = 64;
+const MAX_WALK_DEPTH = 64;
 
 export interface WalkEntry {
   /** Path relative to the walk's start, with `/` separators. */

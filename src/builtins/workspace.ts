@@ -69,7 +69,7 @@ export function createWorkspaceFactory(config: BuiltinsConfig): (principal: Prin
   };
 }
 
-export function createWorkspace(scope: FsScope, limits: BuiltinsConfig['limits']): Workspace {
+function createWorkspace(scope: FsScope, limits: BuiltinsConfig['limits']): Workspace {
   const resolveInside = (input: string) => withDirectory(scope, input, async (held) => path.join(held.root.path, ...held.parts));
   return Object.freeze({ root: scope.workspace.path, readOnlyRoots: scope.readOnly.map((ro) => ro.path), limits, scope, resolveInside });
 }

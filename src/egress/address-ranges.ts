@@ -58,7 +58,7 @@ const LISTS: ReadonlyArray<readonly [DeniedRange, BlockList]> = (() => {
 })();
 
 /** The 8 16-bit groups of an IPv6 address (dotted IPv4 tail and `::` expanded), or undefined. */
-export function ipv6Groups(address: string): number[] | undefined {
+function ipv6Groups(address: string): number[] | undefined {
   if (isIP(address) !== 6) return undefined;
   let text = address.toLowerCase();
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);

@@ -23,7 +23,7 @@ export type EgressVerdict =
 export const MAX_URL_LENGTH = 2048;
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 
-export const defaultResolve: Resolve = async (hostname) =>
+const defaultResolve: Resolve = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 // The allowlist is compiled once per config array (config objects are replaced, never mutated, on reload).

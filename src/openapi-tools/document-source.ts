@@ -3,11 +3,11 @@
 // document is cached with its validators, so a reload asks "changed?" instead of downloading again.
 import { open } from 'node:fs/promises';
 import type { FetchLike } from '../egress/pinned-fetch.js';
-import { readBodyCapped } from '../executors/http-client.js';
+import { readBodyCapped } from '../egress/http-client.js';
 import { OpenApiDocumentError } from './parse-document.js';
 
 /** Large enough for GitHub's full description (13 MB JSON), small enough to bound a hostile one. */
-export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 30_000;
 
 export interface FetchedDocument {

@@ -13,7 +13,7 @@ import { OpenApiDocumentError } from './parse-document.js';
 import { planOperation } from './request-plan.js';
 
 /** Past this many imported operations an entry is listed deferred unless it sets `defer`. */
-export const AUTO_DEFER_OPERATIONS = 50;
+const AUTO_DEFER_OPERATIONS = 50;
 const MAX_DESCRIPTION_CHARS = 1000;
 const MAX_SEARCH_HINT_CHARS = 200;
 

@@ -1,11 +1,11 @@
 // An API's answer → what the model reads: JSON as compact JSON text, text as text, anything else
 // summarised (its body is not downloaded). Status ≥ 400 is UPSTREAM_ERROR with a bounded excerpt.
 import { ToolError } from '../execution/tool-error.js';
-import { readBodyCapped } from '../executors/http-client.js';
+import { readBodyCapped } from '../egress/http-client.js';
 
 /** The most an answer may hold before it is refused (the tool's maxResultChars cuts what the model sees). */
-export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-export const ERROR_EXCERPT_CHARS = 500;
+const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const ERROR_EXCERPT_CHARS = 500;
 const TRANSIENT_CLIENT_ERRORS = new Set([408, 425, 429]);
 
 const isJson = (type: string): boolean => type === 'application/json' || type.endsWith('+json') || type.endsWith('/json');

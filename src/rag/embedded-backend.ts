@@ -58,7 +58,7 @@ function frozenMetadata(metadata: Record<string, unknown>): Readonly<Record<stri
   return Object.freeze(copy);
 }
 
-export function buildIndex(documents: readonly RagDocument[], chunkOptions: ChunkOptions = DEFAULT_CHUNK_OPTIONS): EmbeddedIndex {
+function buildIndex(documents: readonly RagDocument[], chunkOptions: ChunkOptions = DEFAULT_CHUNK_OPTIONS): EmbeddedIndex {
   const started = performance.now();
   const chunks = new Map<string, IndexedChunk>();
   for (const document of documents) {

@@ -8,7 +8,7 @@
 // `metadata` to {}. The service is trusted to apply `filter`; retries belong to the policy stack.
 import type { Dispatcher } from 'undici';
 import { ToolError } from '../execution/tool-error.js';
-import { readBodyCapped } from '../executors/http-client.js';
+import { readBodyCapped } from '../egress/http-client.js';
 import type { RagBackend, RagFilter, RagHit, RagSearchResult } from './backend.js';
 import { citationsFor } from './citations.js';
 

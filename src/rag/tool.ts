@@ -8,12 +8,12 @@ import { requireBoundFilter } from './filter.js';
 import { formatPassages } from './format.js';
 
 /** Longest query the model may send; long enough for any question, short enough to bound index work. */
-export const MAX_QUERY_CHARS = 2000;
+const MAX_QUERY_CHARS = 2000;
 
 // What the model reads instead of an empty string, which it cannot tell from a broken tool. The same
 // words whatever the reason (nothing indexed, nothing this caller may see): they reveal nothing.
-export const NO_MATCH_OUTPUT = 'No passages in the knowledge base match this query.';
-export const EMPTY_QUERY_OUTPUT = 'The query is empty: say what to look for in the knowledge base.';
+const NO_MATCH_OUTPUT = 'No passages in the knowledge base match this query.';
+const EMPTY_QUERY_OUTPUT = 'The query is empty: say what to look for in the knowledge base.';
 
 export interface RagHitSummary {
   id: string;
@@ -40,7 +40,7 @@ export interface RagToolDeps {
   now?: () => number;
 }
 
-export function ragInputSchema(entry: RagEntry): JsonObject {
+function ragInputSchema(entry: RagEntry): JsonObject {
   return {
     type: 'object',
     properties: {

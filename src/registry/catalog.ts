@@ -1,7 +1,7 @@
 import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../types.js';
 import type { ToolProvider } from './provider.js';
 
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The full candidate set, before any principal-specific narrowing. */
 export interface Catalog {

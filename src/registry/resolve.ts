@@ -17,7 +17,7 @@ export interface UserNamespace {
 export type TenantReach = (tool: Tool) => boolean;
 
 /** The one answer for a name the caller's tenant cannot reach, whether or not anyone else has it. */
-export function unknownTool(name: string): Resolution {
+function unknownTool(name: string): Resolution {
   return { ok: false, errorType: 'UNKNOWN_TOOL', message: `unknown tool: ${name}` };
 }
 

@@ -10,7 +10,7 @@ import { shortenName } from './tool-names.js';
  * A `sub` is used as its own key only up to this length (a UUID fits); longer ones are hashed like
  * any other, so `user_<key>_tool_` always survives the 64-character shortening intact.
  */
-export const MAX_PLAIN_USER_KEY = 40;
+const MAX_PLAIN_USER_KEY = 40;
 
 const PLAIN_KEY = /^[A-Za-z0-9-]+$/;
 /** Any name in some user's tool namespace, whatever its length or tail: refused unless it is the caller's. */

@@ -3,7 +3,7 @@ import type { HttpFunctionEntry } from '../config/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool, ToolContext } from '../types.js';
-import { readBodyCapped } from './http-client.js';
+import { readBodyCapped } from '../egress/http-client.js';
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const ERROR_SNIPPET_CHARS = 500;

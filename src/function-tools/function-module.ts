@@ -3,7 +3,7 @@ import { importUserModule } from '../modules/import-user-module.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { Tool, ToolSpec } from '../types.js';
 
-export class FunctionModuleError extends Error {
+class FunctionModuleError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'FunctionModuleError';

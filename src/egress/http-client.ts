@@ -6,7 +6,7 @@ export function createHttpAgent(): Agent {
 }
 
 /** Reads at most `maxBytes` of a body; refuses more so a hostile upstream cannot exhaust memory. */
-export async function readBytesCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+async function readBytesCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -89,8 +89,3 @@ export function createRagProvider(entries: readonly RagEntry[], deps: RagProvide
     },
   };
 }
-
-export type { Citation, RagBackend, RagFilter, RagHit, RagSearchResult } from './backend.js';
-export { createEmbeddedBackend } from './embedded-backend.js';
-export { createHttpBackend } from './http-backend.js';
-export { createRagTool } from './tool.js';

@@ -2,8 +2,9 @@ import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool } from '../types.js';
 import { optionalInt, optionalString, requiredString, stringArg, strictObject } from './args.js';
+import type { ProcessOwner } from './background-processes.js';
 import type { BuiltinToolDeps } from './context.js';
-import type { ProcessManager, ProcessOwner } from './process-manager.js';
+import type { ProcessManager } from './process-manager.js';
 import { denied, isInside } from './workspace.js';
 
 export const BASH_ACTIONS = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;

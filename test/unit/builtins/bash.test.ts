@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBashStructure } from '../../../src/builtins/bash.js';
 import { HeadTailBuffer, RingLog } from '../../../src/builtins/output-buffers.js';
-import type { ProcessInfo } from '../../../src/builtins/process-manager.js';
+import type { ProcessInfo } from '../../../src/builtins/background-processes.js';
 import { createSandbox, failure, principal, type Sandbox } from './helpers.js';
 
 interface Exec {

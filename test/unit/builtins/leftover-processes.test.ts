@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ProcessInfo } from '../../../src/builtins/process-manager.js';
+import type { ProcessInfo } from '../../../src/builtins/background-processes.js';
 import { createSandbox, failure, type Sandbox, testableSandboxes } from './helpers.js';
 
 // Issue 15 item 11: processes outliving their call (`cmd &`, `setsid cmd`) kept running, uncounted and

@@ -1,12 +1,14 @@
-// One managed connection to one MCP server: connect, list (paginated), follow list_changed,
-// detect loss, reconnect with jittered backoff, and call tools without ever hanging on a dead upstream.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+// One managed connection to one configured MCP server (global or local): connect, list, follow
+// list_changed, detect loss, reconnect with jittered backoff, and call tools without ever hanging on a
+// dead upstream. The session itself (transport, listing, calls, error mapping) is upstream-session.ts.
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
 import type { JsonObject, Logger } from '../types.js';
-import { isHttpTransport, openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
+import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';
+import { isHttpTransport, type UpstreamTransportConfig } from './upstream-transport.js';
+
+export type { CallOptions } from './upstream-session.js';
 
 export interface BackoffOptions {
   initialMs: number;
@@ -28,18 +30,6 @@ export interface UpstreamClientOptions {
   requestTimeoutMs?: number;
 }
 
-export interface CallOptions {
-  /**
-   * The call's own cancellation (a ToolContext's signal), handed to the SDK as is. Never a signal shared by
-   * many calls: the SDK leaves a listener on it per request.
-   */
-  signal?: AbortSignal;
-  /** Depth of the incoming request; HTTP upstreams receive depth + 1. */
-  depth?: number;
-  /** Per-call headers for HTTP upstreams (forwarded identity); `authorization` is dropped. */
-  headers?: Readonly<Record<string, string>>;
-}
-
 export interface UpstreamClient {
   readonly service: string;
   start(): Promise<void>;
@@ -54,6 +44,8 @@ export interface UpstreamClient {
 type State = UpstreamStatus['state'];
 
 const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 200, maxMs: 30_000, factor: 2 };
+/** Pages of one listing; far more than any real server sends, but a bound. */
+const MAX_LIST_PAGES = 1000;
 
 /** Full-jitter-ish: between half and all of the capped exponential delay, so restarts don't stampede. */
 export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
@@ -61,261 +53,268 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random: (
   return Math.round(capped * (0.5 + random() * 0.5));
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** The next reconnect: at most one timer, delays growing with each failed attempt until a success resets them. */
+class ReconnectTimer {
+  attempts = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly backoff: BackoffOptions,
+    private readonly log: Logger,
+  ) {}
+
+  get pending(): boolean {
+    return this.timer !== undefined;
+  }
+
+  schedule(run: () => void): void {
+    if (this.timer) return;
+    const delay = backoffDelay(this.attempts, this.backoff);
+    this.attempts += 1;
+    this.log.debug({ delayMs: delay, attempt: this.attempts }, 'upstream reconnect scheduled');
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      run();
+    }, delay);
+    this.timer.unref();
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
 }
 
-/** An HTTP 4xx on the first POST means an older server without streamable HTTP: try SSE. */
-function wantsSseFallback(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code >= 400 && error.code < 500;
+/** list_changed handling: one listing at a time; a change during a listing triggers one more. */
+class Relister {
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly listOnce: () => Promise<void>) {}
+
+  request(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      await this.listOnce();
+    } while (this.again);
+  }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** The live session and the generation it belongs to: an event from an older session is ignored. */
+interface Current {
+  session: UpstreamSession;
+  generation: number;
+  relister: Relister;
 }
 
-export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
-  const { service, config } = options;
-  const log = options.log.child({ upstream: service });
-  const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
-  const connectTimeoutMs = options.connectTimeoutMs ?? 15_000;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
-  const listeners: Array<() => void> = [];
+class ManagedUpstream implements UpstreamClient {
+  readonly service: string;
+  private readonly log: Logger;
+  private readonly listeners: Array<() => void> = [];
+  private readonly reconnects: ReconnectTimer;
+  private readonly connectTimeoutMs: number;
+  private state: State = 'connecting';
+  private lastError: string | undefined;
+  private listed: readonly McpTool[] = [];
+  private current: Current | undefined;
+  private generation = 0;
+  private connecting: Promise<void> | undefined;
+  private connectedAt: string | undefined;
+  /** Set once streamable HTTP was refused: later reconnects go straight to SSE. */
+  private fellBackToSse = false;
 
-  let state: State = 'connecting';
-  let lastError: string | undefined;
-  let tools: readonly McpTool[] = [];
-  let client: Client | undefined;
-  let opened: OpenedTransport | undefined;
-  let transportMode: 'sse' | undefined;
-  let attempt = 0;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let connecting: Promise<void> | undefined;
-  let generation = 0;
-  let connectedAt: string | undefined;
-  let relisting: Promise<void> | undefined;
-  let relistAgain = false;
+  constructor(private readonly options: UpstreamClientOptions) {
+    this.service = options.service;
+    this.log = options.log.child({ upstream: options.service });
+    this.reconnects = new ReconnectTimer({ ...DEFAULT_BACKOFF, ...options.backoff }, this.log);
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 15_000;
+  }
 
-  // A function, not an inline comparison: `state` changes across awaits, which TS narrowing cannot see.
-  const isClosed = (): boolean => state === 'closed';
+  async start(): Promise<void> {
+    await this.connect();
+  }
 
-  const emit = (): void => {
-    for (const listener of listeners) {
+  // The last known listing, also while down: a model's tools do not vanish mid-conversation (and the
+  // listing ETag stays put); calls meanwhile fail fast with UPSTREAM_ERROR until the upstream is back.
+  tools(): readonly McpTool[] {
+    return this.listed;
+  }
+
+  async callTool(name: string, args: JsonObject, callOptions: CallOptions = {}): Promise<CallToolResult> {
+    const current = this.current;
+    if (this.state !== 'ready' || !current) {
+      throw new ToolError('UPSTREAM_ERROR', `upstream ${this.service} is ${this.state}${this.lastError ? `: ${this.lastError}` : ''}`);
+    }
+    const target = {
+      session: current.session,
+      service: this.service,
+      onLost: (error: unknown) => this.lost(error, current.generation),
+      ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
+    };
+    return callUpstreamTool(target, name, args, callOptions);
+  }
+
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  status(): UpstreamStatus {
+    const ready = this.state === 'ready';
+    const pid = this.current?.session.pid;
+    return {
+      service: this.service,
+      kind: this.options.kind,
+      state: this.state,
+      required: this.options.required ?? false,
+      toolCount: ready ? this.listed.length : 0,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      detail: {
+        transport: this.fellBackToSse ? 'sse' : this.options.config.transport,
+        ...(pid !== undefined ? { pid } : {}),
+        ...(this.connectedAt ? { connectedAt: this.connectedAt } : {}),
+        ...(this.state === 'down' ? { reconnectAttempts: this.reconnects.attempts } : {}),
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.state = 'closed';
+    this.reconnects.cancel();
+    await this.connecting?.catch(() => {});
+    await this.teardown();
+    this.emit();
+  }
+
+  // A method, not an inline comparison: `state` changes across awaits, which TS narrowing cannot see.
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private emit(): void {
+    for (const listener of this.listeners) {
       try {
         listener();
       } catch (error) {
-        log.error({ err: error }, 'upstream change listener failed');
+        this.log.error({ err: error }, 'upstream change listener failed');
       }
     }
-  };
-
-  const setState = (next: State, error?: unknown): void => {
-    if (error !== undefined) lastError = describe(error);
-    if (state === next) return;
-    state = next;
-    emit();
-  };
-
-  async function listAll(current: Client): Promise<McpTool[]> {
-    const all: McpTool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await current.listTools(cursor ? { cursor } : undefined, { timeout: connectTimeoutMs });
-      all.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return all;
   }
 
-  /** list_changed handling: one listing at a time; a change during a listing triggers one more. */
-  function relist(current: Client): void {
-    if (relisting) {
-      relistAgain = true;
-      return;
-    }
-    relisting = (async () => {
-      do {
-        relistAgain = false;
-        try {
-          const listed = await listAll(current);
-          if (client !== current) return;
-          tools = listed;
-          log.info({ tools: listed.length }, 'upstream tools re-listed');
-          emit();
-        } catch (error) {
-          log.warn({ err: error }, 'upstream re-listing failed');
-        }
-      } while (relistAgain);
-    })().finally(() => {
-      relisting = undefined;
-    });
+  private setState(next: State, error?: unknown): void {
+    if (error !== undefined) this.lastError = describeError(error);
+    if (this.state === next) return;
+    this.state = next;
+    this.emit();
   }
 
-  async function teardown(): Promise<void> {
-    const old = client;
-    const oldOpened = opened;
-    client = undefined;
-    opened = undefined;
-    generation += 1;
-    if (old) {
-      old.onclose = undefined;
-      old.onerror = undefined;
-      await old.close().catch(() => {});
-    }
-    await oldOpened?.dispose?.().catch(() => {});
+  private async teardown(): Promise<void> {
+    const old = this.current;
+    this.current = undefined;
+    this.generation += 1;
+    await old?.session.close();
   }
 
-  function scheduleReconnect(): void {
-    if (state === 'closed' || reconnectTimer || connecting) return;
-    const delay = backoffDelay(attempt, backoff);
-    attempt += 1;
-    log.debug({ delayMs: delay, attempt }, 'upstream reconnect scheduled');
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      void connect();
-    }, delay);
-    reconnectTimer.unref();
+  private scheduleReconnect(): void {
+    if (this.isClosed() || this.connecting) return;
+    this.reconnects.schedule(() => void this.connect());
   }
 
   /** The upstream is gone (child exit, transport closed, network failure): fail fast and come back later. */
-  function lost(error: unknown, from: number): void {
-    if (state === 'closed' || from !== generation) return;
+  private lost(error: unknown, from: number): void {
+    if (this.isClosed() || from !== this.generation) return;
     // One line per event with the reason only: a stack says nothing about an upstream that went away.
-    log.warn({ error: describe(error) }, 'upstream connection lost');
-    setState('down', error);
-    void teardown().then(scheduleReconnect);
+    this.log.warn({ error: describeError(error) }, 'upstream connection lost');
+    this.setState('down', error);
+    void this.teardown().then(() => this.scheduleReconnect());
   }
 
-  async function connectOnce(): Promise<void> {
-    opened = await openTransport(config, log, transportMode);
-    const current = new Client({ name: 'toolgate', version: '0.1.0' }, { capabilities: {} });
-    const myGeneration = ++generation;
-    client = current;
-    current.onclose = () => lost(new Error('upstream transport closed'), myGeneration);
-    current.onerror = (error) => {
-      log.debug({ err: error }, 'upstream transport error');
-      // HTTP transports report a dead server only as errors; a failed ping tells a blip from a loss.
-      if (isHttpTransport(config) && state === 'ready' && client === current) {
-        current.ping({ timeout: 2_000 }).catch((pingError: unknown) => lost(pingError, myGeneration));
-      }
-    };
-    current.setNotificationHandler(ToolListChangedNotificationSchema, () => relist(current));
-    await withTimeout(current.connect(opened.transport), connectTimeoutMs, `connect to ${service} timed out`);
-    const listed = await listAll(current);
-    if (client !== current) throw new Error('upstream connection replaced during start-up');
-    tools = listed;
+  private async relist(current: Current): Promise<void> {
+    try {
+      const listed = await listAllTools(current.session, { timeoutMs: this.connectTimeoutMs, maxPages: MAX_LIST_PAGES });
+      if (this.current !== current) return;
+      this.listed = listed;
+      this.log.info({ tools: listed.length }, 'upstream tools re-listed');
+      this.emit();
+    } catch (error) {
+      this.log.warn({ err: error }, 'upstream re-listing failed');
+    }
   }
 
-  async function connect(): Promise<void> {
-    if (connecting) return connecting;
-    if (state === 'closed') return;
-    connecting = (async () => {
-      setState('connecting');
-      try {
-        try {
-          await connectOnce();
-        } catch (error) {
-          if (config.transport !== 'streamable-http' || transportMode === 'sse' || !wantsSseFallback(error)) throw error;
-          log.info({ err: error }, 'streamable HTTP refused; falling back to SSE');
-          await teardown();
-          transportMode = 'sse';
-          await connectOnce();
+  private async connectOnce(): Promise<void> {
+    const generation = ++this.generation;
+    const { config } = this.options;
+    let current: Current | undefined;
+    const session = await openSession(config, {
+      label: this.service,
+      log: this.log,
+      timeoutMs: this.connectTimeoutMs,
+      ...(this.fellBackToSse ? { mode: 'sse' as const } : {}),
+      onClose: () => this.lost(new Error('upstream transport closed'), generation),
+      onError: (error) => {
+        this.log.debug({ err: error }, 'upstream transport error');
+        // HTTP transports report a dead server only as errors; a failed ping tells a blip from a loss.
+        if (isHttpTransport(config) && this.state === 'ready' && current && this.current === current) {
+          current.session.client.ping({ timeout: 2_000 }).catch((pingError: unknown) => this.lost(pingError, generation));
         }
-        if (isClosed()) {
-          await teardown();
-          return;
-        }
-        attempt = 0;
-        lastError = undefined;
-        connectedAt = new Date().toISOString();
-        log.info({ tools: tools.length }, 'upstream connected');
-        state = 'ready';
-        emit();
-      } catch (error) {
-        if (isClosed()) return;
-        log.warn({ error: describe(error), attempt }, 'upstream connect failed');
-        await teardown();
-        setState('down', error);
-      }
-    })().finally(() => {
-      connecting = undefined;
-      if (state === 'down') scheduleReconnect();
+      },
+      onToolsChanged: () => current?.relister.request(),
     });
-    return connecting;
+    if (generation !== this.generation) {
+      await session.close();
+      throw new Error('upstream connection replaced during start-up');
+    }
+    const created: Current = { session, generation, relister: new Relister(() => this.relist(created)) };
+    current = created;
+    this.current = created;
+    if (session.kind === 'sse' && config.transport === 'streamable-http') this.fellBackToSse = true;
+    const listed = await listAllTools(session, { timeoutMs: this.connectTimeoutMs, maxPages: MAX_LIST_PAGES });
+    if (this.current !== created) throw new Error('upstream connection replaced during start-up');
+    this.listed = listed;
   }
 
-  function mapCallError(error: unknown, name: string, signal: AbortSignal | undefined, from: number): ToolError {
-    if (error instanceof ToolError) return error;
-    if (signal?.aborted) {
-      const reason: unknown = signal.reason;
-      return reason instanceof ToolError ? reason : new ToolError('TIMEOUT', `call to ${service}/${name} was cancelled`, { cause: error });
-    }
-    if (error instanceof McpError) {
-      if (error.code === ErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${service}/${name}: ${error.message}`, { cause: error });
-      // ConnectionClosed means the transport died under the call.
-      if (error.code === ErrorCode.ConnectionClosed) lost(error, from);
-      return new ToolError('UPSTREAM_ERROR', `${service}/${name}: ${error.message}`, { cause: error });
-    }
-    // Anything else (fetch failed, EPIPE, HTTP 5xx) is the transport: treat the upstream as lost.
-    lost(error, from);
-    return new ToolError('UPSTREAM_ERROR', `${service}/${name}: upstream unreachable (${describe(error)})`, { cause: error });
+  private connect(): Promise<void> {
+    if (this.connecting) return this.connecting;
+    if (this.isClosed()) return Promise.resolve();
+    this.connecting = this.connectAndReport().finally(() => {
+      this.connecting = undefined;
+      if (this.state === 'down') this.scheduleReconnect();
+    });
+    return this.connecting;
   }
 
-  return {
-    service,
-    async start() {
-      await connect();
-    },
-    // The last known listing, also while down: a model's tools do not vanish mid-conversation (and the
-    // listing ETag stays put); calls meanwhile fail fast with UPSTREAM_ERROR until the upstream is back.
-    tools: () => tools,
-    async callTool(name, args, callOptions = {}) {
-      const current = client;
-      const channel = opened?.channel;
-      if (state !== 'ready' || !current) {
-        throw new ToolError('UPSTREAM_ERROR', `upstream ${service} is ${state}${lastError ? `: ${lastError}` : ''}`);
+  private async connectAndReport(): Promise<void> {
+    this.setState('connecting');
+    try {
+      await this.connectOnce();
+      if (this.isClosed()) {
+        await this.teardown();
+        return;
       }
-      const from = generation;
-      const { signal } = callOptions;
-      try {
-        const send = () => current.callTool({ name, arguments: args }, undefined, { signal, timeout: requestTimeoutMs });
-        if (!channel) return (await send()) as CallToolResult;
-        const headers = { ...callOptions.headers, 'X-Toolgate-Depth': String((callOptions.depth ?? 0) + 1) };
-        return (await channel.run(headers, send)) as CallToolResult;
-      } catch (error) {
-        throw mapCallError(error, name, signal, from);
-      }
-    },
-    onChange(listener) {
-      listeners.push(listener);
-    },
-    status() {
-      return {
-        service,
-        kind: options.kind,
-        state,
-        required: options.required ?? false,
-        toolCount: state === 'ready' ? tools.length : 0,
-        ...(lastError ? { lastError } : {}),
-        detail: {
-          transport: transportMode ?? config.transport,
-          ...(opened?.pid !== undefined ? { pid: opened.pid } : {}),
-          ...(connectedAt ? { connectedAt } : {}),
-          ...(state === 'down' ? { reconnectAttempts: attempt } : {}),
-        },
-      };
-    },
-    async close() {
-      state = 'closed';
-      if (reconnectTimer) clearTimeout(reconnectTimer);
-      reconnectTimer = undefined;
-      await connecting?.catch(() => {});
-      await teardown();
-      emit();
-    },
-  };
+      this.reconnects.attempts = 0;
+      this.lastError = undefined;
+      this.connectedAt = new Date().toISOString();
+      this.log.info({ tools: this.listed.length }, 'upstream connected');
+      this.state = 'ready';
+      this.emit();
+    } catch (error) {
+      if (this.isClosed()) return;
+      this.log.warn({ error: describeError(error), attempt: this.reconnects.attempts }, 'upstream connect failed');
+      await this.teardown();
+      this.setState('down', error);
+    }
+  }
+}
+
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  return new ManagedUpstream(options);
 }

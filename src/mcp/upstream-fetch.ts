@@ -1,71 +1,52 @@
-// The `fetch` handed to the SDK's HTTP transports: adds the service's headers and each call's own.
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+// The `fetch` handed to the SDK's HTTP transports: the service's static headers and each call's own.
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */
 const NEVER_FORWARDED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length']);
 
-type RequestId = string | number;
+export const DEPTH_HEADER = 'x-toolgate-depth';
 
 /**
- * Carries per-call headers (depth, forwarded identity) from `callTool` to the fetch that sends the
- * call. Not AsyncLocalStorage: on Node 20 one use of it slows every promise in the process about
- * threefold. Instead, the SDK's `Protocol.request` calls `transport.send` synchronously, so `run`
- * fills a slot, the wrapped `send` tags the JSON-RPC request id with it, and fetch looks the id up.
+ * The `_meta` key that carries a call's headers (depth, forwarded identity) inside its own `tools/call`
+ * message, from `callTool` to the fetch that posts it. The SDK's request options have no per-request
+ * headers; riding in the message needs no shared state between concurrent calls (no AsyncLocalStorage,
+ * no patched transport). The fetch takes the key out again, so the upstream never sees it in the body.
  */
-export interface CallHeaderChannel {
-  run<T>(headers: Readonly<Record<string, string>>, send: () => Promise<T>): Promise<T>;
-  attach(transport: Transport): void;
-  take(body: unknown): Readonly<Record<string, string>> | undefined;
+export const CALL_HEADERS_META = 'io.toolgate/headers';
+
+/** The `_meta` of a `tools/call` whose HTTP request must carry `headers`. */
+export function callHeadersMeta(headers: Readonly<Record<string, string>>): Record<string, Record<string, string>> {
+  return { [CALL_HEADERS_META]: { ...headers } };
 }
 
-function requestIdOf(message: unknown): RequestId | undefined {
-  if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return undefined;
-  const id = (message as { id: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function createCallHeaderChannel(): CallHeaderChannel {
-  let slot: Readonly<Record<string, string>> | undefined;
-  const pending = new Map<RequestId, Readonly<Record<string, string>>>();
-  return {
-    run(headers, send) {
-      slot = headers;
-      try {
-        return send();
-      } finally {
-        slot = undefined;
-      }
-    },
-    attach(transport) {
-      const send = transport.send.bind(transport);
-      transport.send = (message, options) => {
-        const id = slot === undefined ? undefined : requestIdOf(message);
-        if (id === undefined) return send(message, options);
-        pending.set(id, slot!);
-        // By the time send settles its fetch has been made; never keep an entry past that.
-        return send(message, options).finally(() => pending.delete(id));
-      };
-    },
-    take(body) {
-      if (pending.size === 0 || typeof body !== 'string') return undefined;
-      let id: RequestId | undefined;
-      try {
-        id = requestIdOf(JSON.parse(body));
-      } catch {
-        return undefined;
-      }
-      if (id === undefined) return undefined;
-      const headers = pending.get(id);
-      pending.delete(id);
-      return headers;
-    },
-  };
+/** A POST body without its call headers, and those headers; the body untouched when it carries none. */
+export function takeCallHeaders(body: RequestInit['body']): { body: RequestInit['body']; headers?: Record<string, string> } {
+  // Cheap test first: only a tools/call made by callTool holds the key.
+  if (typeof body !== 'string' || !body.includes(CALL_HEADERS_META)) return { body };
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return { body };
+  }
+  const meta = isRecord(message) && isRecord(message.params) ? message.params._meta : undefined;
+  if (!isRecord(message) || !isRecord(message.params) || !isRecord(meta) || !isRecord(meta[CALL_HEADERS_META])) return { body };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(meta[CALL_HEADERS_META])) if (typeof value === 'string') headers[name] = value;
+  const { [CALL_HEADERS_META]: _taken, ...rest } = meta;
+  const { _meta: _old, ...params } = message.params;
+  const stripped = { ...message, params: Object.keys(rest).length > 0 ? { ...params, _meta: rest } : params };
+  return { body: JSON.stringify(stripped), headers };
 }
 
 export interface UpstreamFetchOptions {
-  /** The service's own static headers from config (may hold its credentials from env secrets). */
+  /** The service's own headers (from config, or a user's registration); may hold its credentials. */
   staticHeaders?: Readonly<Record<string, string>>;
-  channel?: CallHeaderChannel;
+  /** The fetch underneath (the pinned egress fetch for user servers); default: global fetch. */
   base?: FetchLike;
 }
 
@@ -75,9 +56,12 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): FetchLi
   return async (url, init) => {
     const headers = new Headers(init?.headers);
     for (const [name, value] of staticHeaders) headers.set(name, value);
-    for (const [name, value] of Object.entries(options.channel?.take(init?.body) ?? {})) {
+    const taken = takeCallHeaders(init?.body);
+    // Traffic outside a call (initialize, tools/list, the GET stream) counts as one hop.
+    headers.set(DEPTH_HEADER, '1');
+    for (const [name, value] of Object.entries(taken.headers ?? {})) {
       if (!NEVER_FORWARDED.has(name.toLowerCase())) headers.set(name, value);
     }
-    return base(url, { ...init, headers });
+    return base(url, { ...init, headers, body: taken.body });
   };
 }

@@ -1,14 +1,12 @@
-// One place that turns an upstream's config into an SDK client transport.
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
+// One place that turns an upstream's config (global, local or a user's registration) into an SDK client transport.
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpRemoteEntry, McpStdioEntry } from '../config/types.js';
 import type { Logger } from '../types.js';
-import { CoalescingStdioClientTransport } from './coalescing-stdio.js';
-import { createCallHeaderChannel, createUpstreamFetch, type CallHeaderChannel } from './upstream-fetch.js';
+import { CoalescingStdioTransport } from './stdio-transport.js';
+import { createUpstreamFetch } from './upstream-fetch.js';
 
 /** Anything with the SDK server's connect/close (an `McpServer` or a low-level `Server`). */
 export interface ConnectableServer {
@@ -26,8 +24,8 @@ export type UpstreamTransportConfig = McpStdioEntry | McpRemoteEntry | InMemoryE
 
 export interface OpenedTransport {
   transport: Transport;
-  /** HTTP only: how per-call headers reach the request that carries the call. */
-  readonly channel?: CallHeaderChannel;
+  /** The wire actually used (`sse` also when streamable HTTP fell back to it). */
+  readonly kind: UpstreamTransportConfig['transport'];
   /** The stdio child's pid, for status detail. */
   readonly pid?: number;
   /** Extra cleanup beyond `transport.close()` (the in-process server). */
@@ -38,20 +36,25 @@ export function isHttpTransport(config: UpstreamTransportConfig): config is McpR
   return config.transport === 'streamable-http' || config.transport === 'sse';
 }
 
+export interface OpenTransportOptions {
+  /** Streamable HTTP refused earlier: speak the older HTTP+SSE transport. */
+  mode?: 'sse';
+  /** The fetch under HTTP transports (the pinned egress fetch for user servers). */
+  fetch?: FetchLike;
+}
+
 function openStdio(config: McpStdioEntry, log: Logger): OpenedTransport {
-  // The SDK merges a safe default environment (PATH, HOME, …) with the configured env; toolgate's own secrets stay out.
-  const transport = new CoalescingStdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
-  const stderr = transport.stderr;
-  if (stderr instanceof Readable) createInterface({ input: stderr }).on('line', (line) => log.info({ stderr: line }, 'upstream stderr'));
+  const transport = new CoalescingStdioTransport(config, (line) => log.info({ stderr: line }, 'upstream stderr'));
   return {
     transport,
+    kind: 'stdio',
     get pid() {
-      return transport.pid ?? undefined;
+      return transport.pid;
     },
   };
 }
 
-export async function openTransport(config: UpstreamTransportConfig, log: Logger, mode?: 'sse'): Promise<OpenedTransport> {
+export async function openTransport(config: UpstreamTransportConfig, log: Logger, options: OpenTransportOptions = {}): Promise<OpenedTransport> {
   switch (config.transport) {
     case 'stdio':
       return openStdio(config, log);
@@ -59,20 +62,16 @@ export async function openTransport(config: UpstreamTransportConfig, log: Logger
       const server = await config.server();
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await server.connect(serverSide);
-      return { transport: clientSide, dispose: () => server.close() };
+      return { transport: clientSide, kind: 'in-memory', dispose: () => server.close() };
     }
     case 'streamable-http':
     case 'sse': {
-      const channel = createCallHeaderChannel();
-      const fetch = createUpstreamFetch({ staticHeaders: config.headers, channel });
+      const fetch = createUpstreamFetch({ staticHeaders: config.headers, ...(options.fetch ? { base: options.fetch } : {}) });
       const url = new URL(config.url);
-      const transport =
-        config.transport === 'sse' || mode === 'sse'
-          ? new SSEClientTransport(url, { fetch })
-          : // Reconnection of the standalone GET stream is ours (the client's backoff), not the SDK's.
-            new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
-      channel.attach(transport);
-      return { transport, channel };
+      if (config.transport === 'sse' || options.mode === 'sse') return { transport: new SSEClientTransport(url, { fetch }), kind: 'sse' };
+      // Reconnection of the standalone GET stream is ours (the client's backoff), not the SDK's.
+      const reconnectionOptions = { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 };
+      return { transport: new StreamableHTTPClientTransport(url, { fetch, reconnectionOptions }), kind: 'streamable-http' };
     }
   }
 }

@@ -4,17 +4,15 @@
 // (tenant, sub, serviceId). Registration headers go only to that upstream; the caller's own
 // Authorization never does (handlers never see it).
 import { createHash } from 'node:crypto';
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { createPinnedFetch, type PinnedFetch } from '../egress/pinned-fetch.js';
 import type { EgressOptions } from '../egress/check-egress.js';
-import { defineTool } from '../registry/define-tool.js';
+import { describeError } from '../mcp/upstream-session.js';
 import type { UserToolProvider, UpstreamStatus } from '../registry/provider.js';
-import { ToolError } from '../execution/tool-error.js';
-import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../types.js';
+import type { Logger, Principal, Tool } from '../types.js';
 import { createClientCache } from './client-cache.js';
-import { userServiceKey, userToolName } from '../registry/user-names.js';
+import { userServiceKey } from '../registry/user-names.js';
 import { registrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
-import { connectUserMcp, withCallDepth, type UserMcpConnection } from './upstream-client.js';
+import { UserServer } from './user-server.js';
 
 export interface UserMcpProviderDeps {
   registrations: UserMcpRegistrations;
@@ -35,27 +33,6 @@ export interface UserMcpProvider extends UserToolProvider {
   close(): Promise<void>;
 }
 
-interface Connected {
-  connection: UserMcpConnection;
-  /** Tools built from the last listing, rebuilt only when the listing object changes. */
-  built?: { from: McpTool[]; tools: Tool[] };
-}
-
-/** MCP text content joined; other content summarised here and kept whole in the trace. */
-export function mcpResultText(result: CallToolResult): { text: string; hasRichContent: boolean } {
-  let hasRichContent = result.structuredContent !== undefined;
-  const parts = (result.content ?? []).map((block) => {
-    if (block.type === 'text') return block.text;
-    hasRichContent = true;
-    if (block.type === 'image' || block.type === 'audio') return `[${block.type}: ${block.mimeType}]`;
-    if (block.type === 'resource') return `[resource: ${block.resource.uri}]`;
-    if (block.type === 'resource_link') return `[resource link: ${block.uri}]`;
-    return `[${(block as { type: string }).type}]`;
-  });
-  if (parts.length === 0 && result.structuredContent !== undefined) return { text: JSON.stringify(result.structuredContent), hasRichContent };
-  return { text: parts.join('\n'), hasRichContent };
-}
-
 /** Shared and frozen: the answer for every caller without servers of their own. */
 const NO_TOOLS: readonly Tool[] = Object.freeze([]);
 const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${registrationPrefix(tenant, sub)}${serviceId}`;
@@ -65,105 +42,65 @@ const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${
 const fingerprintOf = (registration: UserMcpRegistration): string =>
   createHash('sha256').update(JSON.stringify([registration.url, registration.transport, registration.headers])).digest('hex');
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Two of a user's servers may offer the same name: the older registration (listed first) wins, deterministically. */
+function oldestFirstWins(perService: Tool[][], log: Logger): Tool[] {
+  const seen = new Set<string>();
+  const tools: Tool[] = [];
+  for (const tool of perService.flat()) {
+    if (seen.has(tool.name)) {
+      log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
+      continue;
+    }
+    seen.add(tool.name);
+    tools.push(tool);
+  }
+  return tools;
 }
 
 export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvider {
   const timeoutMs = deps.connectTimeoutMs ?? 10_000;
   const idleMs = deps.idleMs ?? 5 * 60_000;
   const pinned: PinnedFetch = createPinnedFetch(deps.egress);
-  const cache = createClientCache<Connected>({
+  const cache = createClientCache<UserServer>({
     maxEntries: Math.max(1, deps.maxClients ?? 256),
     idleMs,
-    close: (entry) => entry.connection.close(),
+    close: (server) => server.close(),
   });
   const sweeper = setInterval(() => void cache.evictIdle(), Math.max(1000, Math.floor(idleMs / 2)));
   sweeper.unref();
 
-  async function open(key: string, registration: UserMcpRegistration): Promise<Connected> {
-    let connected: Connected | undefined;
-    const connection = await connectUserMcp(registration, {
-      fetch: pinned.fetch,
-      timeoutMs,
-      // A dropped connection is forgotten, so the next listing or call reconnects.
-      onClose: () => {
-        if (connected) void cache.evictIfCurrent(key, connected);
-      },
-    });
-    connected = { connection };
-    return connected;
-  }
-
-  function buildTools(principal: Principal, registration: UserMcpRegistration, key: string, listed: McpTool[]): Tool[] {
-    const { tenant, user: sub } = principal;
-    const service = userServiceKey(sub, registration.serviceId);
-    return listed.map((upstream) => {
-      const readOnly = upstream.annotations?.readOnlyHint === true;
-      return defineTool({
-        name: userToolName(sub, upstream.name),
-        description: upstream.description ?? upstream.title ?? '',
-        inputSchema: (upstream.inputSchema ?? { type: 'object' }) as JsonObject,
-        source: 'user-mcp',
-        service,
-        readOnly,
-        // MCP's default for a tool that is not read-only is "may be destructive".
-        destructive: !readOnly && upstream.annotations?.destructiveHint !== false,
-        idempotent: upstream.annotations?.idempotentHint === true,
-        handler: async (args: JsonObject, ctx: ToolContext) => {
-          // Defence in depth: the registry only lists these for their owner, but never trust that alone.
-          if (ctx.principal.tenant !== tenant || ctx.principal.user !== sub) {
-            throw new ToolError('PERMISSION_DENIED', 'this tool belongs to another user');
-          }
-          const entry = await cache.get(key, fingerprintOf(registration), () => open(key, registration)).catch((error: unknown) => {
-            throw new ToolError('UPSTREAM_ERROR', `user MCP server ${registration.serviceId} is unreachable: ${errorMessage(error)}`);
-          });
-          let result: CallToolResult;
-          try {
-            result = (await withCallDepth(ctx.depth + 1, () =>
-              entry.connection.client.callTool({ name: upstream.name, arguments: args }, undefined, { signal: ctx.signal }),
-            )) as CallToolResult;
-          } catch (error) {
-            if (ctx.signal.aborted) throw error; // the timeout/cancel path owns this failure
-            throw new ToolError('UPSTREAM_ERROR', errorMessage(error));
-          }
-          const { text, hasRichContent } = mcpResultText(result);
-          if (result.isError === true) throw new ToolError('UPSTREAM_ERROR', text, { trace: hasRichContent ? result : null });
-          return hasRichContent ? { output: text, trace: result } : text;
-        },
-      });
-    });
+  /** The connected server for one registration, opened on first use and shared by concurrent callers. */
+  function serverFor(owner: Principal, registration: UserMcpRegistration, log: Logger): Promise<UserServer> {
+    const key = cacheKey(owner.tenant, owner.user, registration.serviceId);
+    const current = (): Promise<UserServer> =>
+      cache.get(key, fingerprintOf(registration), () =>
+        UserServer.open({
+          owner,
+          registration,
+          fetch: pinned.fetch,
+          timeoutMs,
+          log,
+          // A dropped connection is forgotten, so the next listing or call reconnects.
+          onLost: (server) => void cache.evictIfCurrent(key, server),
+          current,
+        }),
+      );
+    return current();
   }
 
   async function toolsOf(principal: Principal, registration: UserMcpRegistration, log: Logger): Promise<Tool[]> {
-    const key = cacheKey(principal.tenant, principal.user, registration.serviceId);
     try {
-      const entry = await cache.get(key, fingerprintOf(registration), () => open(key, registration));
-      const listed = await entry.connection.listTools({ timeoutMs });
-      if (entry.built?.from !== listed) entry.built = { from: listed, tools: buildTools(principal, registration, key, listed) };
-      return entry.built.tools;
+      return await (await serverFor(principal, registration, log)).tools();
     } catch (error) {
       // Logged without URL or headers: both belong to the user. One broken server hides only its own tools.
-      log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: errorMessage(error) }, 'user MCP server unavailable');
-      await cache.evict(key);
+      log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error) }, 'user MCP server unavailable');
+      await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
       return [];
     }
   }
 
   async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<Tool[]> {
-    const perService = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log)));
-    // Two of a user's servers may offer the same name: the older registration wins, deterministically.
-    const seen = new Set<string>();
-    const tools: Tool[] = [];
-    for (const tool of perService.flat()) {
-      if (seen.has(tool.name)) {
-        log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
-        continue;
-      }
-      seen.add(tool.name);
-      tools.push(tool);
-    }
-    return tools;
+    return oldestFirstWins(await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log))), log);
   }
 
   // A user without registrations shares one frozen empty list.

@@ -33,7 +33,7 @@ describe('user-level MCP over SSE', () => {
       const [echo] = await provider.toolsFor(eve, log);
       expect(echo?.name).toBe('user_eve_tool_echo');
       const output = await echo.handler({ text: 'hi' }, { principal: eve, callId: 'c', requestId: 'r', signal: new AbortController().signal, log, depth: 0 });
-      expect(output).toBe('sse:hi');
+      expect(output).toEqual({ output: 'sse:hi', trace: null });
       const posts = upstream.requests.filter((headers) => headers['content-type']?.includes('json'));
       expect(posts.at(-1)).toMatchObject({ 'x-key': 'k', 'x-toolgate-depth': '1' });
     } finally {

@@ -45,6 +45,9 @@ export class LazySignal {
     const followers = (this.followers ??= []);
     followers.push(listener);
     return () => {
+      // Once aborted the list is being (or has been) walked: a follower that stops following from inside its
+      // own callback (the timeout policy settling) must not shift the list under the walk and skip the next.
+      if (this.followers !== followers) return;
       const index = followers.indexOf(listener);
       if (index >= 0) followers.splice(index, 1);
     };

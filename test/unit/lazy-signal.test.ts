@@ -34,6 +34,19 @@ describe('LazySignal', () => {
     expect(late).toHaveBeenCalledWith('gone');
   });
 
+  it('tells every follower when one stops following from inside its own callback, as the timeout policy does on settling', () => {
+    const cancellation = new LazySignal();
+    const heard: string[] = [];
+    const stopFirst = followCall(context(cancellation), () => {
+      heard.push('first');
+      stopFirst();
+    });
+    followCall(context(cancellation), () => heard.push('second'));
+    followCall(context(cancellation), () => heard.push('third'));
+    cancellation.abort('gone');
+    expect(heard).toEqual(['first', 'second', 'third']);
+  });
+
   it('follows a context built on a plain signal, or rebuilt by a policy, through its signal', () => {
     const controller = new AbortController();
     const rebuilt = { ...context(controller.signal), signal: controller.signal };

@@ -2,10 +2,9 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonObject } from '../types.js';
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped in `.default`.
-type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+// ajv-formats is CommonJS: under NodeNext the default import is its `module.exports`, which carries the
+// plugin as `.default` too (typed so).
+const addFormats = addFormatsModule.default;
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 

@@ -60,7 +60,7 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** Human approval (CONTRACT §5): approvers are role approver/admin of the same tenant, never the requester. */
+/** Human approval (docs/architecture.md#human-approval): approvers are role approver/admin of the same tenant, never the requester. */
 const routes: RoutePlugin = async (app) => {
   const { approvals, audit } = app.governance;
 

@@ -6,7 +6,7 @@ import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, too
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import type { ToolResult } from '../src/types.js';
 
-/** HTTP status of a finished call (CONTRACT §5): 202 waiting for a human, 429 rate-limited, else 200. */
+/** HTTP status of a finished call (docs/architecture.md#request-path): 202 waiting for a human, 429 rate-limited, else 200. */
 export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
   if (result.status === 'pending_approval') reply.code(202);
   else if (result.error?.errorType === 'RATE_LIMITED') {

@@ -45,7 +45,7 @@ const registration = {
 } as const;
 
 /**
- * A user's own MCP servers (CONTRACT §5). `:userId` is the raw `sub`, URL-encoded (Fastify decodes
+ * A user's own MCP servers (docs/security-model.md#user-mcp-servers). `:userId` is the raw `sub`, URL-encoded (Fastify decodes
  * it). The tenant always comes from the principal, so no path can reach another tenant; only the
  * user themself or an `admin` of the same tenant may manage the servers.
  */

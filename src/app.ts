@@ -93,7 +93,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
   const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });
-  // User-level MCP servers (CONTRACT §3): registrations in the shared store, egress-checked on PUT and on connect.
+  // User-level MCP servers (docs/security-model.md#user-mcp-servers): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
   const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0 });

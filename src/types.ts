@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 
 export type JsonObject = Record<string, unknown>;
 
-/** The stable set of tool-level failure kinds (CONTRACT §5). */
+/** The stable set of tool-level failure kinds (docs/architecture.md#tool-results). */
 export const ERROR_TYPES = [
   'UNKNOWN_TOOL',
   'VALIDATION_ERROR',
@@ -84,7 +84,7 @@ export interface ToolSpec {
   deferLoading?: boolean;
   searchHint?: string;
   feature?: string;
-  /** Tool-specific structural checks beyond JSON Schema (REFERENCE: sanitizer); returns a message or undefined. */
+  /** Tool-specific structural checks beyond JSON Schema (docs/architecture.md#built-in-tools); returns a message or undefined. */
   checkStructure?: (args: JsonObject) => string | undefined;
   /**
    * Server-side argument templates (e.g. a RAG filter `{tenant: "${principal.tenant}"}`), merged over the
@@ -123,7 +123,7 @@ export interface ToolFailure {
   error: string;
 }
 
-/** The body of every finished `/v1/execute` answer (CONTRACT §5). */
+/** The body of every finished `/v1/execute` answer (docs/architecture.md#tool-results). */
 export interface ToolResult {
   callId: string;
   name: string;

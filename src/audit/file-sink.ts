@@ -15,7 +15,7 @@ export interface FileAuditSinkOptions {
  * JSONL file sink: `write` only queues; one writer drains the queue in order. An append happens when
  * 64 KiB are queued or 50 ms after the oldest queued event, whichever comes first. Every append is a
  * round trip through libuv's thread pool (futex wake-ups and context switches on the core serving
- * requests); appending once per event-loop turn cost about 10 µs per request under load. `flush`/`close`
+ * requests), so appends are batched rather than made once per event-loop turn. `flush`/`close`
  * drain at once, and a write after close is appended synchronously, so no event is lost on shutdown.
  * A crash (not a shutdown) can lose at most the last interval's events.
  */

@@ -24,7 +24,7 @@ const callIdOf = (call: CallRequest, step: number, index: number): string =>
   typeof call.callId === 'string' && call.callId.length > 0 ? call.callId : `tool_step_${step}_${index}`;
 
 /**
- * One model turn (CONTRACT §6) on one config snapshot: each call classified from its parsed arguments
+ * One model turn (docs/architecture.md#batch) on one config snapshot: each call classified from its parsed arguments
  * (a call that will not run — bad name or arguments — answers at once and is classed safe), scheduled by
  * src/batch/scheduler.ts, and run through the one execution path. Results come back in input order.
  */

@@ -1,4 +1,4 @@
-// Pure batch scheduling (CONTRACT §6): which calls run together, how many at once, and per-call timeouts.
+// Pure batch scheduling (docs/architecture.md#batch): which calls run together, how many at once, and per-call timeouts.
 // Knows nothing about tools or HTTP; the execute route supplies `classify`, `run` and `onTimeout`.
 
 /** A deferred change to shared context, applied only after the call's whole group has finished. */

@@ -1,4 +1,4 @@
-// Server-side argument templates (CONTRACT §2): `${principal.tenant}`, `${principal.user}`, `${claims.NAME}`
+// Server-side argument templates (docs/security-model.md#bound-arguments): `${principal.tenant}`, `${principal.user}`, `${claims.NAME}`
 // (NAME may be a dotted path into nested claims). Pure: no I/O, no config access. Only the templates from
 // config are expanded — model arguments are never passed through here.
 import type { JsonObject, Principal } from '../types.js';

@@ -16,7 +16,7 @@ const DEFAULT_LOG_LIMIT = 12_000;
 
 const actionOf = (args: JsonObject): unknown => args.action ?? 'exec';
 
-/** REFERENCE "Structural validation" rule 4, first failure wins. */
+/** The structural checks of docs/architecture.md#built-in-tools, first failure wins. */
 export function checkBashStructure(args: JsonObject): string | undefined {
   const action = actionOf(args);
   if (typeof action !== 'string' || !(BASH_ACTIONS as readonly string[]).includes(action)) return `unsupported bash action: ${String(action)}`;

@@ -1,7 +1,7 @@
 import { ToolError } from '../execution/tool-error.js';
 
 /**
- * Parser for the apply_patch envelope (REFERENCE "Built-in tools"):
+ * Parser for the apply_patch envelope (docs/architecture.md#built-in-tools):
  *
  *   *** Begin Patch
  *   *** Add File: path        every following line starts with `+`

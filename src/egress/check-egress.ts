@@ -1,4 +1,4 @@
-// The egress check for user-supplied URLs (CONTRACT §11 `egress`), as a pure-ish function whose
+// The egress check for user-supplied URLs (docs/security-model.md#egress), as a pure-ish function whose
 // verdict is data (the MCP SDK's allowedMethods style): the caller turns a refusal into a 400
 // TG_EGRESS_DENIED, a failed connection, or a log line. Only the DNS lookup has a side effect,
 // and it is injectable so tests never touch a real resolver.

@@ -1,4 +1,4 @@
-// Global MCP services (CONTRACT §3 precedence 5): shared upstreams, named by upstream tool name
+// Global MCP services (docs/architecture.md#routing-precedence, precedence 5): shared upstreams, named by upstream tool name
 // (sanitized) or with a prefix; the tenant's `mcpServices` allowlist is the registry's job.
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpGlobalEntry } from '../config/types.js';

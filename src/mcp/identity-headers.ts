@@ -1,4 +1,4 @@
-// `forwardIdentity` header templates (CONTRACT §11): the principal's identity, never its token.
+// `forwardIdentity` header templates (docs/security-model.md#upstream-identity): the principal's identity, never its token.
 import { resolveBindings } from '../bindings/resolve.js';
 import { ToolError } from '../execution/tool-error.js';
 import type { Principal } from '../types.js';

@@ -1,4 +1,4 @@
-// Local MCP services (CONTRACT §3 precedence 3): in-process module servers and operator-declared stdio servers.
+// Local MCP services (docs/architecture.md#routing-precedence, precedence 3): in-process module servers and operator-declared stdio servers.
 import type { McpLocalEntry } from '../config/types.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { createMcpProvider, type McpProvider, type McpProviderDeps, type McpServiceSpec } from './mcp-provider.js';

@@ -1,4 +1,4 @@
-// Model-visible names for MCP tools (CONTRACT §3, REFERENCE "Local MCP tool names").
+// Model-visible names for MCP tools (docs/architecture.md#tool-names).
 import { shortenName } from '../registry/tool-names.js';
 
 /**

@@ -1,4 +1,4 @@
-// MCP CallToolResult → toolgate `{output, trace}` (CONTRACT §5: text joined, the rest summarised, kept whole in trace).
+// MCP CallToolResult → toolgate `{output, trace}` (docs/architecture.md#mcp-upstreams: text joined, the rest summarised, kept whole in trace).
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
 

@@ -1,4 +1,4 @@
-// The default policy chain, outermost first (CONTRACT §7). The order is a design decision written once here.
+// The default policy chain, outermost first (docs/architecture.md#policy-order). The order is a design decision written once here.
 export const DEFAULT_POLICY_ORDER = [
   // Outermost: sees every outcome (denied, limited, pending, failed) so every call leaves exactly one event.
   'audit',

@@ -30,8 +30,7 @@ const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
  * drains for shutdown it refuses every new request the same way (TG_NOT_READY, in onRequest), so the client
  * retries on another replica.
  * Slots are given back when the response closes. Each route gets its own hooks, built from what is known
- * at registration (a global hook would read `request.routeOptions`, a getter that allocates, and that showed
- * under load). Requests that match no route are counted by the not-found handler (error-handler.ts).
+ * at registration (a global hook would read `request.routeOptions`, a getter that allocates on every request). Requests that match no route are counted by the not-found handler (error-handler.ts).
  * The bounds are read from the live config on every request, so a reload changes them.
  */
 export const admissionPlugin = fp(
@@ -61,7 +60,7 @@ export const admissionPlugin = fp(
       // The raw response's `close` comes once for every response: after it finished, or when the client left
       // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
       // keep its slot forever. A response closed before it was ended is a client that left, counted with
-      // status 499 (nginx's). One listener per response: a second one showed under load.
+      // status 499 (nginx's). One listener per response: a second would cost every request.
       // (inject()'s simulated responses emit `close` too, after `end`.)
       const bounded = !UNBOUNDED.has(label);
       const track: onRequestHookHandler = (request, reply, done) => {

@@ -1,4 +1,4 @@
-// Citations: the structured twin of the `[Sn]` headers the model reads (REFERENCE "RAG as a tool").
+// Citations: the structured twin of the `[Sn]` headers the model reads (docs/architecture.md#rag-tools).
 import { posix } from 'node:path';
 import type { Citation, RagHit } from './backend.js';
 

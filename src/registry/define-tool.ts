@@ -7,7 +7,7 @@ const EMPTY_OBJECT_SCHEMA: JsonObject = Object.freeze({ type: 'object', properti
 const serialByDefault = (): boolean => false;
 
 /**
- * The only way to make a tool, for every source. Fills the fail-closed defaults of CONTRACT §4
+ * The only way to make a tool, for every source. Fills the fail-closed defaults of docs/architecture.md#tool-definitions
  * and freezes the result so no code path can mutate a shared definition.
  */
 export function defineTool(spec: ToolSpec): Tool {
@@ -45,7 +45,7 @@ export function withOverrides(tool: Tool, overrides: Partial<ToolSpec>): Tool {
   return defineTool({ ...tool, ...overrides } as ToolSpec);
 }
 
-/** Safe classification: a classifier that throws means "unsafe" (CONTRACT §6). */
+/** Safe classification: a classifier that throws means "unsafe" (docs/architecture.md#batch). */
 export function isCallConcurrencySafe(tool: Tool, args: JsonObject): boolean {
   try {
     return tool.isConcurrencySafe(args) === true;

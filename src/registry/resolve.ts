@@ -22,7 +22,7 @@ function unknownTool(name: string): Resolution {
 }
 
 /**
- * Name → tool for one principal (CONTRACT §3). A primary name of a tool the tenant has but this caller may
+ * Name → tool for one principal (docs/security-model.md#tool-name-oracle). A primary name of a tool the tenant has but this caller may
  * not use now (role, mode, the tenant's own deny rules) is PERMISSION_DENIED, never masked by an alias.
  * A name the tenant can never reach — another tenant's function, a service outside its `mcpServices`,
  * another user's `user_…` tool — takes exactly the path of a name nobody has (alias lookup, then

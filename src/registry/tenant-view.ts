@@ -20,7 +20,7 @@ interface RoleRule {
 
 /**
  * One tenant's exposure rules, compiled once per config snapshot. `admits` is the narrowing chain of
- * CONTRACT §4 for a single tool; the pool applies it to the catalog, the access policy re-applies it per call.
+ * docs/architecture.md#catalog-and-pools for a single tool; the pool applies it to the catalog, the access policy re-applies it per call.
  */
 export interface TenantView {
   readonly id: string;

@@ -1,4 +1,4 @@
-// The UserToolProvider for user-level MCP servers (CONTRACT §3, precedence 2): a principal sees
+// The UserToolProvider for user-level MCP servers (docs/architecture.md#routing-precedence, precedence 2): a principal sees
 // only the tools of the servers registered under its own tenant and raw `sub`, named
 // `user_<userKey>_tool_<tool>`. Clients connect lazily on first use and are cached per
 // (tenant, sub, serviceId). Registration headers go only to that upstream; the caller's own

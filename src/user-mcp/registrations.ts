@@ -1,4 +1,4 @@
-// A user's own MCP servers, kept in the StateStore so every replica sees the same ones (CONTRACT §9).
+// A user's own MCP servers, kept in the StateStore so every replica sees the same ones (docs/architecture.md#state-store).
 // One record per user holds all of their registrations: listing them (done on every call and listing
 // of that user) is one GET, never a keyspace scan, and every change is a compare-and-set on that record,
 // so the per-user limit holds across replicas. The key holds the tenant and the raw `sub`, both

@@ -1,5 +1,5 @@
 // Test guard: records every outgoing TCP connect and lets a test fail if any target is not a
-// loopback address (CONTRACT: tests never open a connection to a non-loopback address). The
+// loopback address (a rule of this repository's tests: none opens a connection to a non-loopback address). The
 // connect is refused *before* it happens, so a mistake cannot reach the network.
 import net from 'node:net';
 

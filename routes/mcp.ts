@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
@@ -11,18 +11,9 @@ import { callEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
+import { toCallToolResult } from '../src/mcp-server/call-result.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
-import type { ToolResult } from '../src/types.js';
-
-/** A finished call as MCP content: the model-readable output only (never the trace); failures are isError. */
-export function toCallToolResult(result: ToolResult): CallToolResult {
-  return {
-    content: [{ type: 'text', text: result.output }],
-    isError: !result.ok,
-    ...(result.approvalId ? { _meta: { 'toolgate/approvalId': result.approvalId, 'toolgate/status': result.status } } : {}),
-  };
-}
 
 /**
  * One SDK server per HTTP request (stateless transport): its tools/list is the principal's pool and

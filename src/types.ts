@@ -69,6 +69,8 @@ export interface ToolSpec {
   name: string;
   description?: string;
   inputSchema?: JsonObject;
+  /** An MCP upstream's declared outputSchema: listed over toolgate's MCP endpoint, never validated here. */
+  outputSchema?: JsonObject;
   handler: ToolHandler;
   source?: ToolSourceKind;
   /** Upstream service id (MCP service, webhook) — the circuit-breaker key. */
@@ -100,6 +102,7 @@ export interface Tool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: Readonly<JsonObject>;
+  readonly outputSchema: Readonly<JsonObject> | undefined;
   readonly handler: ToolHandler;
   readonly source: ToolSourceKind;
   readonly service: string | undefined;

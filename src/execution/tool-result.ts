@@ -1,4 +1,5 @@
 import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
+import { attachMcpContent, mcpContentOf } from './mcp-content.js';
 
 /** The model-readable failure string: `TOOL_ERROR: ` + JSON with keys in this exact order, no stack. */
 export function toolErrorString(errorType: ErrorType, error: string, tool: string, callId: string): string {
@@ -30,7 +31,8 @@ export function truncateOutput(output: string, maxChars: number): { output: stri
 
 /** Turns whatever a handler returned into a successful ToolResult. */
 export function successResult(call: ToolCall, returned: unknown): ToolResult {
-  const { output, trace } = isToolOutput(returned) ? returned : { output: returned, trace: null };
+  const handlerOutput = isToolOutput(returned) ? returned : undefined;
+  const { output, trace } = handlerOutput ?? { output: returned, trace: null };
   const cut = truncateOutput(stringifyOutput(output), call.tool.maxResultChars);
   const result: ToolResult = {
     callId: call.callId,
@@ -44,6 +46,8 @@ export function successResult(call: ToolCall, returned: unknown): ToolResult {
   };
   // Set, not spread in: a spread of `{}` cost an object and a generic copy on every successful call.
   if (call.resolvedFrom) result.resolvedFrom = call.resolvedFrom;
+  const content = handlerOutput && mcpContentOf(handlerOutput);
+  if (content) attachMcpContent(result, content, call.tool.maxResultChars);
   return result;
 }
 

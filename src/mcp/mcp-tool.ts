@@ -25,6 +25,7 @@ export function toolFromMcp(upstream: McpTool, options: McpToolOptions): Tool {
     name: options.name,
     description: upstream.description ?? upstream.title ?? '',
     inputSchema: upstream.inputSchema as JsonObject,
+    ...(upstream.outputSchema ? { outputSchema: upstream.outputSchema as JsonObject } : {}),
     source: options.source,
     service: options.service,
     // MCP hints when the upstream gives them; otherwise defineTool's fail-closed defaults.

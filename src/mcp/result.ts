@@ -1,5 +1,6 @@
 // MCP CallToolResult → toolgate `{output, trace}` (docs/architecture.md#mcp-upstreams: text joined, the rest summarised, kept whole in trace).
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import { withMcpContent } from '../execution/mcp-content.js';
 import { ToolError } from '../execution/tool-error.js';
 
 /** Bytes a base64 payload decodes to, without decoding it. */
@@ -37,6 +38,8 @@ function isRichResult(result: CallToolResult): boolean {
 /**
  * Maps an upstream result. `isError: true` throws ToolError('UPSTREAM_ERROR') carrying the upstream's
  * text; the whole result rides in `trace` (the model never sees it) whenever it holds more than text.
+ * Blocks the single `output` string cannot carry as sent (several blocks, non-text, structured content)
+ * also travel, unchanged, to toolgate's own MCP endpoint (src/execution/mcp-content.ts).
  */
 export function toToolOutput(result: CallToolResult): { output: string; trace: unknown } {
   const content = Array.isArray(result.content) ? result.content : [];
@@ -48,5 +51,8 @@ export function toToolOutput(result: CallToolResult): { output: string; trace: u
   // The spec asks servers to mirror structured content in a text block; when one does not, show the value.
   if (result.structuredContent !== undefined && parts.length === 0) parts.push(JSON.stringify(result.structuredContent));
   const normalised = { ...result, content };
-  return { output: parts.join('\n'), trace: isRichResult(normalised) ? normalised : null };
+  const rich = isRichResult(normalised);
+  const mapped = { output: parts.join('\n'), trace: rich ? normalised : null };
+  if (!rich && content.length <= 1) return mapped;
+  return withMcpContent(mapped, { content, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) });
 }

@@ -21,6 +21,7 @@ export function defineTool(spec: ToolSpec): Tool {
     name: spec.name,
     description: spec.description ?? '',
     inputSchema: Object.freeze(spec.inputSchema ?? EMPTY_OBJECT_SCHEMA),
+    outputSchema: spec.outputSchema ? Object.freeze(spec.outputSchema) : undefined,
     handler: spec.handler,
     source: spec.source ?? 'function',
     service: spec.service,

@@ -40,14 +40,17 @@ export function nativeEntry(pool: Pool, tool: Tool, full: boolean): NativeTool {
   return entry;
 }
 
+/** An MCP tools/list entry; an upstream's outputSchema is listed with its full schema, so clients can check structuredContent. */
 export function mcpEntry(pool: Pool, tool: Tool): JsonObject {
   const deferred = pool.isDeferred(tool);
-  return {
+  const entry: JsonObject = {
     name: tool.name,
     description: deferred ? deferredNote(tool) : tool.description,
     inputSchema: deferred ? DEFERRED_SCHEMA : pool.schemaOf(tool),
-    annotations: { readOnlyHint: tool.readOnly, destructiveHint: tool.destructive },
   };
+  if (!deferred && tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema;
+  entry.annotations = { readOnlyHint: tool.readOnly, destructiveHint: tool.destructive };
+  return entry;
 }
 
 /** A tool's OpenAI function fields; `strict` only when asked for (a deferred tool is never strict: its schema is not listed). */

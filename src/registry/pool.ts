@@ -70,7 +70,7 @@ export function assemblePool(input: PoolInput): Pool {
   for (const tool of tools) schemas.set(tool, visibleSchema(tool.inputSchema, tenant.boundKeys(tool)));
   const fingerprint = sha256Hex(
     canonicalJson(
-      tools.map((tool) => [tool.name, tool.source, tool.description, schemas.get(tool), tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null]),
+      tools.map((tool) => [tool.name, tool.source, tool.description, schemas.get(tool), tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null, tool.outputSchema ?? null]),
     ),
   );
   return {

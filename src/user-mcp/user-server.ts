@@ -102,6 +102,7 @@ export class UserServer {
       name: userToolName(sub, upstream.name),
       description: upstream.description ?? upstream.title ?? '',
       inputSchema: (upstream.inputSchema ?? { type: 'object' }) as JsonObject,
+      ...(upstream.outputSchema ? { outputSchema: upstream.outputSchema as JsonObject } : {}),
       source: 'user-mcp',
       service: this.service,
       readOnly,

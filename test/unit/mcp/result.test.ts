@@ -1,17 +1,30 @@
 import { describe, expect, it } from 'vitest';
+import { mcpContentOf } from '../../../src/execution/mcp-content.js';
 import { ToolError } from '../../../src/execution/tool-error.js';
 import { toToolOutput } from '../../../src/mcp/result.js';
 
+/** The REST-visible part of a mapped result (the MCP endpoint's copy of the blocks rides under a symbol). */
+const restPart = (mapped: { output: string; trace: unknown }) => ({ output: mapped.output, trace: mapped.trace });
+
 describe('toToolOutput', () => {
   it('joins text content with newlines and keeps no trace for plain text', () => {
-    expect(toToolOutput({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toEqual({ output: 'a\nb', trace: null });
+    const mapped = toToolOutput({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
+    expect(restPart(mapped)).toEqual({ output: 'a\nb', trace: null });
+    // The MCP endpoint still sends the two blocks apart, as the upstream did.
+    expect(mcpContentOf(mapped)).toEqual({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
+  });
+
+  it('carries nothing extra for a single text block (its output is that text)', () => {
+    expect(mcpContentOf(toToolOutput({ content: [{ type: 'text', text: 'a' }] }))).toBeUndefined();
   });
 
   it('summarises an image in output and keeps it whole in trace', () => {
     const result = { content: [{ type: 'text' as const, text: 'here' }, { type: 'image' as const, mimeType: 'image/png', data: 'AAAA' }] };
-    const { output, trace } = toToolOutput(result);
-    expect(output).toBe('here\n[image image/png 3 bytes]');
-    expect(trace).toEqual(result);
+    const mapped = toToolOutput(result);
+    expect(mapped.output).toBe('here\n[image image/png 3 bytes]');
+    expect(mapped.trace).toEqual(result);
+    expect(mcpContentOf(mapped)).toEqual({ content: result.content });
+    expect(JSON.stringify(mapped)).toBe(JSON.stringify({ output: mapped.output, trace: result }));
   });
 
   it('summarises audio, embedded resources and resource links', () => {
@@ -32,12 +45,13 @@ describe('toToolOutput', () => {
   });
 
   it('shows structured content when it is the only answer and traces it', () => {
-    expect(toToolOutput({ content: [], structuredContent: { sum: 3 } })).toEqual({
+    expect(restPart(toToolOutput({ content: [], structuredContent: { sum: 3 } }))).toEqual({
       output: '{"sum":3}',
       trace: { content: [], structuredContent: { sum: 3 } },
     });
     const mirrored = { content: [{ type: 'text' as const, text: '{"sum":3}' }], structuredContent: { sum: 3 } };
-    expect(toToolOutput(mirrored)).toEqual({ output: '{"sum":3}', trace: mirrored });
+    expect(restPart(toToolOutput(mirrored))).toEqual({ output: '{"sum":3}', trace: mirrored });
+    expect(mcpContentOf(toToolOutput(mirrored))).toEqual(mirrored);
   });
 
   it('throws UPSTREAM_ERROR with the upstream text when isError is set', () => {

@@ -13,6 +13,8 @@ import { AccessLogController, createLogger } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { createMetrics } from './observability/metrics.js';
 import { createMetricsServer } from './observability/metrics-server.js';
+import { traceSettings } from './observability/trace-settings.js';
+import { startTracing } from './observability/tracing.js';
 import { admissionPlugin } from './plugins/admission.js';
 import { authPlugin } from './plugins/auth.js';
 import { bodyDeadlinePlugin } from './plugins/body-deadline.js';
@@ -22,6 +24,7 @@ import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
 import { governancePlugin } from './plugins/governance.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { openapiPlugin } from './plugins/openapi.js';
+import { tracingPlugin } from './plugins/tracing.js';
 import { createPinRegistry } from './mcp/pinning.js';
 import { providerSpecsFor } from './providers.js';
 import { adminRoutes } from '../routes/admin.js';
@@ -89,6 +92,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   const env = options.env ?? process.env;
+  // Off unless configured (telemetry block or OTEL_* variables): then the SDK is never even imported.
+  const tracing = await startTracing(traceSettings(config.telemetry, env));
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets });
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
@@ -136,6 +141,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant });
 
   // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
+  // Tracing first: its onRequest hook, which times the server span, runs before any other.
+  await app.register(tracingPlugin, { tracing });
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
   await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
+import { activeTraceId } from '../observability/tracing.js';
 import type { CallAuditEvent, CallOutcome } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
@@ -32,7 +33,7 @@ export interface CallOrigin {
 
 /** The call event of a finished call (`time`: its start, epoch ms). */
 export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null }): CallAuditEvent {
-  return {
+  const event: CallAuditEvent = {
     event: 'call',
     time: call.time,
     requestId: origin.requestId,
@@ -47,4 +48,8 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId
     durationMs: call.durationMs,
     approvalId: call.approvalId,
   };
+  // Written inside the call's span (audit policy, or the execution path for refusals) when tracing is on.
+  const traceId = activeTraceId();
+  if (traceId !== undefined) event.traceId = traceId;
+  return event;
 }

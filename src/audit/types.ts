@@ -24,6 +24,8 @@ export interface CallAuditEvent {
   errorType: ErrorType | null;
   durationMs: number;
   approvalId: string | null;
+  /** The call's OpenTelemetry trace id, present only while tracing is on (joins the event to its trace). */
+  traceId?: string;
 }
 
 /**

@@ -26,6 +26,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['console', 'enabled'],
   ['admin', 'auditRecent'],
   ['metrics', 'durationBuckets'],
+  ['telemetry'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

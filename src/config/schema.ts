@@ -50,6 +50,9 @@ const toolName = () => Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
 const serviceId = () => Type.String({ pattern: '^[A-Za-z0-9_-]{1,48}$' });
 const timeoutMs = () => Type.Integer({ minimum: 1, maximum: 600000, default: 10000 });
 
+/** OTEL_TRACES_SAMPLER's values that toolgate takes (the OpenTelemetry SDK's built-in samplers). */
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
 export const serverSchema = Section({
   host: Type.String({ default: '0.0.0.0' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -340,6 +343,24 @@ export const configSchema = Section({
     durationBuckets: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 86400 }), { minItems: 1, maxItems: 40, uniqueItems: true })),
   }, { default: {} }),
   reload: Section({ watch: Type.Boolean({ default: false }) }, { default: {} }),
+  /**
+   * OpenTelemetry traces (docs/configuration.md#telemetry): off unless an endpoint is set here or in
+   * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT; the standard OTEL_* variables override these keys.
+   */
+  telemetry: Section({
+    enabled: Type.Optional(Type.Boolean()),
+    /** Base URL of an OTLP/HTTP receiver; spans go to `<endpoint>/v1/traces`. */
+    endpoint: Type.Optional(httpUrl()),
+    /** The full URL spans are posted to (wins over `endpoint`). */
+    tracesEndpoint: Type.Optional(httpUrl()),
+    protocol: Type.Enum(['http/protobuf', 'http/json'], { type: 'string', default: 'http/protobuf' }),
+    serviceName: Type.String({ minLength: 1, default: 'toolgate' }),
+    sampler: Type.Enum(TRACE_SAMPLERS, { type: 'string', default: 'parentbased_always_on' }),
+    /** The ratio of the `traceidratio` samplers, 0 to 1. */
+    samplerArg: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+    /** Headers sent with every export (a collector's credentials: use `${env:NAME}`). */
+    headers: stringMap({ default: {} }),
+  }, { default: {} }),
   /** The operator console at /console/ (static files built into dist/console); off answers 404. */
   console: Section({ enabled: Type.Boolean({ default: false }) }, { default: {} }),
   /**

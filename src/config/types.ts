@@ -32,3 +32,4 @@ export type GatewayConfig = Static<typeof schema.configSchema> & {
   /** Path of the loaded file, or undefined for the embedded demo. */
   source: string | undefined;
 };
+export type TelemetryConfig = Static<typeof schema.configSchema>['telemetry'];

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { argumentsHash, callEvent } from '../audit/events.js';
 import type { AuditSink } from '../audit/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { TraceContext } from '../observability/tracing.js';
 import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
@@ -15,6 +16,7 @@ import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
 import type { LazySignal } from './lazy-signal.js';
 import type { SchemaCheck } from './schema-validator.js';
+import { tracedCall } from './traced-call.js';
 import { failureResult } from './tool-result.js';
 
 /** One call as the HTTP and MCP layers hand it over (not yet trusted). */
@@ -37,6 +39,8 @@ export interface CallOptions {
   approval?: PolicyContext['approval'];
   /** Per-call deadline (epoch ms) from a batch `timeoutMs`; timeout and retry policies never run past it. */
   deadline?: number;
+  /** The request's span while tracing is on: the call's `execute_tool` span goes under it. Undefined when off. */
+  trace?: TraceContext;
 }
 
 /** What the execution path needs from the current config snapshot. */
@@ -61,7 +65,13 @@ const DEFERRED_HINT = ' — this tool was listed without its schema: call tool_s
  * structure (name, arguments, schema) → resolve → policy chain → executor. Never throws for a
  * tool-level problem: every outcome is a ToolResult.
  */
-export async function executeCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
+export function executeCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
+  // Tracing off: this one check is all it costs.
+  if (options.trace === undefined) return runCall(request, options, scope);
+  return tracedCall(options.trace, request.name, options.principal.tenant, () => runCall(request, options, scope));
+}
+
+async function runCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
   const started = performance.now();
   const callId = typeof request.callId === 'string' && request.callId.length > 0 ? request.callId : options.defaultCallId;
   const name = typeof request.name === 'string' ? request.name : '';

@@ -47,5 +47,6 @@ export function callOptionsFor(request: FastifyRequest, callId: string, signal: 
     depth: requestDepth(request),
     mode: requestMode(request),
     defaultCallId: callId,
+    trace: request.traceContext,
   };
 }

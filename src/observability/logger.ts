@@ -1,6 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import type { GatewayConfig } from '../config/types.js';
+import { traceIds } from './tracing.js';
 
 /**
  * Redaction paths in one place: credentials never reach a log line. Exact paths only — wildcard paths
@@ -31,6 +32,8 @@ export class AccessLogController extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime };
+    // With tracing on, the line names the request's trace (logs, audit events and traces join on it).
+    if (request.traceContext !== undefined) Object.assign(line, traceIds(request.traceContext));
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
   }

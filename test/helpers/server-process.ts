@@ -30,9 +30,13 @@ export interface Started {
   stderr: () => string;
 }
 
-/** Runs src/server.ts (through tsx) on the config file `file`; `children` collects it for cleanup. */
-export async function startServer(file: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/server.ts')], {
+/**
+ * Runs src/server.ts (through tsx) on the config file `file`, or with `built` the compiled dist/src/server.js
+ * (`npm run build`); `children` collects it for cleanup.
+ */
+export async function startServer(file: string, children: ChildProcess[], env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<Started> {
+  const args = options.built ? [join(root, 'dist/src/server.js')] : ['--import', 'tsx', join(root, 'src/server.ts')];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, TOOLGATE_CONFIG: file, HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,46 @@
+import { boundedName, errorTypeOf, outcomeOf } from '../audit/events.js';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_ERROR_TYPE_TOOLGATE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
+  ATTR_SOURCE,
+  ATTR_TENANT,
+  inSpan,
+  type TraceContext,
+} from '../observability/tracing.js';
+import type { ToolResult } from '../types.js';
+
+/**
+ * One call as an `execute_tool {tool}` span (OpenTelemetry GenAI conventions) under the request's span,
+ * current while the call runs so policy and upstream spans nest under it. It names the tool, the call id,
+ * the tenant, the source and the outcome, never argument values, bound values or the caller's token.
+ */
+export function tracedCall(parent: TraceContext, name: unknown, tenant: string, run: () => Promise<ToolResult>): Promise<ToolResult> {
+  const sent = typeof name === 'string' ? boundedName(name) : '';
+  return inSpan(
+    `execute_tool ${sent}`,
+    { parent, attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: sent, [ATTR_TENANT]: tenant } },
+    (span) =>
+      run().then((result) => {
+        // The resolved name (an alias resolves to its tool) and the call id are known once the call ran.
+        if (result.name !== sent) span.updateName(`execute_tool ${boundedName(result.name)}`);
+        return result;
+      }),
+    (result) => {
+      const errorType = errorTypeOf(result);
+      return {
+        attributes: {
+          [ATTR_GEN_AI_TOOL_NAME]: boundedName(result.name),
+          [ATTR_GEN_AI_TOOL_CALL_ID]: result.callId,
+          [ATTR_OUTCOME]: outcomeOf(result),
+          ...(result.source === undefined || result.source === null ? {} : { [ATTR_SOURCE]: result.source }),
+          ...(errorType === null ? {} : { [ATTR_ERROR_TYPE]: errorType, [ATTR_ERROR_TYPE_TOOLGATE]: errorType }),
+        },
+        failed: errorType !== null,
+      };
+    },
+  );
+}

@@ -1,0 +1,160 @@
+// OpenTelemetry traces (docs/architecture.md#observability): the one small interface the rest of the code
+// calls. The SDK (provider, exporter, sampler) lives in tracing-sdk.ts and is imported only when tracing
+// is configured; until then `isTracing()` is false and no caller builds a span, a context or a header.
+// Only the API package is loaded here: with no SDK registered it does nothing.
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
+import type { TraceSettings } from './trace-settings.js';
+
+export type { Context as TraceContext } from '@opentelemetry/api';
+
+// GenAI and MCP attribute names (semantic conventions still in development): copied, as the
+// OpenTelemetry JS guidance says for unstable conventions, rather than imported from the incubating entry.
+export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
+export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
+export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
+export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
+export const ATTR_NETWORK_TRANSPORT = 'network.transport';
+export const ATTR_ERROR_TYPE = 'error.type';
+
+/** toolgate's own attributes (never argument values, bound values, tokens or other caller text). */
+export const ATTR_TENANT = 'toolgate.tenant';
+export const ATTR_SOURCE = 'toolgate.tool.source';
+export const ATTR_OUTCOME = 'toolgate.outcome';
+export const ATTR_ERROR_TYPE_TOOLGATE = 'toolgate.error_type';
+export const ATTR_POLICY = 'toolgate.policy';
+export const ATTR_DECISION = 'toolgate.decision';
+
+/** What tracing-sdk.ts hands back once the SDK runs. */
+export interface TracingRuntime {
+  tracer: Tracer;
+  /** Exports what is buffered, then stops the SDK. */
+  shutdown(): Promise<void>;
+  forceFlush(): Promise<void>;
+}
+
+let active: TracingRuntime | undefined;
+
+/** The one check every traced place makes first: false unless the SDK runs. */
+export function isTracing(): boolean {
+  return active !== undefined;
+}
+
+export interface TracingHandle {
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the SDK for these settings (from trace-settings.ts), or does nothing for undefined. One SDK per
+ * process: traces are a process-wide setting, like the OpenTelemetry globals they register.
+ */
+export async function startTracing(settings: TraceSettings | undefined): Promise<TracingHandle | undefined> {
+  if (settings === undefined) return undefined;
+  if (active !== undefined) throw new Error('OpenTelemetry tracing is already running in this process');
+  const { startTracingSdk } = await import('./tracing-sdk.js');
+  const runtime = startTracingSdk(settings);
+  active = runtime;
+  return {
+    flush: () => runtime.forceFlush(),
+    close: async () => {
+      if (active === runtime) active = undefined;
+      await runtime.shutdown();
+    },
+  };
+}
+
+function tracer(): Tracer {
+  if (active === undefined) throw new Error('tracing is off');
+  return active.tracer;
+}
+
+/** Header names and values to read W3C trace context from (Fastify's request.headers). */
+export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * The server span of one HTTP request. `continueFrom` holds the caller's headers only when the caller
+ * authenticated: an anonymous caller cannot join (or steer the sampling of) a trace.
+ */
+export function startServerSpan(name: string, attributes: Attributes, startTime: TimeInput, continueFrom: IncomingHeaders | undefined): Context {
+  const parent = continueFrom === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, continueFrom);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes, startTime }, parent);
+  return trace.setSpan(parent, span);
+}
+
+/** Ends the span a context holds (once), with attributes known at the end. */
+export function endSpan(ctx: Context, attributes: Attributes, failed: boolean): void {
+  const span = trace.getSpan(ctx);
+  if (span === undefined || !span.isRecording()) return;
+  span.setAttributes(attributes);
+  if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/** The trace and span id a context holds, for log lines and audit events; undefined without a valid span. */
+export function traceIds(ctx: Context | undefined): { traceId: string; spanId: string } | undefined {
+  const span = ctx === undefined ? undefined : trace.getSpan(ctx);
+  if (span === undefined) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return trace.isSpanContextValid(span.spanContext()) ? { traceId, spanId } : undefined;
+}
+
+/** The trace id of the span running now (audit events written inside a call), or undefined. */
+export function activeTraceId(): string | undefined {
+  return active === undefined ? undefined : traceIds(context.active())?.traceId;
+}
+
+/**
+ * Runs `work` inside a new span under `parent` (the active context when undefined): the span is current
+ * while `work` runs, so the spans and headers of everything it calls belong to it. `finish` names what is
+ * known only at the end.
+ */
+export function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+  work: (span: Span) => Promise<T>,
+  finish: (result: T) => { attributes?: Attributes; failed: boolean },
+): Promise<T> {
+  const parent = options.parent ?? context.active();
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  return context.with(trace.setSpan(parent, span), () => work(span)).then(
+    (result) => {
+      const { attributes, failed } = finish(result);
+      if (attributes) span.setAttributes(attributes);
+      if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      span.setAttribute(ATTR_ERROR_TYPE, error instanceof Error ? error.name : 'Error');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      throw error;
+    },
+  );
+}
+
+/** A client span around one upstream hop; `work` gets the W3C headers (traceparent, tracestate) to send. */
+export function clientSpan<T>(name: string, attributes: Attributes, work: (headers: Record<string, string>) => Promise<T>, failed: (result: T) => boolean = () => false): Promise<T> {
+  return inSpan(
+    name,
+    { kind: SpanKind.CLIENT, attributes },
+    (span) => {
+      const headers: Record<string, string> = {};
+      propagation.inject(trace.setSpan(context.active(), span), headers);
+      return work(headers);
+    },
+    (result) => ({ failed: failed(result) }),
+  );
+}
+
+/**
+ * A policy's decision as a span of its own under the current call (rate-limit refusal, approval parked,
+ * access denied, timeout): from `startTime` (default now) to now.
+ */
+export function recordDecision(policy: string, decision: string, startTime?: TimeInput): void {
+  const span = tracer().startSpan(`policy ${policy}`, { attributes: { [ATTR_POLICY]: policy, [ATTR_DECISION]: decision }, ...(startTime === undefined ? {} : { startTime }) });
+  if (decision !== 'pending_approval') span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+export { SpanKind };

@@ -1,0 +1,61 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
+import type { Principal } from '../types.js';
+import { endSpan, startServerSpan, type TraceContext, type TracingHandle } from '../observability/tracing.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's server span while tracing is on (src/observability/tracing.ts); undefined when off. */
+    traceContext: TraceContext | undefined;
+    /** When the request arrived (epoch ms), the server span's start. */
+    traceStart: number;
+  }
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * The HTTP server span of every request, when tracing is on; when off, only the `traceContext`
+ * decoration (undefined) exists and no hook runs. The span starts at onRequest time but is created only
+ * after authentication (the route's own onRequest hook): a caller with a valid token continues its
+ * incoming `traceparent`/`tracestate`, anyone else starts a new trace. @fastify/otel is not used for this
+ * span because it joins the incoming trace in its onRequest hook, before toolgate knows who is calling.
+ */
+export const tracingPlugin = fp<{ tracing: TracingHandle | undefined }>(
+  async (app, { tracing }) => {
+    app.decorateRequest('traceContext', undefined);
+    if (tracing === undefined) return;
+    app.decorateRequest('traceStart', 0);
+    // After the routes' own onClose work (Fastify runs onClose hooks in reverse): the last spans are exported.
+    app.addHook('onClose', () => tracing.close());
+
+    const open = (request: FastifyRequest): TraceContext => {
+      const route = request.routeOptions.url;
+      const attributes = { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_URL_PATH]: request.url.split('?', 1)[0], ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route }) };
+      // `principal` is set by authentication only (src/plugins/auth.ts): the one proof the caller may join a trace.
+      const principal: Principal | null = request.principal;
+      const authenticated = principal !== null;
+      const ctx = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, attributes, request.traceStart || now(), authenticated ? request.headers : undefined);
+      request.traceContext = ctx;
+      return ctx;
+    };
+
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.traceStart = now();
+      done();
+    });
+    app.addHook('preHandler', (request, _reply, done) => {
+      if (request.traceContext === undefined) open(request);
+      done();
+    });
+    // Before the access line (Fastify logs after the onResponse hooks): refusals before preHandler get their span here.
+    app.addHook('onResponse', (request, reply, done) => {
+      const ctx = request.traceContext ?? open(request);
+      endSpan(ctx, { [ATTR_HTTP_RESPONSE_STATUS_CODE]: reply.statusCode }, reply.statusCode >= 500);
+      done();
+    });
+  },
+  { name: 'toolgate-tracing' },
+);

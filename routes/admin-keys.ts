@@ -6,13 +6,14 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const keyView = {
   type: 'object',
-  required: ['id', 'user', 'roles', 'createdAt', 'createdBy', 'lastUsedAt'],
+  required: ['id', 'user', 'roles', 'createdAt', 'createdBy', 'expiresAt', 'lastUsedAt'],
   properties: {
     id: { type: 'string' },
     user: { type: 'string' },
     roles: { type: 'array', items: { type: 'string' } },
     createdAt: { type: 'string', format: 'date-time' },
     createdBy: { type: 'string' },
+    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working; null: until revoked (or until a credential that minted it goes)' },
     lastUsedAt: { type: ['string', 'null'], description: 'Last use, written at most once a minute per replica' },
   },
 } as const;
@@ -22,7 +23,8 @@ const ROLE = '^[A-Za-z0-9_.-]{1,64}$';
 
 /**
  * Runtime API keys of the caller's tenant (tenant admins only). The tenant always comes from the caller's
- * token; a key can carry only roles the creator holds, roles the tenant's config names, or `approver`.
+ * token; a key can carry only roles the creator holds, roles the tenant's config names, or `approver`, and it
+ * works only while the credential that minted it does (docs/security-model.md#runtime-keys).
  */
 const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
@@ -32,6 +34,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
     } catch (error) {
       if (!(error instanceof RuntimeKeyError)) throw error;
       if (error.code === 'NOT_FOUND') throw new errors.TG_NOT_FOUND(error.message);
+      if (error.code === 'FORBIDDEN') throw new errors.TG_FORBIDDEN(error.message);
       throw new errors.TG_CONFLICT(error.message);
     }
   };
@@ -52,6 +55,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
           properties: {
             user: { type: 'string', pattern: USER, description: 'The user (sub) the key acts as, inside the caller’s tenant' },
             roles: { type: 'array', maxItems: 16, items: { type: 'string', pattern: ROLE }, default: [] },
+            expiresInSec: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Lifetime in seconds (at most a year); without it the key lives until revoked' },
           },
         },
         response: {
@@ -68,7 +72,8 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       const roles = request.body.roles ?? [];
       const refused = roles.filter((role) => !grantable.has(role));
       if (refused.length > 0) throw new errors.TG_FORBIDDEN(`cannot grant role ${refused.join(', ')}: not held by you nor named in the tenant's roles`);
-      const { key, record } = await mapped(runtimeKeys.create(principal, { user: request.body.user, roles }));
+      const { expiresInSec } = request.body;
+      const { key, record } = await mapped(runtimeKeys.create(principal, { user: request.body.user, roles, ...(expiresInSec === undefined ? {} : { expiresInSec }) }));
       request.log.info({ keyId: record.id, keyUser: record.user, roles: record.roles }, 'runtime API key created');
       return reply.code(201).header('cache-control', 'no-store').send({ key, apiKey: record });
     },
@@ -96,7 +101,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       schema: {
         tags: ['admin'],
         operationId: 'revokeApiKey',
-        summary: 'Revoke a runtime API key: refused from the next request on, on every replica',
+        summary: 'Revoke a runtime API key and every key minted with it: refused from the next request on, on every replica',
         security: bearerSecurity,
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },
         response: { 204: { type: 'null', description: 'Revoked' }, ...errorResponses, 404: { $ref: 'ErrorBody#' } },

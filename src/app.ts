@@ -33,7 +33,7 @@ import { adminKeysRoutes } from '../routes/admin-keys.js';
 import { adminToolsRoutes } from '../routes/admin-tools.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
-import { createRuntimeKeys } from './admin/api-keys.js';
+import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
@@ -138,7 +138,13 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     await agent.close();
   });
   const metricsServer = config.metrics.enabled ? createMetricsServer(metrics.registry) : undefined;
-  const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant });
+  // A config key that minted runtime keys must still be in the live config, with the same secret, tenant and
+  // user, and still an admin: rotating or removing a leaked admin key also ends the keys minted with it.
+  const apiKeyLive: ApiKeyLive = (tenant, issuer) =>
+    gateway.config.auth.apiKeys.some(
+      (key) => key.id === issuer.id && key.tenant === tenant && key.user === issuer.user && key.sha256.toLowerCase() === issuer.sha256 && key.roles.includes('admin'),
+    );
+  const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant, apiKeyLive });
 
   // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
   // Tracing first: its onRequest hook, which times the server span, runs before any other.

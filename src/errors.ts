@@ -6,6 +6,8 @@ export const errors = {
   TG_UNAUTHENTICATED: createError('TG_UNAUTHENTICATED', '%s', 401),
   TG_UNKNOWN_TENANT: createError('TG_UNKNOWN_TENANT', 'tenant is not configured', 403),
   TG_FORBIDDEN: createError('TG_FORBIDDEN', '%s', 403),
+  /** Separation of duties: the decider is the requester, or one person holds both the requesting and the deciding key. */
+  TG_SELF_APPROVAL: createError('TG_SELF_APPROVAL', '%s', 403),
   TG_BAD_REQUEST: createError('TG_BAD_REQUEST', '%s', 400),
   TG_NOT_FOUND: createError('TG_NOT_FOUND', '%s', 404),
   TG_CONFLICT: createError('TG_CONFLICT', '%s', 409),

@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { StateStore } from '../store/types.js';
-import type { Principal } from '../types.js';
+import type { KeyIssuer, Principal } from '../types.js';
 
 /** Runtime API keys start with this, so only they cost a store lookup; every other token skips it. */
 const RUNTIME_KEY_PREFIX = 'tgk_';
@@ -8,6 +8,8 @@ const TOKEN_SHAPE = /^tgk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 const ID_SHAPE = /^k_[0-9a-f]{16}$/;
 // A key's last use is written at most this often per key and replica: one store write per minute, not per request.
 const LAST_USED_EVERY_MS = 60_000;
+// Every runtime key in a chain costs one store read per request that presents the key at its end.
+const MAX_ISSUERS = 4;
 
 /** A runtime key as stored (never the key itself: only its SHA-256). */
 export interface RuntimeKeyRecord {
@@ -18,6 +20,13 @@ export interface RuntimeKeyRecord {
   createdAt: string;
   createdBy: string;
   sha256: string;
+  /**
+   * The credentials that minted it, creator first: the key works only while each of them does. Absent on
+   * records written before chains were kept (then only `createdBy` is known).
+   */
+  issuers?: KeyIssuer[];
+  /** ISO time after which the key is refused (the store also drops it then); absent: until revoked. */
+  expiresAt?: string;
 }
 
 export interface RuntimeKeyView {
@@ -26,12 +35,13 @@ export interface RuntimeKeyView {
   roles: string[];
   createdAt: string;
   createdBy: string;
+  expiresAt: string | null;
   lastUsedAt: string | null;
 }
 
 export class RuntimeKeyError extends Error {
   constructor(
-    readonly code: 'LIMIT' | 'NOT_FOUND',
+    readonly code: 'LIMIT' | 'NOT_FOUND' | 'FORBIDDEN',
     message: string,
   ) {
     super(message);
@@ -41,11 +51,11 @@ export class RuntimeKeyError extends Error {
 
 export interface RuntimeKeys {
   /** Mints a key for `user` in the creator's tenant; the key is in the answer only (never stored). */
-  create(creator: Principal, input: { user: string; roles: string[] }): Promise<{ key: string; record: RuntimeKeyView }>;
+  create(creator: Principal, input: { user: string; roles: string[]; expiresInSec?: number }): Promise<{ key: string; record: RuntimeKeyView }>;
   list(tenant: string): Promise<RuntimeKeyView[]>;
-  /** Deletes the key: the next request with it is refused on every replica. */
+  /** Deletes the key and the keys it minted: the next request with any of them is refused on every replica. */
   revoke(tenant: string, id: string): Promise<void>;
-  /** The principal of a live runtime key, or undefined (not a runtime key, unknown, revoked). Looked up per request. */
+  /** The principal of a live runtime key, or undefined (not a runtime key, unknown, revoked, expired, or a creator gone). Looked up per request. */
   verify(token: string): Promise<Principal | undefined>;
 }
 
@@ -59,12 +69,34 @@ export function isRuntimeKeyToken(token: string): boolean {
   return token.startsWith(RUNTIME_KEY_PREFIX);
 }
 
+/** Is this configured API key (`auth.apiKeys`, the live config) still there, unchanged and an admin of the tenant? */
+export type ApiKeyLive = (tenant: string, issuer: { id: string; sha256: string; user: string }) => boolean;
+
+/** The chain a key minted by `creator` hangs on: the creator's own credential, then the chain of its key. */
+function issuersOf(creator: Principal): KeyIssuer[] {
+  const credential = creator.credential;
+  // Principals rebuilt from a stored record carry no credential: nothing to tie a new key's life to.
+  if (!credential) throw new RuntimeKeyError('FORBIDDEN', 'this credential cannot mint keys');
+  const own: KeyIssuer = credential.kind === 'jwt' ? { user: creator.user, kind: 'jwt' } : { user: creator.user, kind: credential.kind, id: credential.id, sha256: credential.sha256 };
+  const chain = [own, ...(credential.kind === 'runtimeKey' ? credential.issuers : [])];
+  if (chain.length > MAX_ISSUERS) throw new RuntimeKeyError('FORBIDDEN', `a key minted through ${MAX_ISSUERS - 1} runtime keys cannot mint another`);
+  return chain;
+}
+
+// Records written before chains were kept name only the creator's user: a link nothing can check, but it
+// still counts for separation of duties.
+const chainOf = (record: RuntimeKeyRecord): KeyIssuer[] => record.issuers ?? [{ user: record.createdBy, kind: 'jwt' }];
+
+const isExpired = (record: RuntimeKeyRecord, at: number): boolean => record.expiresAt !== undefined && Date.parse(record.expiresAt) <= at;
+
 /**
  * Runtime API keys in the state store. The lookup record (`apikey:<sha256>`) is read on every request
  * that presents a runtime key — never cached — so a revocation holds on the next request on every
- * replica sharing the store. Keys never reach the token cache.
+ * replica sharing the store. Keys never reach the token cache. A key also stops working once any
+ * credential that minted it (directly or through other runtime keys) is revoked, expired, removed from
+ * the config or no longer an admin: checked on the same request path, so it needs no cleanup to hold.
  */
-export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: () => number; now?: () => number }): RuntimeKeys {
+export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: () => number; apiKeyLive: ApiKeyLive; now?: () => number }): RuntimeKeys {
   const { store } = options;
   const now = options.now ?? Date.now;
   const lastWritten = new Map<string, number>();
@@ -76,6 +108,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     roles: record.roles,
     createdAt: record.createdAt,
     createdBy: record.createdBy,
+    expiresAt: record.expiresAt ?? null,
     lastUsedAt: await store.get(usedKey(record.tenant, record.id)),
   });
 
@@ -89,34 +122,61 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     return found;
   };
 
+  /** Every credential on the key's chain still live: config keys in the live config, runtime keys in the store. */
+  const issuersLive = async (record: RuntimeKeyRecord, at: number): Promise<boolean> => {
+    const checks = chainOf(record).map(async (issuer) => {
+      if (issuer.kind === 'jwt') return true; // an identity provider's account: toolgate cannot see it end (docs/security-model.md#runtime-keys)
+      if (issuer.kind === 'apiKey') return options.apiKeyLive(record.tenant, issuer);
+      const raw = await store.get(lookupKey(issuer.sha256));
+      return raw !== null && !isExpired(JSON.parse(raw) as RuntimeKeyRecord, at);
+    });
+    return (await Promise.all(checks)).every(Boolean);
+  };
+
+  const remove = async (tenant: string, id: string, sha256: string): Promise<void> => {
+    // The lookup record first: it is what every request reads, so the key stops working here.
+    await store.delete(lookupKey(sha256));
+    await store.delete(`${indexPrefix(tenant)}${id}`);
+    await store.delete(usedKey(tenant, id));
+    lastWritten.delete(id);
+  };
+
   const touch = (record: RuntimeKeyRecord): void => {
     const at = now();
     const previous = lastWritten.get(record.id);
     if (previous !== undefined && at - previous < LAST_USED_EVERY_MS) return;
     if (lastWritten.size >= 10_000) lastWritten.clear();
     lastWritten.set(record.id, at);
-    store.set(usedKey(record.tenant, record.id), new Date(at).toISOString()).catch(() => lastWritten.delete(record.id));
+    const ttl = record.expiresAt === undefined ? undefined : { ttlMs: Math.max(1, Date.parse(record.expiresAt) - at) };
+    store.set(usedKey(record.tenant, record.id), new Date(at).toISOString(), ttl).catch(() => lastWritten.delete(record.id));
   };
 
   return {
     async create(creator, input) {
+      const issuers = issuersOf(creator);
       if ((await store.scan(indexPrefix(creator.tenant))).length >= options.maxPerTenant()) {
         throw overLimit();
       }
       const idHex = randomBytes(8).toString('hex');
       const key = `${RUNTIME_KEY_PREFIX}${idHex}_${randomBytes(32).toString('base64url')}`;
+      const createdAt = now();
+      const ttlMs = input.expiresInSec === undefined ? undefined : input.expiresInSec * 1000;
       const record: RuntimeKeyRecord = {
         id: `k_${idHex}`,
         tenant: creator.tenant,
         user: input.user,
         roles: [...new Set(input.roles)],
-        createdAt: new Date(now()).toISOString(),
+        createdAt: new Date(createdAt).toISOString(),
         createdBy: creator.user,
         sha256: digestOf(key),
+        issuers,
+        ...(ttlMs === undefined ? {} : { expiresAt: new Date(createdAt + ttlMs).toISOString() }),
       };
-      if (!(await store.setIfAbsent(lookupKey(record.sha256), JSON.stringify(record)))) throw new Error('runtime key collision');
+      // An expiring key's records go with it, so it stops counting against the tenant's cap.
+      const ttl = ttlMs === undefined ? undefined : { ttlMs };
+      if (!(await store.setIfAbsent(lookupKey(record.sha256), JSON.stringify(record), ttl))) throw new Error('runtime key collision');
       const indexKey = `${indexPrefix(record.tenant)}${record.id}`;
-      await store.set(indexKey, record.sha256);
+      await store.set(indexKey, record.sha256, ttl);
       // Counted again after the write: concurrent creates (on any replica) all pass the first check. A key that
       // finds the tenant over the cap withdraws itself, so the last writer of any over-cap set always sees it.
       if ((await store.scan(indexPrefix(record.tenant))).length > options.maxPerTenant()) {
@@ -135,14 +195,14 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
 
     async revoke(tenant, id) {
       if (!ID_SHAPE.test(id)) throw new RuntimeKeyError('NOT_FOUND', 'no such API key');
-      const indexKey = `${indexPrefix(tenant)}${id}`;
-      const sha256 = await store.get(indexKey);
+      const sha256 = await store.get(`${indexPrefix(tenant)}${id}`);
       if (sha256 === null) throw new RuntimeKeyError('NOT_FOUND', 'no such API key');
-      // The lookup record first: it is what every request reads, so the key stops working here.
-      await store.delete(lookupKey(sha256));
-      await store.delete(indexKey);
-      await store.delete(usedKey(tenant, id));
-      lastWritten.delete(id);
+      await remove(tenant, id, sha256);
+      // The keys it minted already fail verification (their chain names this key); deleting them too frees
+      // the tenant's cap and keeps the listing true. A key minted concurrently is caught by verification alone.
+      for (const record of await records(tenant)) {
+        if (record.issuers?.some((issuer) => issuer.kind === 'runtimeKey' && issuer.id === id)) await remove(tenant, record.id, record.sha256);
+      }
     },
 
     async verify(token) {
@@ -150,6 +210,8 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
       const raw = await store.get(lookupKey(digestOf(token)));
       if (raw === null) return undefined;
       const record = JSON.parse(raw) as RuntimeKeyRecord;
+      const at = now();
+      if (isExpired(record, at) || !(await issuersLive(record, at))) return undefined;
       touch(record);
       // Never an operator: operators are named in config (auth.operators), not minted by a tenant admin.
       return Object.freeze({
@@ -157,6 +219,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
         user: record.user,
         roles: Object.freeze([...record.roles]),
         claims: Object.freeze({ sub: record.user, tenant: record.tenant, apiKeyId: record.id }),
+        credential: Object.freeze({ kind: 'runtimeKey', id: record.id, sha256: record.sha256, issuers: Object.freeze(chainOf(record)) }),
       });
     },
   };

@@ -20,6 +20,8 @@ export interface RecentAudit {
 }
 
 const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(tenant)}`;
+// Entries a filtered query reads from the store at a time.
+const PAGE_SIZE = 256;
 
 /**
  * A bounded copy of the audit events per tenant in the state store (a ring in memory, a capped Redis
@@ -49,16 +51,31 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
     },
     async query(tenant, query) {
       if (max === 0) return [];
+      const matches = (event: AuditEvent): boolean =>
+        event.tenant === tenant &&
+        (query.user === undefined || event.user === query.user) &&
+        (query.tool === undefined || event.tool === query.tool) &&
+        (query.outcome === undefined || event.outcome === query.outcome) &&
+        (query.since === undefined || event.time >= query.since);
+      const filtered = query.user !== undefined || query.tool !== undefined || query.outcome !== undefined || query.since !== undefined;
       const found: AuditEvent[] = [];
-      for (const raw of await store.recent(listKey(tenant), max)) {
-        const event = JSON.parse(raw) as AuditEvent;
-        if (event.tenant !== tenant) continue;
-        if (query.user !== undefined && event.user !== query.user) continue;
-        if (query.tool !== undefined && event.tool !== query.tool) continue;
-        if (query.outcome !== undefined && event.outcome !== query.outcome) continue;
-        if (query.since !== undefined && event.time < query.since) continue;
-        found.push(event);
-        if (found.length >= query.limit) break;
+      // Each write between two pages shifts the list by one entry, so a page can start with entries already matched.
+      const matched = new Set<string>();
+      // Newest first, page by page, stopping at `limit` matches: a query holds one page and its matches, and
+      // never reads past the copy's `max` entries. Unfiltered, every entry matches: read exactly what is missing.
+      for (let offset = 0; offset < max && found.length < query.limit; ) {
+        const size = Math.min(max - offset, filtered ? PAGE_SIZE : query.limit - found.length);
+        const page = await store.recent(listKey(tenant), size, offset);
+        for (const raw of page) {
+          if (matched.has(raw)) continue;
+          const event = JSON.parse(raw) as AuditEvent;
+          if (!matches(event)) continue;
+          matched.add(raw);
+          found.push(event);
+          if (found.length >= query.limit) break;
+        }
+        if (page.length < size) break;
+        offset += page.length;
       }
       return found;
     },

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { keyMinters } from '../auth/key-holders.js';
 import { failureResult } from '../execution/tool-result.js';
 import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
@@ -61,12 +62,25 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     });
   };
 
+  /**
+   * Separation of duties (docs/security-model.md#separation-of-duties): whoever minted a runtime key holds
+   * it, so a decision is refused when one user is on both sides — the requester deciding, a key the
+   * requester minted deciding, a key the decider minted having requested, or two keys minted by one admin.
+   */
+  const separateDuties = (approver: Principal, record: ApprovalRecord): void => {
+    if (approver.user === record.requester.user) throw new ApprovalError('SELF_APPROVAL', 'the requester cannot decide their own approval');
+    const deciders = new Set([approver.user, ...keyMinters(approver)]);
+    if ([record.requester.user, ...(record.requester.mintedBy ?? [])].some((user) => deciders.has(user))) {
+      throw new ApprovalError('SELF_APPROVAL', 'the deciding key and the requesting key are held by the same user (one minted the other, or one admin minted both)');
+    }
+  };
+
   /** Loads a record an approver may decide: pending, not expired, not their own. Returns the exact raw value for the CAS. */
   const loadDecidable = async (id: string, approver: Principal): Promise<{ raw: string; record: ApprovalRecord }> => {
     // The role first: a caller who may not decide learns nothing about which ids exist.
     if (!isApprover(approver, approver.tenant)) throw new ApprovalError('FORBIDDEN', 'only an approver or admin of the tenant may decide');
     const { raw, record } = await load(approver.tenant, id);
-    if (approver.user === record.requester.user) throw new ApprovalError('FORBIDDEN', 'the requester cannot decide their own approval');
+    separateDuties(approver, record);
     const settled = await settleExpiry(raw, record);
     if (settled.status === 'expired') throw new ApprovalError('EXPIRED', 'approval expired');
     if (settled.status !== 'pending') throw new ApprovalError('CONFLICT', `approval was already ${settled.status}`);
@@ -86,7 +100,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         id: randomBytes(24).toString('base64url'), // 192 random bits
         tenant: input.principal.tenant,
         status: 'pending',
-        requester: { user: input.principal.user, roles: [...input.principal.roles], claims: { ...input.principal.claims } },
+        requester: { user: input.principal.user, roles: [...input.principal.roles], claims: { ...input.principal.claims }, mintedBy: keyMinters(input.principal) },
         call: input.call,
         requestId: input.requestId,
         depth: input.depth,

@@ -9,8 +9,11 @@ export interface ApprovalRecord {
   id: string;
   tenant: string;
   status: ApprovalStatus;
-  /** The requester's principal as verified when the call was made; an approved call runs as this principal. */
-  requester: { user: string; roles: string[]; claims: JsonObject };
+  /**
+   * The requester's principal as verified when the call was made; an approved call runs as this principal.
+   * `mintedBy`: the users who minted the requester's runtime key (none for config keys and JWTs).
+   */
+  requester: { user: string; roles: string[]; claims: JsonObject; mintedBy?: string[] };
   /**
    * `arguments` are the model's own (replayed through the whole execution path on approval, where
    * bindings are applied again for the requester); `boundArguments` is what the approver is shown.
@@ -27,12 +30,13 @@ export interface ApprovalRecord {
   result?: ToolResult;
 }
 
-export type ApprovalErrorCode = 'NOT_FOUND' | 'FORBIDDEN' | 'CONFLICT' | 'EXPIRED';
+export type ApprovalErrorCode = 'NOT_FOUND' | 'FORBIDDEN' | 'SELF_APPROVAL' | 'CONFLICT' | 'EXPIRED';
 
 /** The request-level code of each refusal (an expired record is a conflict with a clear message). */
 export const APPROVAL_ERROR_CODES = {
   NOT_FOUND: 'TG_NOT_FOUND',
   FORBIDDEN: 'TG_FORBIDDEN',
+  SELF_APPROVAL: 'TG_SELF_APPROVAL',
   CONFLICT: 'TG_CONFLICT',
   EXPIRED: 'TG_CONFLICT',
 } as const satisfies Record<ApprovalErrorCode, ErrorCode>;

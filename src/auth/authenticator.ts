@@ -9,7 +9,7 @@ import {
   type JSONWebKeySet,
 } from 'jose';
 import type { AuthConfig, JwtConfig } from '../config/types.js';
-import type { Principal } from '../types.js';
+import type { Credential, Principal } from '../types.js';
 import { TokenCache } from './token-cache.js';
 
 export class AuthenticationError extends Error {
@@ -36,9 +36,11 @@ export interface AuthenticatorOptions {
 const HMAC_ALGS = ['HS256', 'HS384', 'HS512'];
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-function freezePrincipal(tenant: string, user: string, roles: readonly string[], claims: Record<string, unknown>, operator: boolean): Principal {
-  return Object.freeze({ tenant, user, roles: Object.freeze([...roles]), claims: Object.freeze({ ...claims }), ...(operator ? { operator } : {}) });
+function freezePrincipal(tenant: string, user: string, roles: readonly string[], claims: Record<string, unknown>, operator: boolean, credential: Credential): Principal {
+  return Object.freeze({ tenant, user, roles: Object.freeze([...roles]), claims: Object.freeze({ ...claims }), ...(operator ? { operator } : {}), credential: Object.freeze(credential) });
 }
+
+const JWT_CREDENTIAL: Credential = Object.freeze({ kind: 'jwt' });
 
 function rolesFrom(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((role): role is string => typeof role === 'string');
@@ -104,7 +106,8 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
       if (timingSafeEqual(digest, key.digest) && !match) match = key;
     }
     if (!match) throw new AuthenticationError('invalid token');
-    return freezePrincipal(match.tenant, match.user, match.roles, { ...(match.claims ?? {}), sub: match.user, tenant: match.tenant }, match.operator);
+    const credential: Credential = { kind: 'apiKey', id: match.id, sha256: match.sha256.toLowerCase() };
+    return freezePrincipal(match.tenant, match.user, match.roles, { ...(match.claims ?? {}), sub: match.user, tenant: match.tenant }, match.operator, credential);
   }
 
   async function verifyJwt(token: string): Promise<{ principal: Principal; exp: number | undefined }> {
@@ -129,7 +132,7 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new AuthenticationError('token has no subject');
     const sub = payload.sub;
     const operator = operatorSubjects.some((entry) => entry.tenant === tenant && entry.sub === sub);
-    const principal = freezePrincipal(tenant, sub, rolesFrom(payload[jwt.rolesClaim]), payload as Record<string, unknown>, operator);
+    const principal = freezePrincipal(tenant, sub, rolesFrom(payload[jwt.rolesClaim]), payload as Record<string, unknown>, operator, JWT_CREDENTIAL);
     return { principal, exp: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
   }
 

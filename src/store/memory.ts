@@ -114,9 +114,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       list.push(value);
       if (list.length >= 2 * max) list.splice(0, list.length - max);
     },
-    async recent(key, limit) {
+    async recent(key, limit, offset = 0) {
       const list = lists.get(key) ?? [];
-      return list.slice(Math.max(0, list.length - limit)).reverse();
+      const end = Math.max(0, list.length - offset);
+      return list.slice(Math.max(0, end - limit), end).reverse();
     },
     async close() {
       entries.clear();

@@ -163,8 +163,8 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
       });
     },
-    recent(key, limit) {
-      return guarded('recent', () => client.lrange(k(key), 0, limit - 1));
+    recent(key, limit, offset = 0) {
+      return guarded('recent', () => client.lrange(k(key), offset, offset + limit - 1));
     },
     async close() {
       await client.quit().catch(() => client.disconnect());

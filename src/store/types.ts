@@ -20,8 +20,8 @@ export interface StateStore {
   hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit>;
   /** Appends to a capped list (newest kept, at most `max` entries): a ring in memory, LPUSH + LTRIM in Redis. */
   pushCapped(key: string, value: string, max: number): Promise<void>;
-  /** The newest `limit` entries of a capped list, newest first. */
-  recent(key: string, limit: number): Promise<string[]>;
+  /** Up to `limit` entries of a capped list, newest first, after skipping the newest `offset` (default 0): one page. */
+  recent(key: string, limit: number, offset?: number): Promise<string[]>;
   close(): Promise<void>;
 }
 

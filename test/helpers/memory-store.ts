@@ -37,8 +37,8 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
       const list = [value, ...(JSON.parse(data.get(key) ?? '[]') as string[])].slice(0, max);
       data.set(key, JSON.stringify(list));
     },
-    async recent(key, limit) {
-      return (JSON.parse(data.get(key) ?? '[]') as string[]).slice(0, limit);
+    async recent(key, limit, offset = 0) {
+      return (JSON.parse(data.get(key) ?? '[]') as string[]).slice(offset, offset + limit);
     },
     async close() {
       data.clear();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, signToken, testConfig } from '../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, JWT_SECRET, OPERATOR_KEY, sha256, signToken, testConfig } from '../helpers/build.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
 
 let app: FastifyInstance;
@@ -54,6 +54,54 @@ describe('runtime API keys', () => {
     expect(after.statusCode).toBe(401);
     expect((await app.inject({ url: '/v1/admin/keys', headers: as('admin') })).json().keys.map((k: { id: string }) => k.id)).not.toContain(apiKey.id);
     expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${apiKey.id}`, headers: as('admin') })).statusCode).toBe(404);
+  });
+
+  it('ends the keys a revoked key minted, on the next request, and lists them no more', async () => {
+    const deputy = (await createKey('admin', { user: 'deputy', roles: ['admin'] })).json();
+    const minted = (await createKey(deputy.key, { user: 'minted-bot', roles: ['approver'] })).json();
+    expect(minted.apiKey).toMatchObject({ user: 'minted-bot', createdBy: 'deputy', expiresAt: null });
+    expect((await execute(minted.key)).statusCode).toBe(200);
+    expect((await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${deputy.apiKey.id}`, headers: as('admin') })).statusCode).toBe(204);
+    expect((await execute(deputy.key)).statusCode).toBe(401);
+    expect((await execute(minted.key)).statusCode).toBe(401);
+    expect((await app.inject({ url: '/v1/admin/keys', headers: as('admin') })).json().keys.map((k: { user: string }) => k.user)).not.toContain('minted-bot');
+  });
+
+  it('ends the keys a config key minted once a reload removes, rotates or demotes that key', async () => {
+    const admin = { id: 'ci', sha256: sha256(API_KEY), tenant: 'acme', user: 'ci-bot', roles: ['admin'] };
+    let next = testConfig();
+    const reloading = await buildTestApp(testConfig(), { loadConfig: async () => next });
+    try {
+      const withKeys = (...apiKeys: Array<Record<string, unknown>>) => testConfig({ auth: { jwt: { secret: JWT_SECRET, issuer: 'https://issuer.test', audience: 'toolgate' }, apiKeys: [...apiKeys, { id: 'ops', sha256: sha256(OPERATOR_KEY), tenant: 'acme', user: 'ops', roles: [] }], operators: [{ apiKey: 'ops' }] } });
+      const reload = async (config: ReturnType<typeof testConfig>) => {
+        next = config;
+        expect((await reloading.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) })).statusCode).toBe(200);
+      };
+      const jwtAdmin = await signToken({ sub: 'jo', roles: ['admin'] });
+      const { key } = (await createKey('admin', { user: 'ci-minted' }, reloading)).json();
+      const fromJwt = (await createKey(jwtAdmin, { user: 'jwt-minted' }, reloading)).json().key;
+      expect((await execute(key, reloading)).statusCode).toBe(200);
+      await reload(withKeys({ ...admin, roles: [] })); // demoted
+      expect((await execute(key, reloading)).statusCode).toBe(401);
+      await reload(withKeys(admin)); // restored: the same key, the same secret
+      expect((await execute(key, reloading)).statusCode).toBe(200);
+      await reload(withKeys({ ...admin, sha256: sha256('rotated-secret') })); // rotated
+      expect((await execute(key, reloading)).statusCode).toBe(401);
+      await reload(withKeys()); // removed
+      expect((await execute(key, reloading)).statusCode).toBe(401);
+      // toolgate cannot see an identity provider's account end: a JWT admin's key lives until revoked or expired.
+      expect((await execute(fromJwt, reloading)).statusCode).toBe(200);
+    } finally {
+      await reloading.close();
+    }
+  });
+
+  it('gives a key an expiry when asked, within bounds', async () => {
+    const created = (await createKey('admin', { user: 'short-bot', expiresInSec: 3600 })).json();
+    expect(Date.parse(created.apiKey.expiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+    expect((await execute(created.key)).statusCode).toBe(200);
+    for (const expiresInSec of [0, 59, 31_536_001, 1.5, 'never']) expect((await createKey('admin', { user: 'x', expiresInSec })).statusCode).toBe(400);
+    await app.inject({ method: 'DELETE', url: `/v1/admin/keys/${created.apiKey.id}`, headers: as('admin') });
   });
 
   it('keeps each tenant to its own keys: another tenant lists none and revoking its id answers 404', async () => {

@@ -13,6 +13,7 @@ beforeAll(async () => {
   tokens.alice = await signToken({ sub: 'alice', roles: [] });
   tokens.bob = await signToken({ sub: 'bob', roles: ['approver'] });
   tokens.carol = await signToken({ sub: 'carol', roles: ['admin'] });
+  tokens.bobAdmin = await signToken({ sub: 'bob', roles: ['admin'] });
   tokens.dave = await signToken({ sub: 'dave', roles: [] });
   tokens.selfApprover = await signToken({ sub: 'sam', roles: ['approver'] });
   tokens.foreign = await signToken({ sub: 'erin', tenant: 'globex', roles: ['approver'] });
@@ -52,7 +53,7 @@ describe('approvals over HTTP', () => {
 
   it('refuses self-approval, non-approvers and other tenants, and hides the record from bystanders', async () => {
     const { approvalId } = (await requestTicket('selfApprover', 'self')).json();
-    expect((await decide('selfApprover', approvalId, 'approve')).json()).toMatchObject({ statusCode: 403, code: 'TG_FORBIDDEN' });
+    expect((await decide('selfApprover', approvalId, 'approve')).json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
     expect((await decide('dave', approvalId, 'approve')).statusCode).toBe(403);
     expect((await decide('foreign', approvalId, 'approve')).statusCode).toBe(404);
     expect((await get('dave', `/v1/approvals/${approvalId}`)).statusCode).toBe(403);
@@ -83,5 +84,55 @@ describe('approvals over HTTP', () => {
     const [first, second] = await Promise.all([decide('bob', approvalId, 'approve'), decide('carol', approvalId, 'approve')]);
     expect([first.statusCode, second.statusCode].sort()).toEqual([200, 409]);
     expect(executionsOf('race')).toHaveLength(1);
+  });
+});
+
+describe('separation of duties with runtime keys', () => {
+  // carol is a tenant admin (a JWT); keys she mints are held by her.
+  const mint = async (who: string, user: string, roles: string[]): Promise<string> => {
+    const created = await app.inject({ method: 'POST', url: '/v1/admin/keys', headers: as(who), payload: { user, roles } });
+    expect(created.statusCode).toBe(201);
+    return created.json().key;
+  };
+  const decideWith = (key: string, id: string, action: 'approve' | 'deny' = 'approve') =>
+    app.inject({ method: 'POST', url: `/v1/approvals/${id}/${action}`, headers: bearer(key) });
+  const requestWith = (key: string, title: string) =>
+    app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(key), payload: { name: 'create_ticket', arguments: { title }, callId: `c-${title}` } });
+
+  it('refuses an approver key an admin minted for a made-up user on her own call; a genuine approver still decides it', async () => {
+    const { approvalId } = (await requestTicket('carol', 'sod-own')).json();
+    const zed = await mint('carol', 'zed-made-up', ['approver']);
+    for (const action of ['approve', 'deny'] as const) {
+      const refused = await decideWith(zed, approvalId, action);
+      expect(refused.json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
+    }
+    expect(executionsOf('sod-own')).toHaveLength(0);
+    expect((await get('carol', `/v1/approvals/${approvalId}`)).json().status).toBe('pending');
+
+    const approved = await decide('bob', approvalId, 'approve');
+    expect(approved.json()).toMatchObject({ status: 'approved', decidedBy: 'bob', result: { ok: true } });
+    expect(executionsOf('sod-own')).toEqual([{ title: 'sod-own', user: 'carol' }]);
+  });
+
+  it("refuses the admin on a call made with a key she minted, and two keys minted by one admin on each other's calls", async () => {
+    const requester = await mint('carol', 'req-bot', []);
+    const approver = await mint('carol', 'appr-bot', ['approver']);
+    const { approvalId } = (await requestWith(requester, 'sod-minted')).json();
+    expect((await decide('carol', approvalId, 'approve')).json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
+    expect((await decideWith(approver, approvalId)).json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
+    expect(executionsOf('sod-minted')).toHaveLength(0);
+    // Another admin's approver key is a different person: it may decide.
+    const other = await mint('bobAdmin', 'other-appr', ['approver']);
+    expect((await decideWith(other, approvalId)).json()).toMatchObject({ status: 'approved', result: { ok: true } });
+    expect(executionsOf('sod-minted')).toEqual([{ title: 'sod-minted', user: 'req-bot' }]);
+  });
+
+  it('follows the chain: an approver key minted by a key the requester minted is refused too', async () => {
+    const deputy = await mint('carol', 'deputy', ['admin']);
+    const created = await app.inject({ method: 'POST', url: '/v1/admin/keys', headers: bearer(deputy), payload: { user: 'deputy-appr', roles: ['approver'] } });
+    const { approvalId } = (await requestTicket('carol', 'sod-chain')).json();
+    expect((await decideWith(created.json().key, approvalId)).json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
+    expect((await decideWith(deputy, approvalId)).json()).toMatchObject({ statusCode: 403, code: 'TG_SELF_APPROVAL' });
+    expect((await decide('bob', approvalId, 'approve')).statusCode).toBe(200);
   });
 });

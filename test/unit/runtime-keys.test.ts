@@ -1,17 +1,84 @@
 import { describe, expect, it } from 'vitest';
-import { createRuntimeKeys } from '../../src/admin/api-keys.js';
+import { createRuntimeKeys, type ApiKeyLive } from '../../src/admin/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import type { Principal } from '../../src/types.js';
 
-const creator = Object.freeze({ tenant: 'acme', user: 'root', roles: Object.freeze(['admin']), claims: Object.freeze({}) });
+const creator: Principal = Object.freeze({
+  tenant: 'acme',
+  user: 'root',
+  roles: Object.freeze(['admin']),
+  claims: Object.freeze({}),
+  credential: Object.freeze({ kind: 'apiKey', id: 'ci', sha256: 'a'.repeat(64) }),
+});
+const always: ApiKeyLive = () => true;
 
 describe('runtime API keys', () => {
   it('holds the per-tenant cap under concurrent creates (check-then-create race)', async () => {
-    const keys = createRuntimeKeys({ store: createMemoryStore(), maxPerTenant: () => 2 });
+    const keys = createRuntimeKeys({ store: createMemoryStore(), maxPerTenant: () => 2, apiKeyLive: always });
     const outcomes = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => keys.create(creator, { user: `bot${i}`, roles: [] })));
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled').length).toBeLessThanOrEqual(2);
     expect((await keys.list('acme')).length).toBeLessThanOrEqual(2);
     // Withdrawn keys leave nothing behind: one by one, the tenant fills up to exactly the cap.
-    while ((await keys.list('acme')).length < 2) await keys.create(creator, { user: 'next', roles: [] });
+    for (let i = 0; i < 5 && (await keys.list('acme')).length < 2; i += 1) await keys.create(creator, { user: 'next', roles: [] });
     await expect(keys.create(creator, { user: 'over', roles: [] })).rejects.toMatchObject({ code: 'LIMIT' });
+  });
+
+  it('refuses a key once the config key that minted it is gone, and lets it back when that key is (a reload undone)', async () => {
+    let live = true;
+    const seen: Array<{ tenant: string; id: string; sha256: string; user: string }> = [];
+    const keys = createRuntimeKeys({
+      store: createMemoryStore(),
+      maxPerTenant: () => 10,
+      apiKeyLive: (tenant, issuer) => {
+        seen.push({ tenant, id: issuer.id, sha256: issuer.sha256, user: issuer.user });
+        return live;
+      },
+    });
+    const { key } = await keys.create(creator, { user: 'bot', roles: [] });
+    expect((await keys.verify(key))?.user).toBe('bot');
+    expect(seen.at(-1)).toEqual({ tenant: 'acme', id: 'ci', sha256: 'a'.repeat(64), user: 'root' });
+    live = false;
+    expect(await keys.verify(key)).toBeUndefined();
+    live = true;
+    expect((await keys.verify(key))?.user).toBe('bot');
+  });
+
+  it('ends every key below a revoked one, however deep, and removes them from the listing', async () => {
+    const keys = createRuntimeKeys({ store: createMemoryStore(), maxPerTenant: () => 10, apiKeyLive: always });
+    const deputy = await keys.create(creator, { user: 'deputy', roles: ['admin'] });
+    const deputyPrincipal = (await keys.verify(deputy.key))!;
+    const child = await keys.create(deputyPrincipal, { user: 'child', roles: ['admin'] });
+    const grandchild = await keys.create((await keys.verify(child.key))!, { user: 'grandchild', roles: [] });
+    const sibling = await keys.create(creator, { user: 'sibling', roles: [] });
+    expect((await keys.verify(grandchild.key))?.credential).toMatchObject({ kind: 'runtimeKey', issuers: [{ user: 'child' }, { user: 'deputy' }, { user: 'root', kind: 'apiKey' }] });
+
+    await keys.revoke('acme', deputy.record.id);
+    for (const { key } of [deputy, child, grandchild]) expect(await keys.verify(key)).toBeUndefined();
+    expect((await keys.verify(sibling.key))?.user).toBe('sibling');
+    expect((await keys.list('acme')).map((k) => k.user)).toEqual(['sibling']);
+  });
+
+  it('refuses a key minted by a runtime key that expired, and a key past its own expiry', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const store = createMemoryStore({ now: () => t });
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => 10, apiKeyLive: always, now: () => t });
+    const shortAdmin = await keys.create(creator, { user: 'temp-admin', roles: ['admin'], expiresInSec: 60 });
+    expect(shortAdmin.record.expiresAt).toBe('2026-01-01T00:01:00.000Z');
+    const minted = await keys.create((await keys.verify(shortAdmin.key))!, { user: 'bot', roles: [] });
+    expect(minted.record.expiresAt).toBeNull();
+    t += 59_000;
+    expect((await keys.verify(minted.key))?.user).toBe('bot');
+    t += 1_000;
+    expect(await keys.verify(shortAdmin.key)).toBeUndefined();
+    expect(await keys.verify(minted.key)).toBeUndefined();
+  });
+
+  it('caps the chain of keys minting keys, and refuses to mint from a principal without a credential', async () => {
+    const keys = createRuntimeKeys({ store: createMemoryStore(), maxPerTenant: () => 10, apiKeyLive: always });
+    let principal = creator;
+    for (let depth = 0; depth < 4; depth += 1) principal = (await keys.verify((await keys.create(principal, { user: `admin${depth}`, roles: ['admin'] })).key))!;
+    await expect(keys.create(principal, { user: 'too-deep', roles: [] })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const rebuilt: Principal = { tenant: 'acme', user: 'root', roles: ['admin'], claims: {} };
+    await expect(keys.create(rebuilt, { user: 'x', roles: [] })).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 });

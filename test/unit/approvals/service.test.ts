@@ -78,8 +78,35 @@ describe.each(stores)('approvals on the %s store', (_kind, makeStore) => {
     const approvals = createApprovalService({ store });
     const selfApprover = { ...requester, roles: ['approver'] };
     const record = await approvals.create(input({ principal: selfApprover }));
-    expect(await codeOf(approvals.approve(record.id, selfApprover, runAs([])))).toBe('FORBIDDEN');
+    expect(await codeOf(approvals.approve(record.id, selfApprover, runAs([])))).toBe('SELF_APPROVAL');
     expect(await codeOf(approvals.approve(record.id, bystander, runAs([])))).toBe('FORBIDDEN');
+  });
+
+  it('refuses a decider who shares a key holder with the requester: minted by, minter of, or minted by the same admin', async () => {
+    const approvals = createApprovalService({ store });
+    const keyOf = (user: string, roles: string[], mintedBy: string[]): Principal => ({
+      tenant: 'acme',
+      user,
+      roles,
+      claims: {},
+      credential: { kind: 'runtimeKey', id: `k_${user}`, sha256: '0'.repeat(64), issuers: mintedBy.map((minter) => ({ user: minter, kind: 'jwt' as const })) },
+    });
+    const refused = [
+      [admin, keyOf('made-up', ['approver'], ['carol'])], // the admin's own call, her minted approver key
+      [keyOf('req-bot', [], ['carol']), admin], // a call with a key the admin minted, decided by her
+      [keyOf('req-bot', [], ['carol']), keyOf('appr-bot', ['approver'], ['carol'])], // two keys of one admin
+      [admin, keyOf('deep', ['approver'], ['deputy', 'carol'])], // through a chain of keys
+    ] as const;
+    for (const [who, decider] of refused) {
+      const record = await approvals.create(input({ principal: who }));
+      expect(await codeOf(approvals.approve(record.id, decider, runAs([])))).toBe('SELF_APPROVAL');
+      expect(await codeOf(approvals.deny(record.id, decider))).toBe('SELF_APPROVAL');
+      expect((await approvals.get(record.id, approver)).status).toBe('pending');
+    }
+    const ran: string[] = [];
+    const record = await approvals.create(input({ principal: keyOf('req-bot', [], ['carol']) }));
+    expect((await approvals.approve(record.id, keyOf('other-appr', ['approver'], ['bob']), runAs(ran))).status).toBe('approved');
+    expect(ran).toEqual(['req-bot']);
   });
 
   it('lets only the requester and approvers of the same tenant read a record', async () => {

@@ -103,6 +103,15 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(results.filter((r) => r.allowed)).toHaveLength(7);
   });
 
+  it('keeps the newest `max` entries of a capped list and pages them newest first', async () => {
+    const key = `${ns}capped`;
+    for (let i = 0; i < 12; i += 1) await store.pushCapped(key, `e${i}`, 10);
+    expect(await store.recent(key, 3)).toEqual(['e11', 'e10', 'e9']);
+    expect(await store.recent(key, 3, 3)).toEqual(['e8', 'e7', 'e6']);
+    expect(await store.recent(key, 2, 8)).toEqual(['e3', 'e2']);
+    expect(await store.recent(`${ns}none`, 5, 5)).toEqual([]);
+  });
+
   it('reopens a window once its hits slide out', async () => {
     const key = `${ns}slide`;
     expect((await store.hitWindow(key, 1, 40)).allowed).toBe(true);

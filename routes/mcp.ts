@@ -12,26 +12,40 @@ import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { toCallToolResult } from '../src/mcp-server/call-result.js';
+import { cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
+import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
+import { createMcpSessions } from '../src/mcp-server/sessions.js';
+import { openSseStream } from '../src/mcp-server/sse-stream.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
+import { isStoreUnavailable } from '../src/store/unavailable.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /**
- * One SDK server per HTTP request (stateless transport): its tools/list is the principal's pool and
- * its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
+ * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
+ * session layer sits in front of it, see docs/architecture.md#mcp-sessions): its tools/list is the
+ * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
+ * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
-function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Server {
-  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: {} } });
+function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
+  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
   const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
-    // Cancelled by the MCP client (notifications/cancelled), by the HTTP connection going away or by a
-    // shutdown. AbortSignal.any adds no listener to its sources, so a JSON-RPC batch of calls piles none up.
-    const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any([clientGone.signal, extra.signal]));
-    const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-    return toCallToolResult(result);
+    // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
+    // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
+    // JSON-RPC batch of calls piles none up.
+    const tracked = session?.hub.trackCall(session.id, extra.requestId);
+    try {
+      const signals = [clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])];
+      const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any(signals));
+      const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      return toCallToolResult(result);
+    } finally {
+      tracked?.done();
+    }
   });
   return server;
 }
@@ -61,39 +75,97 @@ function auditRefusedCalls(audit: AuditSink, request: FastifyRequest, reason: st
   }
 }
 
-const methodNotAllowed = {
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST' },
-  id: null,
-};
+/** GET and DELETE while sessions are off: the transport spec allows 405 for both (a stateless server). */
+function sessionsOff(reply: FastifyReply): Error {
+  reply.header('allow', 'POST');
+  return new errors.TG_METHOD_NOT_ALLOWED('MCP sessions are off (mcpServer.sessions: false): this endpoint is stateless, use POST');
+}
+
+// The same answer for an id nobody issued, an expired or ended one, and another principal's (the store
+// lookup cannot tell them apart either, see src/mcp-server/sessions.ts): a session id is no oracle.
+const sessionNotFound = (): Error => new errors.TG_NOT_FOUND('MCP session not found');
 
 type McpRequest = FastifyRequest<{ Params: { toolset?: string } }>;
+
+const jsonRpcBody = {
+  type: 'object',
+  required: ['jsonrpc'],
+  additionalProperties: true,
+  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['string', 'integer', 'null'] }, result: {}, error: { type: 'object', additionalProperties: true } },
+} as const;
 
 // The transport writes most answers itself (the reply is hijacked); a refusal sent before it is
 // serialised with this schema, so it keeps every JSON-RPC member.
 const mcpResponses = {
-  200: {
-    description: 'The JSON-RPC response',
-    type: 'object',
-    required: ['jsonrpc'],
-    additionalProperties: true,
-    properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['string', 'integer', 'null'] }, result: {}, error: { type: 'object', additionalProperties: true } },
-  },
+  200: { description: 'The JSON-RPC response (`initialize` answers with an `Mcp-Session-Id` header unless sessions are off)', ...jsonRpcBody },
   202: { description: 'A notification or response was accepted (no body)', type: 'null' },
+  404: { $ref: 'ErrorBody#' },
   ...errorResponses,
+};
+
+const sessionHeader = (request: FastifyRequest): string | undefined => {
+  const value = request.headers['mcp-session-id'];
+  return typeof value === 'string' ? value : undefined;
 };
 
 /**
  * toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API;
  * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
+ * With sessions (`mcpServer.sessions`, the default) `initialize` issues an `Mcp-Session-Id`, GET opens the
+ * session's notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
  */
 const routes: RoutePlugin = async (app) => {
-  const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    // Checked again here, before the transport answers: a reload may have removed the tenant after authentication.
+  const sessions = createMcpSessions(app.governance.store);
+  const hub = createSessionHub({
+    bus: app.governance.bus,
+    log: app.log,
+    fingerprint: async (principal, mode, toolset) => {
+      try {
+        return (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
+      } catch {
+        // The tenant or the toolset was removed: nothing this session could list.
+        return undefined;
+      }
+    },
+  });
+  const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
+  // Open streams would keep the listener from closing: they end first, and their clients reconnect elsewhere.
+  app.addHook('preClose', (done) => {
+    stopWatching();
+    hub.close();
+    done();
+  });
+
+  /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
+  const endpoint = (request: McpRequest): string | undefined => {
     if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
-    // Before the reply is handed to the transport: an unknown toolset (or another tenant's) is a plain 404.
     if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);
+    return toolset;
+  };
+
+  /** The session a POST belongs to: resumed, newly made by `initialize`, or none (stateless). */
+  const sessionOf = async (request: McpRequest, reply: FastifyReply, toolset: string | undefined): Promise<string | null | undefined> => {
+    const settings = app.gateway.config.mcpServer;
+    if (!settings.sessions) return undefined;
+    const presented = sessionHeader(request);
+    if (presented !== undefined) return (await sessions.resume(request.principal, presented, toolset, settings)) ? presented : null;
+    if (!opensSession(request.body)) return undefined;
+    try {
+      const { id, ended } = await sessions.create(request.principal, toolset, settings);
+      for (const old of ended) hub.end(old);
+      reply.raw.setHeader('mcp-session-id', id);
+      return id;
+    } catch (error) {
+      // Everything else keeps working while the store is down: the client is served without a session.
+      if (!isStoreUnavailable(error)) throw error;
+      request.log.warn({ err: error }, 'MCP session not created: the state store is unavailable');
+      return undefined;
+    }
+  };
+
+  const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
+    const toolset = endpoint(request);
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
     const invalid = invalidToolCall(request.body);
@@ -101,7 +173,10 @@ const routes: RoutePlugin = async (app) => {
       auditRefusedCalls(app.governance.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
-    const server = serverFor(app, request, reply, toolset);
+    const session = await sessionOf(request, reply, toolset);
+    if (session === null) throw sessionNotFound();
+    if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
+    const server = serverFor(app, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
@@ -114,8 +189,62 @@ const routes: RoutePlugin = async (app) => {
     await transport.handleRequest(request.raw, reply.raw, request.body);
   };
 
+  /** GET: the session's server→client stream (tools/list_changed); one per session on each replica. */
+  const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
+    const settings = app.gateway.config.mcpServer;
+    if (!settings.sessions) throw sessionsOff(reply);
+    const toolset = endpoint(request);
+    const id = sessionHeader(request);
+    if (id === undefined) throw new errors.TG_BAD_REQUEST('GET needs the Mcp-Session-Id that initialize returned');
+    if (!(await sessions.resume(request.principal, id, toolset, settings))) throw sessionNotFound();
+    if (hub.hasStream(id)) throw new errors.TG_CONFLICT('this session already has an open stream');
+    const principal = request.principal;
+    const mode = requestMode(request);
+    const fingerprint = (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
+    // Checked again after the awaits: a second GET may have attached meanwhile.
+    if (hub.hasStream(id)) throw new errors.TG_CONFLICT('this session already has an open stream');
+    reply.hijack();
+    let keepAlive: NodeJS.Timeout | undefined;
+    const stream = openSseStream(reply.raw, { 'x-request-id': request.id, 'mcp-session-id': id }, STREAM_BUFFER_BYTES, () => {
+      clearInterval(keepAlive);
+      hub.detach(id, stream);
+    });
+    hub.attach(id, { principal, mode, toolset, stream, fingerprint });
+    // While the stream is open the session is in use: its idle timer restarts, and a session ended or
+    // expired in the store (DELETE on a replica whose message was lost) closes the stream.
+    keepAlive = setInterval(() => {
+      if (!stream.ping()) return;
+      sessions.resume(principal, id, toolset, app.gateway.config.mcpServer).then(
+        (live) => live || stream.close(),
+        () => undefined,
+      );
+    }, Math.min(KEEP_ALIVE_MS, Math.floor(settings.idleTimeoutMs / 2)));
+    keepAlive.unref();
+  };
+
+  /** DELETE: ends the session on every replica (its stream closes, its running calls are cancelled). */
+  const endSession = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
+    if (!app.gateway.config.mcpServer.sessions) throw sessionsOff(reply);
+    const toolset = endpoint(request);
+    const id = sessionHeader(request);
+    if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
+    if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();
+    hub.end(id);
+    return reply.code(204).send();
+  };
+
   for (const url of ['/mcp', '/mcp/:toolset'] as const) {
     const narrowed = url !== '/mcp';
+    const path = narrowed ? '/mcp/{toolset}' : '/mcp';
+    const params = narrowed ? { params: { type: 'object', required: ['toolset'], properties: { toolset: toolsetName } } } : {};
+    const sessionId = (required: boolean) => ({
+      headers: {
+        type: 'object',
+        ...(required ? { required: ['mcp-session-id'] } : {}),
+        properties: { 'mcp-session-id': { type: 'string', description: 'The session id `initialize` answered with' } },
+      },
+    });
+    const unknownToolset = narrowed ? ' An unknown toolset, or one of another tenant, answers 404.' : '';
     app.post<{ Params: { toolset?: string } }>(
       url,
       {
@@ -127,28 +256,69 @@ const routes: RoutePlugin = async (app) => {
           operationId: narrowed ? 'mcpToolset' : 'mcp',
           summary: narrowed
             ? "One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool"
-            : "toolgate as an MCP server (streamable HTTP, stateless): tools/list is the caller's pool, tools/call the governed execution path",
-          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. GET and DELETE ${narrowed ? '/mcp/{toolset}' : '/mcp'} answer 405 with \`Allow: POST\`: a stateless server has no stream to open and no session to end.${narrowed ? ' An unknown toolset, or one of another tenant, answers 404.' : ''}`,
+            : "toolgate as an MCP server (streamable HTTP): tools/list is the caller's pool, tools/call the governed execution path",
+          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. \`initialize\` answers with an \`Mcp-Session-Id\` header (unless \`mcpServer.sessions\` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly.${unknownToolset}`,
           security: bearerSecurity,
-          ...(narrowed ? { params: { type: 'object', required: ['toolset'], properties: { toolset: toolsetName } } } : {}),
+          ...params,
+          ...sessionId(false),
           response: mcpResponses,
         },
       },
       handle,
     );
-
-    // Stateless: no server-initiated stream to GET and no session to DELETE (the transport spec allows 405 for both).
-    for (const method of ['GET', 'DELETE'] as const) {
-      app.route({
-        method,
-        url,
+    app.get<{ Params: { toolset?: string } }>(
+      url,
+      {
         onRequest: app.authenticate,
-        // Not in the document: an operation that can only fail would be a useless method in a generated client.
-        schema: { hide: true },
-        handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(methodNotAllowed),
-      });
-    }
+        // A stream holds no admission slot while it is open (src/plugins/admission.ts).
+        config: { opensStream: true },
+        schema: {
+          tags: ['tools'],
+          operationId: narrowed ? 'mcpToolsetStream' : 'mcpStream',
+          summary: `The MCP session's server→client event stream (${path})`,
+          description: `Server-sent events carrying JSON-RPC notifications, e.g. \`notifications/tools/list_changed\` when the caller's pool changes. Needs the \`Mcp-Session-Id\` header; an unknown session (or another caller's) answers 404, a session that already has a stream here 409. With \`mcpServer.sessions: false\` it answers 405.${unknownToolset}`,
+          security: bearerSecurity,
+          ...params,
+          ...sessionId(true),
+          response: {
+            200: { description: 'The event stream (text/event-stream), open until the session ends or the client leaves', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            404: { $ref: 'ErrorBody#' },
+            405: { $ref: 'ErrorBody#' },
+            409: { $ref: 'ErrorBody#' },
+            ...errorResponses,
+          },
+        },
+      },
+      openStream,
+    );
+    app.delete<{ Params: { toolset?: string } }>(
+      url,
+      {
+        onRequest: app.authenticate,
+        schema: {
+          tags: ['tools'],
+          operationId: narrowed ? 'mcpToolsetEnd' : 'mcpEnd',
+          summary: `Ends an MCP session (${path})`,
+          description: `Ends the session named by the \`Mcp-Session-Id\` header: its stream closes and its running calls are cancelled, on every replica. An unknown session (or another caller's) answers 404; with \`mcpServer.sessions: false\` it answers 405.${unknownToolset}`,
+          security: bearerSecurity,
+          ...params,
+          ...sessionId(true),
+          response: {
+            204: { description: 'The session ended', type: 'null' },
+            404: { $ref: 'ErrorBody#' },
+            405: { $ref: 'ErrorBody#' },
+            ...errorResponses,
+          },
+        },
+      },
+      endSession,
+    );
   }
 };
+
+/** A slow reader of a stream is cut off once this much waits for it (notifications are a few hundred bytes). */
+const STREAM_BUFFER_BYTES = 64 * 1024;
+/** How often an open stream is pinged and its session's idle timer restarted. */
+const KEEP_ALIVE_MS = 25_000;
 
 export const mcpRoutes = fp(routes, { name: 'toolgate-routes-mcp', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

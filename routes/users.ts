@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
+import { publishUserPoolChanged } from '../src/mcp-server/session-hub.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import type { Principal } from '../src/types.js';
@@ -98,6 +100,7 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
       const result = await registrations.put(tenant, sub, serviceId, request.body);
       if (!result.ok) throw new errors[result.code](result.message);
       await provider.forget(tenant, sub, serviceId);
+      announcePoolChange(request, tenant, sub);
       // Logged without URL or headers: both are the user's.
       request.log.info({ serviceId, created: result.created }, 'user MCP server registered');
       return reply.code(result.created ? 201 : 200).send(registrationView(sub, result.registration));
@@ -112,9 +115,15 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
       const { serviceId } = request.params;
       if (!(await registrations.delete(tenant, sub, serviceId))) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
       await provider.forget(tenant, sub, serviceId);
+      announcePoolChange(request, tenant, sub);
       return reply.code(204).send();
     },
   );
 };
 
-export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+/** The user's MCP sessions, on whichever replica holds their streams, recheck their pool (tools/list_changed). */
+function announcePoolChange(request: FastifyRequest, tenant: string, user: string): void {
+  publishUserPoolChanged(request.server.governance.bus, tenant, user).catch((error: unknown) => request.log.warn({ err: error }, 'pool change not announced to MCP sessions'));
+}
+
+export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

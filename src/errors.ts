@@ -10,6 +10,8 @@ export const errors = {
   TG_SELF_APPROVAL: createError('TG_SELF_APPROVAL', '%s', 403),
   TG_BAD_REQUEST: createError('TG_BAD_REQUEST', '%s', 400),
   TG_NOT_FOUND: createError('TG_NOT_FOUND', '%s', 404),
+  /** GET/DELETE /mcp while MCP sessions are off (`mcpServer.sessions: false`); answered with `Allow: POST`. */
+  TG_METHOD_NOT_ALLOWED: createError('TG_METHOD_NOT_ALLOWED', '%s', 405),
   TG_CONFLICT: createError('TG_CONFLICT', '%s', 409),
   TG_EGRESS_DENIED: createError('TG_EGRESS_DENIED', '%s', 400),
   TG_REQUEST_TIMEOUT: createError('TG_REQUEST_TIMEOUT', '%s', 408),

@@ -89,6 +89,7 @@ export class Gateway {
   private readonly onShadowed: ShadowReport;
   private readonly toolSearch: Tool;
   private reloading: Promise<unknown> = Promise.resolve();
+  private readonly changeListeners = new Set<() => void>();
 
   private constructor(private readonly deps: GatewayDeps) {
     this.onShadowed = createShadowReporter(deps.log, (winner, loser) => deps.metrics.toolShadowed.inc({ winner: winner.source, loser: loser.source }));
@@ -151,6 +152,26 @@ export class Gateway {
     const current: Snapshot | undefined = this.snapshot;
     if (!current || ![...current.providers.values()].includes(provider)) return;
     this.snapshot = { ...current, catalog: this.catalogFor(current.config, current.providers), pools: emptyPoolCache() };
+    this.changed();
+  }
+
+  /**
+   * Told after every swap of the live snapshot (reload, an upstream's tool list changing, a pinned
+   * definition released): any principal's pool may differ now. Returns the unsubscribe.
+   */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => void this.changeListeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.deps.log.error({ err: error }, 'snapshot change listener failed');
+      }
+    }
   }
 
   /**
@@ -169,6 +190,7 @@ export class Gateway {
       }
       this.snapshot = snapshot;
       this.deps.metrics.reloaded(true);
+      this.changed();
       const kept = new Set(snapshot.providers.values());
       const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
       await Promise.allSettled(retired.map((provider) => provider.close?.()));

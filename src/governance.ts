@@ -10,7 +10,8 @@ import type { GatewayConfig } from './config/types.js';
 import { createCircuitRegistry } from '../policies/circuit-state.js';
 import type { PolicyDeps } from './pipeline/types.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
-import { createStore } from './store/create.js';
+import type { MessageBus } from './store/bus.js';
+import { createBus, createStore } from './store/create.js';
 import { storeObservability } from './store/metrics.js';
 import type { StateStore } from './store/types.js';
 import type { Logger } from './types.js';
@@ -18,6 +19,8 @@ import type { Logger } from './types.js';
 /** The process-wide services behind the policy stack. Built once at start-up (a reload keeps them). */
 export interface Governance {
   store: StateStore;
+  /** Messages between replicas (MCP session notifications and cancellations), beside the store. */
+  bus: MessageBus;
   audit: AuditSink;
   /** The bounded per-tenant copy of audit events behind GET /v1/admin/audit. */
   recentAudit: RecentAudit;
@@ -51,8 +54,10 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   approvalMetrics.watch(approvals);
   const metrics = createPolicyMetrics(options.registry, { durationBuckets: options.durationBuckets });
   const circuits = createCircuitRegistry(metrics.circuitState);
+  const bus = createBus(config.store);
   return {
     store,
+    bus,
     audit,
     recentAudit,
     stats,
@@ -61,6 +66,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     policyDeps: { store, audit, approvals, metrics, circuits, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
       await audit.close();
+      await bus.close();
       if (ownsStore) await store.close();
     },
   };

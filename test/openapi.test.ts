@@ -109,10 +109,13 @@ describe('the OpenAPI document', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('documents only operations that can succeed: GET and DELETE /mcp (always 405) are left out, and say so on POST', () => {
-    const document = parseYaml(generated) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
-    expect(Object.keys(document.paths['/mcp']!)).toEqual(['post']);
-    expect(document.paths['/mcp']!.post!.description).toContain('405');
+  it('documents the MCP session operations: POST, GET (the event stream) and DELETE on /mcp and /mcp/{toolset}', () => {
+    const document = parseYaml(generated) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, { content?: Record<string, unknown> }> }>> };
+    for (const path of ['/mcp', '/mcp/{toolset}']) {
+      expect(Object.keys(document.paths[path]!).sort()).toEqual(['delete', 'get', 'post']);
+      expect(document.paths[path]!.post!.description).toContain('Mcp-Session-Id');
+      expect(Object.keys(document.paths[path]!.get!.responses['200']!.content ?? {})).toEqual(['text/event-stream']);
+    }
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) expect(Object.keys(operation.responses).some((status) => /^2/.test(status)), `${method} ${path}`).toBe(true);
     }

@@ -367,6 +367,19 @@ export const configSchema = Section({
    * Admin API: `auditRecent` audit events kept per tenant in the state store for GET /v1/admin/audit
    * (0 = none; the audit sink stays the system of record); at most `maxKeysPerTenant` runtime API keys.
    */
+  /**
+   * toolgate's own MCP endpoint (/mcp): sessions (an `Mcp-Session-Id` from `initialize`, a GET stream for
+   * notifications, DELETE to end), or stateless with `sessions: false`. Read live: a reload changes them.
+   */
+  mcpServer: Section({
+    sessions: Type.Boolean({ default: true }),
+    /** A session unused this long (no request, no open stream) is forgotten. */
+    idleTimeoutMs: Type.Integer({ minimum: 1000, maximum: 86400000, default: 1800000 }),
+    /** Sessions one principal (tenant + user) may hold; a new one beyond it ends that principal's oldest. */
+    maxPerPrincipal: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+    /** Sessions one tenant may hold; an `initialize` beyond it answers 503 (another user's sessions are never ended). */
+    maxPerTenant: Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }),
+  }, { default: {} }),
   admin: Section({
     auditRecent: Type.Integer({ minimum: 0, maximum: 100000, default: 1000 }),
     maxKeysPerTenant: Type.Integer({ minimum: 0, maximum: 10000, default: 100 }),

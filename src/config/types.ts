@@ -25,6 +25,7 @@ export type McpRemoteEntry = Static<typeof schema.mcpRemoteSchema>;
 export type McpLocalEntry = Static<typeof schema.mcpLocalSchema>;
 export type McpGlobalEntry = Static<typeof schema.mcpGlobalSchema>;
 export type TenantConfig = Static<typeof schema.tenantSchema>;
+export type McpServerConfig = Static<typeof schema.configSchema>['mcpServer'];
 
 export type GatewayConfig = Static<typeof schema.configSchema> & {
   /** Folder of the config file: relative paths resolve against it. */

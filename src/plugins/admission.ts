@@ -10,6 +10,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route runs tool calls: it also takes one of its tenant's `limits.maxInFlight` slots. */
     runsCalls?: boolean;
+    /**
+     * The route answers with a long-lived stream (MCP's GET event stream): it is shed like any request
+     * while the replica is over its bound, but holds no slot while it streams, so idle listeners never
+     * use up the slots of calls. Its own route bounds how many streams there can be.
+     */
+    opensStream?: boolean;
   }
 }
 
@@ -57,6 +63,8 @@ export const admissionPlugin = fp(
         throw new Error(`route ${route.method} ${route.url}: authenticate is an onRequest hook, not a preHandler`);
       }
       const runsCalls = route.config?.runsCalls === true;
+      const opensStream = route.config?.opensStream === true;
+      if (runsCalls && opensStream) throw new Error(`route ${route.method} ${route.url}: a stream route cannot also run calls`);
       // The raw response's `close` comes once for every response: after it finished, or when the client left
       // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
       // keep its slot forever. A response closed before it was ended is a client that left, counted with
@@ -90,6 +98,7 @@ export const admissionPlugin = fp(
               metrics.countOverload('server');
               return done(overloaded(reply, 'server is overloaded, retry later'));
             }
+            if (opensStream) return done();
             const tenant = request.principal.tenant;
             if (runsCalls) {
               // Once a shutdown cancelled the running calls, a request only now reaching its calls has not started:

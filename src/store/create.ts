@@ -1,5 +1,7 @@
 import type { StoreConfig } from '../config/types.js';
+import { createMemoryBus, type MessageBus } from './bus.js';
 import { createMemoryStore } from './memory.js';
+import { createRedisBus } from './redis-bus.js';
 import { createRedisStore, type RedisStoreOptions } from './redis.js';
 import type { StateStore } from './types.js';
 
@@ -11,4 +13,9 @@ export function createStore(config: StoreConfig, hooks: StoreHooks = {}): StateS
   return config.kind === 'redis'
     ? createRedisStore({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.commandTimeoutMs, ...hooks })
     : createMemoryStore();
+}
+
+/** The message bus beside that store: Redis pub/sub with `kind: redis`, in-process otherwise. */
+export function createBus(config: StoreConfig): MessageBus {
+  return config.kind === 'redis' ? createRedisBus({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.commandTimeoutMs }) : createMemoryBus();
 }

@@ -65,8 +65,8 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('cancels the upstream call when the client connection of a tools/call goes away', async () => {
-    // The stateless endpoint's cancellation path: the HTTP request carrying the call is closed. (A separate
-    // notifications/cancelled POST reaches a fresh server instance that does not hold the call; see README.)
+    // Without a session, the one cancellation path: the HTTP request carrying the call is closed.
+    // (notifications/cancelled within a session: test/routes/mcp-sessions.test.ts.)
     const before = upstreamState.cancelled.length;
     const hangUp = new AbortController();
     const pending = fetch(`${baseUrl}/mcp`, {
@@ -165,9 +165,9 @@ describe('POST /mcp with the SDK client', () => {
     expect(await batch.json()).toMatchObject({ id: null, error: { code: -32602 } });
   });
 
-  it('answers 401 without a token and 405 for GET', async () => {
+  it('answers 401 without a token and 400 for a GET without a session id', async () => {
     expect((await fetch(`${baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
-    expect((await fetch(`${baseUrl}/mcp`, { headers: bearer(aliceToken) })).status).toBe(405);
+    expect((await fetch(`${baseUrl}/mcp`, { headers: bearer(aliceToken) })).status).toBe(400);
   });
 });
 

@@ -4,6 +4,8 @@ import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool, ToolContext } from '../types.js';
 import { readBodyCapped } from '../egress/http-client.js';
+import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
+import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const ERROR_SNIPPET_CHARS = 500;
@@ -26,7 +28,15 @@ export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
   const hasBody = entry.http.method !== 'GET' && entry.http.method !== 'DELETE';
   const service = `http:${new URL(entry.http.url).host}`;
 
-  async function handler(args: JsonObject, ctx: ToolContext): Promise<unknown> {
+  const hop = httpClientAttributes(entry.http.method, new URL(entry.http.url));
+
+  function handler(args: JsonObject, ctx: ToolContext): Promise<unknown> {
+    if (!isTracing()) return send(args, ctx, undefined);
+    // Never the URL with its query: a GET webhook carries the arguments there.
+    return clientSpan(entry.http.method, hop, (trace, span) => send(args, ctx, trace, (status) => span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status)));
+  }
+
+  async function send(args: JsonObject, ctx: ToolContext, trace: Readonly<Record<string, string>> | undefined, answered?: (status: number) => void): Promise<unknown> {
     const timeout = AbortSignal.timeout(entry.http.timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout]);
     const url = buildUrl(entry, args);
@@ -42,6 +52,7 @@ export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
           accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
           'x-toolgate-depth': String(ctx.depth + 1),
           'x-request-id': ctx.requestId,
+          ...trace,
         },
         body: hasBody ? JSON.stringify(args) : undefined,
         signal,
@@ -51,6 +62,7 @@ export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
       if (ctx.signal.aborted) throw new ToolError('TIMEOUT', 'call was cancelled');
       throw new ToolError('UPSTREAM_ERROR', `webhook request failed: ${(error as Error).message}`);
     }
+    answered?.(response.statusCode);
     let text: string;
     try {
       text = await readBodyCapped(response.body, MAX_RESPONSE_BYTES);

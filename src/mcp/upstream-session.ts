@@ -7,6 +7,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
+import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME, ATTR_NETWORK_TRANSPORT, ATTR_UPSTREAM, clientSpan, isTracing } from '../observability/tracing.js';
 import type { JsonObject, Logger } from '../types.js';
 import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
@@ -152,13 +153,26 @@ function mapCallError(error: unknown, label: string, signal: AbortSignal | undef
   return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });
 }
 
-export async function callUpstreamTool(target: CallTarget, name: string, args: JsonObject, options: CallOptions = {}): Promise<CallToolResult> {
+export function callUpstreamTool(target: CallTarget, name: string, args: JsonObject, options: CallOptions = {}): Promise<CallToolResult> {
+  if (!isTracing()) return callOnce(target, name, args, options, undefined);
+  const transport = target.session.kind === 'stdio' ? 'pipe' : target.session.kind === 'in-memory' ? 'inproc' : 'tcp';
+  const attributes = { [ATTR_MCP_METHOD_NAME]: 'tools/call', [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: name, [ATTR_NETWORK_TRANSPORT]: transport, [ATTR_UPSTREAM]: target.service };
+  return clientSpan(`tools/call ${name}`, attributes, (trace) => callOnce(target, name, args, options, trace), (result) => result.isError === true);
+}
+
+/**
+ * One tools/call. `trace` (traceparent, tracestate) rides in `params._meta` on every transport, as the MCP
+ * semantic conventions put it, so a traced MCP server continues the trace; over HTTP it is also a header.
+ */
+async function callOnce(target: CallTarget, name: string, args: JsonObject, options: CallOptions, trace: Readonly<Record<string, string>> | undefined): Promise<CallToolResult> {
   const { session } = target;
   const { signal } = options;
   const http = session.kind === 'streamable-http' || session.kind === 'sse';
   const params = http
-    ? { name, arguments: args, _meta: callHeadersMeta({ ...options.headers, [DEPTH_HEADER]: String((options.depth ?? 0) + 1) }) }
-    : { name, arguments: args };
+    ? { name, arguments: args, _meta: { ...trace, ...callHeadersMeta({ ...options.headers, ...trace, [DEPTH_HEADER]: String((options.depth ?? 0) + 1) }) } }
+    : trace === undefined
+      ? { name, arguments: args }
+      : { name, arguments: args, _meta: { ...trace } };
   try {
     return (await session.client.callTool(params, undefined, { signal, timeout: target.timeoutMs ?? 300_000 })) as CallToolResult;
   } catch (error) {

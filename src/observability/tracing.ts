@@ -3,6 +3,7 @@
 // is configured; until then `isTracing()` is false and no caller builds a span, a context or a header.
 // Only the API package is loaded here: with no SDK registered it does nothing.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import type { TraceSettings } from './trace-settings.js';
 
 export type { Context as TraceContext } from '@opentelemetry/api';
@@ -23,6 +24,8 @@ export const ATTR_OUTCOME = 'toolgate.outcome';
 export const ATTR_ERROR_TYPE_TOOLGATE = 'toolgate.error_type';
 export const ATTR_POLICY = 'toolgate.policy';
 export const ATTR_DECISION = 'toolgate.decision';
+/** The upstream a client span calls: an MCP service id, or `http:<host>` of a webhook or retrieval service. */
+export const ATTR_UPSTREAM = 'toolgate.upstream';
 
 /** What tracing-sdk.ts hands back once the SDK runs. */
 export interface TracingRuntime {
@@ -103,6 +106,12 @@ export function activeTraceId(): string | undefined {
   return active === undefined ? undefined : traceIds(context.active())?.traceId;
 }
 
+/** A thrown error's kind for `error.type`: a ToolError's errorType, else the class name (never its message). */
+function errorTypeName(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'errorType' in error && typeof error.errorType === 'string') return error.errorType;
+  return error instanceof Error ? error.name : 'Error';
+}
+
 /**
  * Runs `work` inside a new span under `parent` (the active context when undefined): the span is current
  * while `work` runs, so the spans and headers of everything it calls belong to it. `finish` names what is
@@ -125,7 +134,7 @@ export function inSpan<T>(
       return result;
     },
     (error: unknown) => {
-      span.setAttribute(ATTR_ERROR_TYPE, error instanceof Error ? error.name : 'Error');
+      span.setAttribute(ATTR_ERROR_TYPE, errorTypeName(error));
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
       throw error;
@@ -134,17 +143,27 @@ export function inSpan<T>(
 }
 
 /** A client span around one upstream hop; `work` gets the W3C headers (traceparent, tracestate) to send. */
-export function clientSpan<T>(name: string, attributes: Attributes, work: (headers: Record<string, string>) => Promise<T>, failed: (result: T) => boolean = () => false): Promise<T> {
+export function clientSpan<T>(name: string, attributes: Attributes, work: (headers: Record<string, string>, span: Span) => Promise<T>, failed: (result: T) => boolean = () => false): Promise<T> {
   return inSpan(
     name,
     { kind: SpanKind.CLIENT, attributes },
     (span) => {
       const headers: Record<string, string> = {};
-      propagation.inject(trace.setSpan(context.active(), span), headers);
-      return work(headers);
+      propagation.inject(context.active(), headers);
+      return work(headers, span);
     },
     (result) => ({ failed: failed(result) }),
   );
+}
+
+/** The attributes of an HTTP client span to `url`: method, host, port, upstream; never the path or query. */
+export function httpClientAttributes(method: string, url: URL): Attributes {
+  return {
+    [ATTR_HTTP_REQUEST_METHOD]: method,
+    [ATTR_SERVER_ADDRESS]: url.hostname,
+    ...(url.port ? { [ATTR_SERVER_PORT]: Number(url.port) } : {}),
+    [ATTR_UPSTREAM]: `http:${url.host}`,
+  };
 }
 
 /**

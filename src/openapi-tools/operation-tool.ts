@@ -4,6 +4,8 @@
 // within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
 import type { EgressDeniedError, FetchLike } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
+import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
+import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool, ToolContext } from '../types.js';
 import { buildRequest, type OutgoingRequest } from './build-request.js';
@@ -51,7 +53,22 @@ export function createOperationTool(spec: OperationToolSpec, fetch: FetchLike): 
   const urlTemplate = `${spec.baseUrl.replace(/\/+$/, '')}${plan.pathTemplate}`;
   const readOnly = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 
-  async function send(request: OutgoingRequest, signal: AbortSignal): Promise<Response> {
+  // A client span only while tracing is on (never the URL: path and query carry the arguments).
+  function send(request: OutgoingRequest, signal: AbortSignal): Promise<Response> {
+    if (!isTracing()) return sendOnce(request, signal);
+    return clientSpan(
+      method,
+      httpClientAttributes(method, new URL(request.url)),
+      (trace, span) =>
+        sendOnce({ ...request, headers: { ...request.headers, ...trace } }, signal).then((response) => {
+          span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
+          return response;
+        }),
+      (response) => response.status >= 500,
+    );
+  }
+
+  async function sendOnce(request: OutgoingRequest, signal: AbortSignal): Promise<Response> {
     let url = request.url;
     for (let hop = 0; ; hop += 1) {
       const response = await fetch(url, { method: request.method, headers: request.headers, body: request.body, signal });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
 import type { Principal } from '../types.js';
 import { endSpan, startServerSpan, type TraceContext, type TracingHandle } from '../observability/tracing.js';
 
@@ -33,7 +33,8 @@ export const tracingPlugin = fp<{ tracing: TracingHandle | undefined }>(
 
     const open = (request: FastifyRequest): TraceContext => {
       const route = request.routeOptions.url;
-      const attributes = { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_URL_PATH]: request.url.split('?', 1)[0], ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route }) };
+      // The route pattern, never the path as sent: paths hold user ids and approval ids.
+      const attributes = { [ATTR_HTTP_REQUEST_METHOD]: request.method, ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route }) };
       // `principal` is set by authentication only (src/plugins/auth.ts): the one proof the caller may join a trace.
       const principal: Principal | null = request.principal;
       const authenticated = principal !== null;

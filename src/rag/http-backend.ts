@@ -9,6 +9,7 @@
 import type { Dispatcher } from 'undici';
 import { ToolError } from '../execution/tool-error.js';
 import { readBodyCapped } from '../egress/http-client.js';
+import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
 import type { RagBackend, RagFilter, RagHit, RagSearchResult } from './backend.js';
 import { citationsFor } from './citations.js';
 
@@ -65,7 +66,15 @@ export function createHttpBackend(options: HttpBackendOptions): RagBackend {
   let failures = 0;
   let lastError: string | undefined;
 
-  async function post(query: string, filter: RagFilter, topK: number, signal: AbortSignal): Promise<unknown> {
+  const hop = httpClientAttributes('POST', new URL(options.url));
+
+  // A client span only while tracing is on; its traceparent goes with the request.
+  function post(query: string, filter: RagFilter, topK: number, signal: AbortSignal): Promise<unknown> {
+    if (!isTracing()) return send(query, filter, topK, signal, headers);
+    return clientSpan('POST', hop, (trace) => send(query, filter, topK, signal, { ...headers, ...trace }));
+  }
+
+  async function send(query: string, filter: RagFilter, topK: number, signal: AbortSignal, headers: Record<string, string>): Promise<unknown> {
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const payload = { query, filter, topK, ...(options.dataset !== undefined ? { dataset: options.dataset } : {}) };
     try {

@@ -1,5 +1,7 @@
 import Type from 'typebox';
+import { outcomeOf } from '../src/audit/events.js';
 import { isPermanentFailure } from '../src/execution/tool-result.js';
+import { ATTR_OUTCOME, ATTR_POLICY, ATTR_RETRY_ATTEMPT, inSpan, isTracing } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
@@ -23,6 +25,14 @@ export const RetryOptions = Type.Object(
  * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
  * of attempts, and never past the call's deadline or abort.
  */
+/** A retry attempt (the second and later) as a span, so the hops it makes nest under it. */
+function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise<ToolResult> {
+  return inSpan(`policy retry attempt ${attempt}`, { attributes: { [ATTR_POLICY]: 'retry', [ATTR_RETRY_ATTEMPT]: attempt } }, run, (result) => {
+    const outcome = outcomeOf(result);
+    return { attributes: { [ATTR_OUTCOME]: outcome }, failed: outcome !== 'ok' };
+  });
+}
+
 export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions('retry', RetryOptions, options);
   const clock = deps.clock ?? systemClock;
@@ -48,7 +58,7 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
       await clock.sleep(delay, ctx.signal);
       if (ctx.signal.aborted) break;
       deps.metrics?.decision('retry', 'retried');
-      result = await next(call, ctx);
+      result = await (isTracing() ? tracedAttempt(attempt + 1, () => next(call, ctx)) : next(call, ctx));
     }
     return result;
   }

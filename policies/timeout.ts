@@ -4,6 +4,7 @@ import { CallContext, followCall } from '../src/execution/call-context.js';
 import { LazySignal } from '../src/execution/lazy-signal.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
+import { isTracing, recordDecision } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
@@ -58,6 +59,8 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
       };
       const timer = setTimeout(() => {
         if (!finish()) return;
+        // The timer runs in the call's trace context: the span covers the attempt it ended.
+        if (isTracing()) recordDecision('timeout', 'TIMEOUT', Date.now() - limitMs);
         attempt.abort(new ToolError('TIMEOUT', timedOutMessage(call, limitMs)));
         resolve(timedOutResult(call, limitMs));
       }, Math.min(limitMs, MAX_TIMER_MS));

@@ -24,6 +24,8 @@ export const ATTR_OUTCOME = 'toolgate.outcome';
 export const ATTR_ERROR_TYPE_TOOLGATE = 'toolgate.error_type';
 export const ATTR_POLICY = 'toolgate.policy';
 export const ATTR_DECISION = 'toolgate.decision';
+/** Which attempt of a call a retry span is (2 for the first retry). */
+export const ATTR_RETRY_ATTEMPT = 'toolgate.retry.attempt';
 /** The upstream a client span calls: an MCP service id, or `http:<host>` of a webhook or retrieval service. */
 export const ATTR_UPSTREAM = 'toolgate.upstream';
 

@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
+import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { JsonObject, Tool } from '../types.js';
 import { noopPolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
@@ -129,7 +130,10 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     if (!layer) return [];
     const pass = metrics.decisionCell(name, 'pass');
     const answer: Answer = (result) => {
-      metrics.decision(name, result.status ?? result.error?.errorType ?? 'answered');
+      const decision = result.status ?? result.error?.errorType ?? 'answered';
+      metrics.decision(name, decision);
+      // A policy that decided the call (refused, parked for approval) is a span of its own under the call.
+      if (isTracing()) recordDecision(name, decision);
       return result;
     };
     return [{ layer, pass, answer }];

@@ -55,6 +55,11 @@ function resolveBaseUrl(entry: OpenApiEntry, document: OpenApiDocument): string 
   } catch {
     throw new OpenApiDocumentError(`base URL ${base} is not a valid URL`);
   }
+  // A fetched document is not the operator's own text: whoever serves it must not be able to send the
+  // calls, with the headers configured for this API, to a host of their choosing.
+  if (entry.baseUrl === undefined && entry.url !== undefined && parsed.origin !== new URL(entry.url).origin) {
+    throw new OpenApiDocumentError(`the document's server ${parsed.origin} is not where the document came from (${new URL(entry.url).origin}): set baseUrl to call it`);
+  }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OpenApiDocumentError(`base URL ${base} is not http(s)`);
   if (parsed.username || parsed.password) throw new OpenApiDocumentError('credentials in the base URL are not allowed (use headers)');
   if (parsed.search || parsed.hash) throw new OpenApiDocumentError(`base URL ${base} must not carry a query or fragment`);

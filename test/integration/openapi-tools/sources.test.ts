@@ -147,6 +147,33 @@ describe('OpenAPI import: versions', () => {
   });
 });
 
+describe('OpenAPI import: where a fetched document may send calls', () => {
+  it("refuses a fetched document's server on another origin unless baseUrl names it, and sends nothing there", async () => {
+    const other = await startPetsApi('127.0.0.2');
+    const document = (await readFile(join(fixtures, 'pets-3.1.yaml'), 'utf8')).replace('https://pets.example.com/v1', `${other.base}/v1`);
+    api.routes.set('/elsewhere.yaml', (_request, reply) => reply(200, document, { 'content-type': 'application/yaml' }));
+    try {
+      const egress = { allow: ['127.0.0.1', '127.0.0.2'] };
+      const error = await buildTestApp(testConfig({ egress, openapi: [{ name: 'pets', url: `${api.base}/elsewhere.yaml` }] })).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toContain(`the document's server ${other.base} is not where the document came from (${api.base}): set baseUrl to call it`);
+      expect(other.seen).toHaveLength(0);
+
+      // The operator's explicit choice is honoured.
+      const app = await buildTestApp(testConfig({ egress, openapi: [{ name: 'pets', url: `${api.base}/elsewhere.yaml`, baseUrl: `${other.base}/v1` }] }));
+      try {
+        expect((await execute(app, 'pets_getPet', { petId: 1 })).json()).toMatchObject({ ok: true });
+        expect(other.seen.length).toBeGreaterThan(0);
+      } finally {
+        await app.close();
+      }
+    } finally {
+      api.routes.delete('/elsewhere.yaml');
+      await other.close();
+    }
+  });
+});
+
 describe('OpenAPI import: reload', () => {
   it('re-reads the document; one that fails to parse keeps the old tools and the reload answer says why', async () => {
     const path = join(dir, 'pets.yaml');

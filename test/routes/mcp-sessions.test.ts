@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayConfig } from '../../src/config/types.js';
 import { createTestState, echoTool, failTool, notifyToolsChanged, sleepTool, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
+import { expectCancelledUpstream } from '../helpers/mcp-cancel.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 
 let app: FastifyInstance;
@@ -159,14 +160,7 @@ describe('MCP sessions with the SDK client', () => {
   it('cancels an in-flight call upstream on notifications/cancelled', async () => {
     const { client } = await connect(aliceToken);
     try {
-      const before = upstreamState.cancelled.length;
-      const cancel = new AbortController();
-      // The call's own HTTP request stays open: only the notification, a separate POST, can end it.
-      const pending = client.callTool({ name: 'ev_sleep', arguments: {} }, undefined, { signal: cancel.signal }).catch((error: unknown) => error);
-      await vi.waitFor(() => expect(upstreamState.calls.at(-1)).toBe('sleep'), { timeout: 5000 });
-      cancel.abort('the user pressed stop');
-      expect(await pending).toBeDefined();
-      await vi.waitFor(() => expect(upstreamState.cancelled.slice(before)).toEqual(['sleep']), { timeout: 5000 });
+      await expectCancelledUpstream(client, upstreamState);
     } finally {
       await client.close();
     }

@@ -93,7 +93,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
 
   const env = options.env ?? process.env;
   // Off unless configured (telemetry block or OTEL_* variables): then the SDK is never even imported.
-  const tracing = await startTracing(traceSettings(config.telemetry, env));
+  // Checked here, started just before the plugins: a failure in between leaves no SDK running.
+  const traces = traceSettings(config.telemetry, env);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets });
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
@@ -148,7 +149,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
 
   // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
   // Tracing first: its onRequest hook, which times the server span, runs before any other.
-  await app.register(tracingPlugin, { tracing });
+  await app.register(tracingPlugin, { tracing: await startTracing(traces) });
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
   await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });

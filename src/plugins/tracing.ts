@@ -43,8 +43,14 @@ export const tracingPlugin = fp<{ tracing: TracingHandle | undefined }>(
       return ctx;
     };
 
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.addHook('onRequest', (request, reply, done) => {
       request.traceStart = now();
+      // Fastify's onResponse follows finished responses only: a client that hung up mid-call ends its span
+      // here, as 499 (nginx's status for it, as the request metrics count it).
+      const response = reply.raw;
+      response.once('close', () => {
+        if (!response.writableEnded) endSpan(request.traceContext ?? open(request), { [ATTR_HTTP_RESPONSE_STATUS_CODE]: 499 }, true);
+      });
       done();
     });
     app.addHook('preHandler', (request, _reply, done) => {

@@ -94,6 +94,24 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
     ]);
   });
 
+  it('ends the server span of a request whose client hung up mid-call, as 499', async () => {
+    const traceId = '34343434343434343434343434343434';
+    const address = await app.listen({ host: '127.0.0.1', port: 0 });
+    const client = new AbortController();
+    const sent = fetch(`${address}/v1/execute`, {
+      method: 'POST',
+      headers: { ...bearer(API_KEY), 'content-type': 'application/json', traceparent: traceparent(traceId) },
+      body: JSON.stringify({ name: 'slow', arguments: { ms: 10_000 } }),
+      signal: client.signal,
+    });
+    // Long enough for the call to start (the tool waits 10 s, or until the client is gone).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    client.abort();
+    await sent.catch(() => undefined);
+    const spans = inTrace(traceId)(await receiver.waitFor((all) => inTrace(traceId)(all).some((span) => span.kind === 2)));
+    expect(named(spans, 'POST /v1/execute')).toMatchObject({ statusCode: 2, attributes: { 'http.response.status_code': 499 } });
+  });
+
   it('starts a new trace for an unauthenticated request, whatever traceparent it sends', async () => {
     const foreign = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: { authorization: 'Bearer wrong-token', traceparent: traceparent(foreign) }, payload: { name: 'get_weather' } });

@@ -13,6 +13,7 @@ import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { toCallToolResult } from '../src/mcp-server/call-result.js';
 import { cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
+import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp-server/serve-resources.js';
 import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
 import { createMcpSessions } from '../src/mcp-server/sessions.js';
 import { openSseStream } from '../src/mcp-server/sse-stream.js';
@@ -27,7 +28,8 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
 function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
-  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined } } });
+  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
+  registerResourcesAndPrompts(server, { reachable: () => app.gateway.mcpServicesFor(request.principal), log: request.log });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };

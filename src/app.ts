@@ -42,6 +42,7 @@ import { healthRoutes } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { toolsRoutes } from '../routes/tools.js';
+import { resourcesRoutes } from '../routes/resources.js';
 import { userRoutes } from '../routes/users.js';
 import type { Resolve } from './egress/check-egress.js';
 import type { StateStore } from './store/types.js';
@@ -168,6 +169,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(docsRoutes);
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
+  await app.register(resourcesRoutes);
   await app.register(adminRoutes);
   await app.register(adminKeysRoutes, { runtimeKeys });
   await app.register(adminActivityRoutes);

@@ -21,6 +21,8 @@ export const errors = {
   TG_NOT_READY: createError('TG_NOT_READY', '%s', 503),
   /** The shared state store (Redis) did not answer: approvals and user MCP registrations fail closed. */
   TG_STORE_UNAVAILABLE: createError('TG_STORE_UNAVAILABLE', '%s', 503),
+  /** An MCP service the caller may reach did not answer a resource read or prompt (down, timed out, refused). */
+  TG_UPSTREAM_ERROR: createError('TG_UPSTREAM_ERROR', '%s', 502),
   TG_CONFIG_INVALID: createError('TG_CONFIG_INVALID', '%s', 400),
   TG_INTERNAL: createError('TG_INTERNAL', 'internal server error', 500),
 } as const;

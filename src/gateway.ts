@@ -9,7 +9,7 @@ import { buildCatalog, type Catalog } from './registry/catalog.js';
 import { createFeatureGate } from './registry/features.js';
 import { createOverrideApplier } from './registry/overrides.js';
 import { assemblePool, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
-import type { ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
+import type { McpService, ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
 import { createTenantView, TOOL_SEARCH_NAME, type TenantView } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
 import { narrowPool } from './registry/toolset-pool.js';
@@ -303,6 +303,29 @@ export class Gateway {
 
   status(): UpstreamStatus[] {
     return [...this.snapshot.providers.values()].flatMap((provider) => provider.status?.() ?? []).concat(this.deps.userProvider?.status?.() ?? []);
+  }
+
+  /**
+   * The MCP services whose resources and prompts the principal may reach, on the live snapshot: the global
+   * services on its tenant's `mcpServices`, every local service, and its own servers when the tenant allows
+   * them (left out while the store cannot list them). docs/architecture.md#resources-and-prompts
+   */
+  async mcpServicesFor(principal: Principal): Promise<{ tenant: TenantView; services: McpService[] }> {
+    const snapshot = this.snapshot;
+    const tenant = snapshot.tenants.get(principal.tenant);
+    if (!tenant) throw new UnknownTenantError(principal.tenant);
+    const allowed = new Set(tenant.config.mcpServices);
+    const services = [...snapshot.providers.values()]
+      .flatMap((provider) => provider.mcpServices?.() ?? [])
+      .filter((service) => service.scope !== 'global' || allowed.has(service.service));
+    const userProvider = this.deps.userProvider;
+    if (!tenant.config.userMcp.enabled || !userProvider?.servicesFor) return { tenant, services };
+    try {
+      return { tenant, services: [...services, ...(await userProvider.servicesFor(principal, this.deps.log))] };
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      return { tenant, services };
+    }
   }
 
   async close(): Promise<void> {

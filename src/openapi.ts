@@ -14,6 +14,7 @@ export const openapiDocument = {
   tags: [
     { name: 'tools', description: 'Exposure: the caller\'s tool pool' },
     { name: 'execute', description: 'Execution through the policy stack' },
+    { name: 'resources', description: 'Resources and prompts of the MCP services the caller may reach' },
     { name: 'approvals', description: 'Human approval of tool calls' },
     { name: 'users', description: "A user's own MCP servers" },
     { name: 'admin', description: 'Operator routes (role admin)' },

@@ -305,6 +305,12 @@ export const tenantSchema = Section({
     enabled: Type.Boolean({ default: true }),
     maxServers: Type.Integer({ minimum: 0, default: 10 }),
   }, { default: {} }),
+  /**
+   * Resources and prompts of the MCP services the tenant reaches, narrowed by globs over their namespaced
+   * names (`*` spans any characters, `/` included); a read or a prompt is capped at its max chars.
+   */
+  resources: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }), maxReadChars: Type.Integer({ minimum: 1, default: 100000 }) }, { default: {} }),
+  prompts: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }), maxResultChars: Type.Integer({ minimum: 1, default: 100000 }) }, { default: {} }),
   /** Named subsets of the tenant's pool (virtual servers): `/mcp/<name>`, `?toolset=<name>`. */
   toolsets: Dict(Section({ description: Type.String({ default: '' }), tools: nameList() }), {
     default: {},

@@ -138,6 +138,10 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
     onChange(listener) {
       listeners.push(listener);
     },
+    mcpServices() {
+      const scope = kind === 'global-mcp' ? 'global' : 'local';
+      return clients.map(({ spec, client }) => ({ scope, service: spec.service, client: async () => client.sdkClient() }));
+    },
     status() {
       return clients.map(({ spec, client }) => {
         const status = client.status();

@@ -1,6 +1,7 @@
 // One managed connection to one configured MCP server (global or local): connect, list, follow
 // list_changed, detect loss, reconnect with jittered backoff, and call tools without ever hanging on a
 // dead upstream. The session itself (transport, listing, calls, error mapping) is upstream-session.ts.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import type { UpstreamStatus } from '../registry/provider.js';
@@ -35,6 +36,8 @@ export interface UpstreamClient {
   start(): Promise<void>;
   tools(): readonly McpTool[];
   callTool(name: string, args: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  /** The live session's SDK client while ready (resources and prompts), else undefined. */
+  sdkClient(): Client | undefined;
   /** Fires after every successful (re)listing and on every state change. */
   onChange(listener: () => void): void;
   status(): UpstreamStatus;
@@ -162,6 +165,10 @@ class ManagedUpstream implements UpstreamClient {
       ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
     };
     return callUpstreamTool(target, name, args, callOptions);
+  }
+
+  sdkClient(): Client | undefined {
+    return this.state === 'ready' ? this.current?.session.client : undefined;
   }
 
   onChange(listener: () => void): void {

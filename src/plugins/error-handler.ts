@@ -45,7 +45,7 @@ function mapFastifyCode(error: FastifyError, status: number): string {
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',
-  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 502: 'Bad Gateway', 503: 'Service Unavailable',
 };
 function reasonPhrase(status: number): string {
   return REASONS[status] ?? 'Error';

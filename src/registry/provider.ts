@@ -1,4 +1,20 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Logger, Principal, Tool, ToolSourceKind } from '../types.js';
+
+/** Where an MCP service is configured: its namespace in resource URIs and prompt names (docs/architecture.md#resources-and-prompts). */
+export type McpServiceScope = 'global' | 'local' | 'user';
+
+/** The part of an SDK client that resources and prompts use. */
+export type McpServiceClient = Pick<Client, 'getServerCapabilities' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'listPrompts' | 'getPrompt'>;
+
+/** An MCP upstream as its resources and prompts are reached (src/mcp-server). */
+export interface McpService {
+  readonly scope: McpServiceScope;
+  /** The global service id, the local service name, or the user's own serviceId. */
+  readonly service: string;
+  /** The connected SDK client; undefined while the upstream is down or cannot be reached. */
+  client(): Promise<McpServiceClient | undefined>;
+}
 
 /** State of one upstream (MCP service, retrieval backend) for /readyz and /v1/admin/upstreams. */
 export interface UpstreamStatus {
@@ -26,6 +42,8 @@ export interface ToolProvider {
   /** Called by the provider's owner to learn when `tools()` changed (e.g. MCP list_changed, reconnect). */
   onChange?(listener: () => void): void;
   status?(): UpstreamStatus[];
+  /** MCP providers: every upstream service, for resources and prompts. */
+  mcpServices?(): readonly McpService[];
 }
 
 /** Tools that exist only for one principal (user-level MCP servers). Added last in the narrowing chain. */
@@ -33,6 +51,8 @@ export interface UserToolProvider {
   readonly kind: 'user-mcp';
   /** The caller's own tools. */
   toolsFor(principal: Principal, log: Logger): Promise<readonly Tool[]>;
+  /** The caller's own MCP servers, for resources and prompts (connected on first use). */
+  servicesFor?(principal: Principal, log: Logger): Promise<readonly McpService[]>;
   close?(): Promise<void>;
   status?(): UpstreamStatus[];
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createPinnedFetch, type PinnedFetch } from '../egress/pinned-fetch.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { describeError } from '../mcp/upstream-session.js';
-import type { UserToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { McpService, UserToolProvider, UpstreamStatus } from '../registry/provider.js';
 import type { Logger, Principal, Tool } from '../types.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey } from '../registry/user-names.js';
@@ -114,6 +114,23 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     async toolsFor(principal, log) {
       if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return NO_TOOLS;
       return toolsFrom(principal, await deps.registrations.list(principal.tenant, principal.user), log);
+    },
+    async servicesFor(principal, log) {
+      if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return [];
+      const registrations = await deps.registrations.list(principal.tenant, principal.user);
+      return registrations.map((registration): McpService => ({
+        scope: 'user',
+        service: registration.serviceId,
+        client: async () => {
+          try {
+            return (await serverFor(principal, registration, log)).client;
+          } catch (error) {
+            log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error) }, 'user MCP server unavailable');
+            await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
+            return undefined;
+          }
+        },
+      }));
     },
     async forget(tenant, sub, serviceId) {
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));

@@ -2,6 +2,7 @@
 // (src/mcp/upstream-session.ts) over the pinned egress fetch, a listing cached until the server says it
 // changed, and the owner's tools built from it. Only the user-specific parts live here: the owner
 // check, per-user names, fail-closed annotations.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { FetchLike } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
@@ -73,6 +74,11 @@ export class UserServer {
 
   close(): Promise<void> {
     return this.session.close();
+  }
+
+  /** The owner's connected SDK client (resources and prompts of this server). */
+  get client(): Client {
+    return this.session.client;
   }
 
   async call(tool: string, args: JsonObject, ctx: ToolContext): Promise<{ output: string; trace: unknown }> {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpGlobalEntry } from '../../../src/config/types.js';
 import { createGlobalMcpProvider } from '../../../src/mcp/global-provider.js';
 import type { McpProvider } from '../../../src/mcp/mcp-provider.js';
-import type { Tool, ToolContext } from '../../../src/types.js';
+import { mcpContentOf } from '../../../src/execution/mcp-content.js';
+import type { Tool, ToolContext, ToolOutput } from '../../../src/types.js';
 import { createUserMcpProvider, type UserMcpProvider } from '../../../src/user-mcp/provider.js';
 import { createUserMcpRegistrations } from '../../../src/user-mcp/registrations.js';
 import { alice, silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
@@ -67,7 +68,12 @@ describe('one MCP client stack for global and user-level servers', () => {
       output: 'the chart\n[image image/png 8 bytes]\n[resource_link file:///chart.png chart.png]',
       trace: { content: [{ type: 'text', text: 'the chart' }, { type: 'image', data: PNG, mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///chart.png', name: 'chart.png' }] },
     };
-    for (const tool of both('chart')) expect(await tool.handler({}, toolContext())).toEqual(expected);
+    for (const tool of both('chart')) {
+      const mapped = (await tool.handler({}, toolContext())) as ToolOutput;
+      expect({ output: mapped.output, trace: mapped.trace }).toEqual(expected);
+      // The MCP endpoint's copy of the blocks, as the upstream sent them.
+      expect(mcpContentOf(mapped)).toEqual({ content: expected.trace.content });
+    }
   });
 
   it('answers text alone without a trace, and an upstream isError as UPSTREAM_ERROR with its text', async () => {

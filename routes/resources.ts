@@ -1,0 +1,101 @@
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../src/errors.js';
+import { requestCancellation } from '../src/http/call-options.js';
+import {
+  CatalogNotFound,
+  CatalogUpstreamError,
+  getPrompt,
+  listPrompts,
+  listResources,
+  listResourceTemplates,
+  readResource,
+  type CatalogRequest,
+} from '../src/mcp-server/catalog.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import { promptGetBody, promptGetResponse, promptListResponse, resourceListResponse, resourceReadQuery, resourceReadResponse } from '../src/schemas/resources.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
+
+const responses = <T>(ok: T) => ({ 200: ok, ...errorResponses, 404: { $ref: 'ErrorBody#' }, 502: { $ref: 'ErrorBody#' } }) as const;
+
+/**
+ * Resources and prompts of the MCP services the caller may reach, over REST: the same catalog as the MCP
+ * endpoint's resources/* and prompts/* (docs/architecture.md#resources-and-prompts).
+ */
+const routes: RoutePlugin = async (app) => {
+  const catalogRequest = (request: FastifyRequest, reply: FastifyReply): CatalogRequest => ({
+    reachable: () => app.gateway.mcpServicesFor(request.principal),
+    log: request.log,
+    // Upstream requests end when the client goes away or the replica shuts down.
+    signal: requestCancellation(reply, app.drain).signal,
+  });
+  /** Unknown and unreachable are one 404; a reachable service that fails is a 502. */
+  const answer = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof CatalogNotFound) throw new errors.TG_NOT_FOUND(error.message);
+      if (error instanceof CatalogUpstreamError) throw new errors.TG_UPSTREAM_ERROR(error.message);
+      throw error;
+    }
+  };
+  const common = { onRequest: app.authenticate, config: { runsCalls: true } } as const;
+
+  app.get(
+    '/v1/resources',
+    {
+      ...common,
+      schema: { tags: ['resources'], operationId: 'listResources', summary: 'Resources and resource templates of the MCP services the caller may reach', security: bearerSecurity, response: responses(resourceListResponse) },
+    },
+    async (request, reply) => {
+      const catalog = catalogRequest(request, reply);
+      const [resources, resourceTemplates] = await answer(() => Promise.all([listResources(catalog), listResourceTemplates(catalog)]));
+      return { resources, resourceTemplates };
+    },
+  );
+
+  app.get(
+    '/v1/resources/read',
+    {
+      ...common,
+      schema: {
+        tags: ['resources'],
+        operationId: 'readResource',
+        summary: 'Read one resource from the MCP service that owns it',
+        description: 'A URI of a service the caller cannot reach answers 404 exactly as one that does not exist.',
+        security: bearerSecurity,
+        querystring: resourceReadQuery,
+        response: responses(resourceReadResponse),
+      },
+    },
+    async (request, reply) => answer(() => readResource(catalogRequest(request, reply), request.query.uri)),
+  );
+
+  app.get(
+    '/v1/prompts',
+    {
+      ...common,
+      schema: { tags: ['resources'], operationId: 'listPrompts', summary: 'Prompts of the MCP services the caller may reach', security: bearerSecurity, response: responses(promptListResponse) },
+    },
+    async (request, reply) => ({ prompts: await answer(() => listPrompts(catalogRequest(request, reply))) }),
+  );
+
+  app.post(
+    '/v1/prompts/get',
+    {
+      ...common,
+      schema: {
+        tags: ['resources'],
+        operationId: 'getPrompt',
+        summary: 'Get one prompt, filled in with its arguments, from the MCP service that owns it',
+        description: 'A name of a service the caller cannot reach answers 404 exactly as one that does not exist.',
+        security: bearerSecurity,
+        body: promptGetBody,
+        response: responses(promptGetResponse),
+      },
+    },
+    async (request, reply) => answer(() => getPrompt(catalogRequest(request, reply), request.body.name, request.body.arguments)),
+  );
+};
+
+export const resourcesRoutes = fp(routes, { name: 'toolgate-routes-resources', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

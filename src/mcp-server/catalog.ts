@@ -1,0 +1,198 @@
+// Resources and prompts of the MCP services a caller may reach, aggregated and namespaced
+// (docs/architecture.md#resources-and-prompts). One module for both wires: the MCP handlers
+// (serve-resources.ts) and the REST routes (routes/resources.ts) call these functions.
+import type {
+  ContentBlock,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { TenantConfig } from '../config/types.js';
+import type { McpService, McpServiceClient as Client } from '../registry/provider.js';
+import type { Logger, Principal } from '../types.js';
+import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName, parseUri, type Matcher } from './namespace.js';
+import { omitted, SizeBudget } from './size-budget.js';
+
+/** Pages of one upstream listing, and entries kept per service: a server that pages forever cannot hold a listing hostage. */
+export const MAX_LIST_PAGES = 20;
+export const MAX_ENTRIES_PER_SERVICE = 1000;
+/** Per upstream request; the caller's own cancellation (client gone) ends it earlier. */
+export const UPSTREAM_TIMEOUT_MS = 15_000;
+/** A longer URI or name is answered as unknown without being parsed or matched. */
+const MAX_NAME_CHARS = 4096;
+
+/** The services a caller may reach, with its tenant's configuration (Gateway.mcpServicesFor). */
+export type ReachableServices = () => Promise<{ tenant: { config: TenantConfig }; services: readonly McpService[] }>;
+
+export interface CatalogRequest {
+  reachable: ReachableServices;
+  log: Logger;
+  /** The request's cancellation: ends every upstream request it started. */
+  signal?: AbortSignal;
+}
+
+/** Unknown and not reachable answer alike: nothing tells a caller what other tenants or users have. */
+export class CatalogNotFound extends Error {}
+/** A reachable service failed to answer (down, timed out, refused the request). */
+export class CatalogUpstreamError extends Error {}
+
+const echo = (value: string): string => (value.length > 200 ? `${value.slice(0, 200)}…` : value);
+
+interface TenantRules {
+  resources: Matcher;
+  prompts: Matcher;
+}
+// Compiled once per tenant config object (a reload makes new ones).
+const rulesByConfig = new WeakMap<TenantConfig, TenantRules>();
+function rulesOf(config: TenantConfig): TenantRules {
+  let rules = rulesByConfig.get(config);
+  if (!rules) rulesByConfig.set(config, (rules = { resources: compileAllowDeny(config.resources), prompts: compileAllowDeny(config.prompts) }));
+  return rules;
+}
+
+/** The connected client of a service that declares the capability, or undefined. */
+async function clientWith(service: McpService, capability: 'resources' | 'prompts'): Promise<Client | undefined> {
+  const client = await service.client();
+  return client?.getServerCapabilities()?.[capability] ? client : undefined;
+}
+
+async function listPaged<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let count = 0; count < MAX_LIST_PAGES && items.length < MAX_ENTRIES_PER_SERVICE; count++) {
+    const result = await page(cursor);
+    items.push(...result.items);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return items.slice(0, MAX_ENTRIES_PER_SERVICE);
+}
+
+/** Every reachable service's entries, in service order; a service that fails is left out (and logged), never the whole list. */
+async function aggregate<T>(request: CatalogRequest, capability: 'resources' | 'prompts', list: (client: Client, service: McpService) => Promise<T[]>): Promise<{ items: T[]; rules: TenantRules }> {
+  const { tenant, services } = await request.reachable();
+  const perService = await Promise.all(
+    services.map(async (service) => {
+      try {
+        const client = await clientWith(service, capability);
+        return client ? await list(client, service) : [];
+      } catch (error) {
+        request.log.warn({ scope: service.scope, service: service.scope === 'user' ? undefined : service.service, err: describe(error) }, `MCP ${capability} listing failed`);
+        return [];
+      }
+    }),
+  );
+  return { items: perService.flat(), rules: rulesOf(tenant.config) };
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const options = (request: CatalogRequest) => ({ timeout: UPSTREAM_TIMEOUT_MS, ...(request.signal ? { signal: request.signal } : {}) });
+
+export async function listResources(request: CatalogRequest): Promise<Resource[]> {
+  const { items, rules } = await aggregate(request, 'resources', async (client, { scope, service }) => {
+    const listed = await listPaged(async (cursor) => {
+      const page = await client.listResources(cursor ? { cursor } : undefined, options(request));
+      return { items: page.resources, nextCursor: page.nextCursor };
+    });
+    return listed.map((resource) => ({ ...resource, uri: namespacedUri(scope, service, resource.uri), name: namespacedName(scope, service, resource.name) }));
+  });
+  return items.filter((resource) => rules.resources(globSubject(resource.uri)));
+}
+
+export async function listResourceTemplates(request: CatalogRequest): Promise<ResourceTemplate[]> {
+  const { items, rules } = await aggregate(request, 'resources', async (client, { scope, service }) => {
+    const listed = await listPaged(async (cursor) => {
+      const page = await client.listResourceTemplates(cursor ? { cursor } : undefined, options(request));
+      return { items: page.resourceTemplates, nextCursor: page.nextCursor };
+    });
+    return listed.map((template) => ({ ...template, uriTemplate: namespacedUri(scope, service, template.uriTemplate), name: namespacedName(scope, service, template.name) }));
+  });
+  return items.filter((template) => rules.resources(globSubject(template.uriTemplate)));
+}
+
+export async function listPrompts(request: CatalogRequest): Promise<Prompt[]> {
+  const { items, rules } = await aggregate(request, 'prompts', async (client, { scope, service }) => {
+    const listed = await listPaged(async (cursor) => {
+      const page = await client.listPrompts(cursor ? { cursor } : undefined, options(request));
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+    return listed.map((prompt) => ({ ...prompt, name: namespacedName(scope, service, prompt.name) }));
+  });
+  return items.filter((prompt) => rules.prompts(prompt.name));
+}
+
+/**
+ * The owning service of a namespaced name, only among those the caller reaches and only when the tenant's
+ * globs admit the name; anything else is CatalogNotFound before any upstream is asked.
+ */
+async function owner(request: CatalogRequest, kind: 'resource' | 'prompt', name: string): Promise<{ client: Client; service: McpService; upstream: string; config: TenantConfig }> {
+  const notFound = new CatalogNotFound(`unknown ${kind}: ${echo(name)}`);
+  const parsed = name.length > MAX_NAME_CHARS ? undefined : kind === 'resource' ? parseUri(name) : parseName(name);
+  const { tenant, services } = await request.reachable();
+  const service = parsed && services.find((candidate) => candidate.scope === parsed.scope && candidate.service === parsed.service);
+  const rules = rulesOf(tenant.config);
+  if (!parsed || !service || !(kind === 'resource' ? rules.resources(globSubject(name)) : rules.prompts(name))) throw notFound;
+  const client = await clientWith(service, kind === 'resource' ? 'resources' : 'prompts');
+  if (!client) throw new CatalogUpstreamError(`MCP service ${parsed.scope}/${parsed.service} is unavailable`);
+  return { client, service, upstream: parsed.upstream, config: tenant.config };
+}
+
+async function upstreamCall<T>(service: McpService, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new CatalogUpstreamError(`MCP service ${service.scope}/${service.service}: ${echo(describe(error))}`, { cause: error });
+  }
+}
+
+type ResourceContents = ReadResourceResult['contents'][number];
+
+function boundedContents(contents: ResourceContents, budget: SizeBudget, uri: (upstream: string) => string): ResourceContents {
+  const named = { ...contents, uri: uri(contents.uri) };
+  if ('text' in named && typeof named.text === 'string') return { ...named, text: budget.text(named.text) };
+  if ('blob' in named && typeof named.blob === 'string' && !budget.fits(named.blob)) {
+    const { blob, ...rest } = named;
+    return { ...rest, text: omitted('blob', named.mimeType, blob.length) };
+  }
+  return named;
+}
+
+const truncatedMeta = (result: { _meta?: Record<string, unknown> | undefined }, budget: SizeBudget) =>
+  budget.truncated ? { _meta: { ...result._meta, 'toolgate/truncated': true } } : {};
+
+/** resources/read routed to the owning service only; contents carry namespaced URIs and fit `resources.maxReadChars`. */
+export async function readResource(request: CatalogRequest, uri: string): Promise<ReadResourceResult> {
+  const { client, service, upstream, config } = await owner(request, 'resource', uri);
+  const result = await upstreamCall(service, () => client.readResource({ uri: upstream }, options(request)));
+  const budget = new SizeBudget(config.resources.maxReadChars);
+  const contents = result.contents.map((item) => boundedContents(item, budget, (own) => namespacedUri(service.scope, service.service, own)));
+  return { ...result, contents, ...truncatedMeta(result, budget) };
+}
+
+function boundedBlock(block: ContentBlock, budget: SizeBudget, service: McpService): ContentBlock {
+  const uri = (own: string): string => namespacedUri(service.scope, service.service, own);
+  switch (block.type) {
+    case 'text':
+      return { ...block, text: budget.text(block.text) };
+    case 'image':
+    case 'audio':
+      return budget.fits(block.data) ? block : { type: 'text', text: omitted(block.type, block.mimeType, block.data.length) };
+    case 'resource':
+      return { ...block, resource: boundedContents(block.resource, budget, uri) };
+    case 'resource_link':
+      return { ...block, uri: uri(block.uri) };
+    default:
+      return block;
+  }
+}
+
+/** prompts/get routed to the owning service only; embedded resources carry namespaced URIs; the messages fit `prompts.maxResultChars`. */
+export async function getPrompt(request: CatalogRequest, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
+  const { client, service, upstream, config } = await owner(request, 'prompt', name);
+  const result = await upstreamCall(service, () => client.getPrompt({ name: upstream, ...(args ? { arguments: args } : {}) }, options(request)));
+  const budget = new SizeBudget(config.prompts.maxResultChars);
+  const messages = result.messages.map((message) => ({ ...message, content: boundedBlock(message.content, budget, service) }));
+  return { ...result, messages, ...truncatedMeta(result, budget) };
+}

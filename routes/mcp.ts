@@ -12,7 +12,7 @@ import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { toCallToolResult } from '../src/mcp-server/call-result.js';
-import { cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
+import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp-server/serve-resources.js';
 import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
 import { createMcpSessions } from '../src/mcp-server/sessions.js';
@@ -43,6 +43,13 @@ function serverFor(app: FastifyInstance, request: FastifyRequest, reply: Fastify
     try {
       const signals = [clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])];
       const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any(signals));
+      // An upstream's progress is relayed under the client's own token, on this request's event stream.
+      const token = call.params._meta?.progressToken;
+      if (token !== undefined) {
+        options.onProgress = (update) => {
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+        };
+      }
       const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
       return toCallToolResult(result);
     } finally {
@@ -179,7 +186,8 @@ const routes: RoutePlugin = async (app) => {
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
     const server = serverFor(app, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     reply.hijack();
     // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
     reply.raw.setHeader('x-request-id', request.id);

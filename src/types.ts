@@ -68,6 +68,15 @@ export interface ToolContext {
   readonly log: Logger;
   /** Depth of the incoming request (`X-Toolgate-Depth`, 0 when absent); upstream calls forward depth + 1. */
   readonly depth: number;
+  /** Set when the caller asked to hear progress (an MCP client's `progressToken`): an MCP upstream's reports go here. */
+  readonly onProgress?: ((update: ProgressUpdate) => void) | undefined;
+}
+
+/** One progress report of a running call, as MCP's `notifications/progress` carries it. */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DeadlineAware } from '../../policies/deadline.js';
 import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
-import type { Logger, Principal, Tool } from '../types.js';
+import type { Logger, Principal, ProgressUpdate, Tool } from '../types.js';
 import { LazySignal } from './lazy-signal.js';
 
 /**
@@ -23,6 +23,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly policyOptions: (policy: string) => unknown,
     readonly approval: PolicyContext['approval'],
     readonly deadline: number | undefined,
+    readonly onProgress?: ((update: ProgressUpdate) => void) | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -44,6 +45,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
       this.policyOptions,
       this.approval,
       this.deadline,
+      this.onProgress,
     );
   }
 }

@@ -11,7 +11,7 @@ import { withoutNullOptionals } from '../registry/strict-schema.js';
 import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace, userToolPrefix } from '../registry/user-names.js';
 import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
-import type { JsonObject, Logger, Principal, Tool, ToolResult } from '../types.js';
+import type { JsonObject, Logger, Principal, ProgressUpdate, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
 import type { LazySignal } from './lazy-signal.js';
@@ -41,6 +41,8 @@ export interface CallOptions {
   deadline?: number;
   /** The request's span while tracing is on: the call's `execute_tool` span goes under it. Undefined when off. */
   trace?: TraceContext;
+  /** Where the call's progress reports go (an MCP client that sent a `progressToken`). */
+  onProgress?: (update: ProgressUpdate) => void;
 }
 
 /** What the execution path needs from the current config snapshot. */
@@ -122,6 +124,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
     tenant.policyOptions,
     options.approval,
     options.deadline,
+    options.onProgress,
   );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
   return finishCall(await scope.chain(call, ctx), tool, started, scope, ctx);

@@ -1,5 +1,5 @@
 // What the session layer reads from a POSTed JSON-RPC body (one message or a batch) before the SDK does.
-import { CancelledNotificationSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CancelledNotificationSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 
 const messagesOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]);
 
@@ -16,4 +16,12 @@ export function cancelledRequestIds(body: unknown): Array<string | number> {
     if (parsed.success && parsed.data.params.requestId !== undefined) ids.push(parsed.data.params.requestId);
   }
   return ids;
+}
+
+/** A `tools/call` of the body carries a `progressToken`: its progress needs an event-stream answer, not one JSON body. */
+export function asksForProgress(body: unknown): boolean {
+  return messagesOf(body).some((message) => {
+    const parsed = CallToolRequestSchema.safeParse(message);
+    return parsed.success && parsed.data.params._meta?.progressToken !== undefined;
+  });
 }

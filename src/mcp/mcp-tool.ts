@@ -37,7 +37,7 @@ export function toolFromMcp(upstream: McpTool, options: McpToolOptions): Tool {
         throw new ToolError('PERMISSION_DENIED', `${options.name}: upstream definition changed; held until an admin accepts it`);
       }
       const headers = options.headersFor?.(ctx.principal);
-      const result = await client.callTool(upstream.name, args, { signal: ctx.signal, depth: ctx.depth, ...(headers ? { headers } : {}) });
+      const result = await client.callTool(upstream.name, args, { signal: ctx.signal, depth: ctx.depth, onProgress: ctx.onProgress, ...(headers ? { headers } : {}) });
       return toToolOutput(result);
     },
   });

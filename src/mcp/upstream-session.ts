@@ -5,10 +5,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME, ATTR_NETWORK_TRANSPORT, ATTR_UPSTREAM, clientSpan, isTracing } from '../observability/tracing.js';
-import type { JsonObject, Logger } from '../types.js';
+import type { JsonObject, Logger, ProgressUpdate } from '../types.js';
 import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
@@ -43,6 +43,8 @@ export interface CallOptions {
   depth?: number;
   /** Per-call headers for HTTP upstreams (forwarded identity); `authorization` is dropped. */
   headers?: Readonly<Record<string, string>>;
+  /** Asks the upstream for progress (the SDK adds a `progressToken` of its own) and hands each report here. */
+  onProgress?: ((update: ProgressUpdate) => void) | undefined;
 }
 
 export interface UpstreamSession {
@@ -174,7 +176,10 @@ async function callOnce(target: CallTarget, name: string, args: JsonObject, opti
       ? { name, arguments: args }
       : { name, arguments: args, _meta: { ...trace } };
   try {
-    return (await session.client.callTool(params, undefined, { signal, timeout: target.timeoutMs ?? 300_000 })) as CallToolResult;
+    const { onProgress } = options;
+    // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
+    const progress = onProgress ? { onprogress: ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) }) } : {};
+    return (await session.client.callTool(params, undefined, { signal, timeout: target.timeoutMs ?? 300_000, ...progress })) as CallToolResult;
   } catch (error) {
     throw mapCallError(error, `${target.service}/${name}`, signal, target.onLost);
   }

@@ -23,7 +23,7 @@ const addedTool = { name: 'added_by_reload', description: 'Appears after a reloa
 const configWith = (functions: unknown[], mcpServer: Record<string, unknown> = {}): GatewayConfig =>
   testConfig({
     functions: [{ module: './test/fixtures/functions/basic.mjs' }, ...functions],
-    mcp: { global: [{ id: 'ev', transport: 'streamable-http', url: upstream.url, prefix: true }] },
+    mcp: { local: [{ service: 'prog', module: './test/fixtures/mcp/progress-module.mjs' }], global: [{ id: 'ev', transport: 'streamable-http', url: upstream.url, prefix: true }] },
     tenants: { acme: { mcpServices: ['ev'], toolsets: { echoes: { tools: ['ev_*'] } } }, globex: {} },
     mcpServer: { maxPerPrincipal: 3, ...mcpServer },
   });
@@ -187,6 +187,22 @@ describe('MCP sessions with the SDK client', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('mcp-session-id')).toBeNull();
     expect((await fetch(`${baseUrl}/mcp`, { headers: bearer(aliceToken) })).status).toBe(400);
+  });
+});
+
+describe('progress', () => {
+  it("relays an upstream's notifications/progress to the client that sent a progressToken, before the result", async () => {
+    const { client } = await connect(aliceToken);
+    try {
+      const updates: unknown[] = [];
+      const result = await client.callTool({ name: 'prog_count', arguments: { to: 3 } }, undefined, { onprogress: (update) => void updates.push(update) });
+      expect(result).toMatchObject({ content: [{ type: 'text', text: 'counted to 3' }], isError: false });
+      expect(updates).toEqual([1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })));
+      // Without a token nothing is asked of the upstream, and the answer is one JSON body as before.
+      expect(await client.callTool({ name: 'prog_count', arguments: { to: 2 } })).toMatchObject({ content: [{ type: 'text', text: 'counted to 2' }] });
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -132,7 +132,7 @@ const routes: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      const meta = { requestId: request.id, log: request.log, drain: app.drain };
+      const meta = { requestId: request.id, log: request.log, drain: app.drain, trace: request.traceContext };
       const decision = { decision: 'approve', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
       const decide = () => approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta));
       return view(await mapped(auditedDecision(audit, decision, decide)));

@@ -1,4 +1,5 @@
 import type { Gateway } from '../gateway.js';
+import { recordDecision, type TraceContext } from '../observability/tracing.js';
 import type { Drain } from '../http/drain.js';
 import type { Logger, Principal, ToolResult } from '../types.js';
 import type { ApprovalRecord } from './types.js';
@@ -8,7 +9,13 @@ import type { ApprovalRecord } from './types.js';
  * call was made), with `ctx.approval` set so the approval policy lets it through once. The model's own
  * arguments are replayed: validation, the deny re-check and bindings all apply again on the live config.
  */
-export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: { requestId: string; log: Logger; drain: Pick<Drain, 'track'> }): Promise<ToolResult> {
+export function resumeApproved(
+  gateway: Gateway,
+  record: ApprovalRecord,
+  meta: { requestId: string; log: Logger; drain: Pick<Drain, 'track'>; trace?: TraceContext },
+): Promise<ToolResult> {
+  // Traced: the approved run is a call in the approver's request, after the time it waited for a human.
+  if (meta.trace !== undefined) recordDecision('approval', 'approved', record.createdAt, meta.trace);
   const principal: Principal = { tenant: record.tenant, user: record.requester.user, roles: record.requester.roles, claims: record.requester.claims };
   // The call's own signal: the approver's request must not cancel the requester's call; a shutdown does.
   const cancel = new AbortController();
@@ -24,6 +31,7 @@ export function resumeApproved(gateway: Gateway, record: ApprovalRecord, meta: {
       mode: record.mode ?? 'default',
       defaultCallId: record.call.callId,
       approval: { id: record.id, approvedBy: record.decidedBy ?? '' },
+      trace: meta.trace,
     },
   );
   return running.finally(release);

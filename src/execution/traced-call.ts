@@ -1,7 +1,6 @@
 import { boundedName, errorTypeOf, outcomeOf } from '../audit/events.js';
 import {
   ATTR_ERROR_TYPE,
-  ATTR_ERROR_TYPE_TOOLGATE,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
@@ -37,7 +36,7 @@ export function tracedCall(parent: TraceContext, name: unknown, tenant: string, 
           [ATTR_GEN_AI_TOOL_CALL_ID]: result.callId,
           [ATTR_OUTCOME]: outcomeOf(result),
           ...(result.source === undefined || result.source === null ? {} : { [ATTR_SOURCE]: result.source }),
-          ...(errorType === null ? {} : { [ATTR_ERROR_TYPE]: errorType, [ATTR_ERROR_TYPE_TOOLGATE]: errorType }),
+          ...(errorType === null ? {} : { [ATTR_ERROR_TYPE]: errorType }),
         },
         failed: errorType !== null,
       };

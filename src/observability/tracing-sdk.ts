@@ -41,7 +41,6 @@ export function startTracingSdk(settings: TraceSettings): TracingRuntime {
   provider.register();
   return {
     tracer: provider.getTracer(TRACER_NAME, VERSION),
-    forceFlush: () => provider.forceFlush(),
     async shutdown() {
       await provider.shutdown();
       // Leave the globals as they were before start: a later start (tests, a restart in-process) registers anew.

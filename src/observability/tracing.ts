@@ -21,7 +21,6 @@ export const ATTR_ERROR_TYPE = 'error.type';
 export const ATTR_TENANT = 'toolgate.tenant';
 export const ATTR_SOURCE = 'toolgate.tool.source';
 export const ATTR_OUTCOME = 'toolgate.outcome';
-export const ATTR_ERROR_TYPE_TOOLGATE = 'toolgate.error_type';
 export const ATTR_POLICY = 'toolgate.policy';
 export const ATTR_DECISION = 'toolgate.decision';
 /** Which attempt of a call a retry span is (2 for the first retry). */
@@ -34,7 +33,6 @@ export interface TracingRuntime {
   tracer: Tracer;
   /** Exports what is buffered, then stops the SDK. */
   shutdown(): Promise<void>;
-  forceFlush(): Promise<void>;
 }
 
 let active: TracingRuntime | undefined;
@@ -45,7 +43,7 @@ export function isTracing(): boolean {
 }
 
 export interface TracingHandle {
-  flush(): Promise<void>;
+  /** Exports the spans still buffered and stops the SDK (the app's onClose). */
   close(): Promise<void>;
 }
 
@@ -60,7 +58,6 @@ export async function startTracing(settings: TraceSettings | undefined): Promise
   const runtime = startTracingSdk(settings);
   active = runtime;
   return {
-    flush: () => runtime.forceFlush(),
     close: async () => {
       if (active === runtime) active = undefined;
       await runtime.shutdown();
@@ -168,14 +165,16 @@ export function httpClientAttributes(method: string, url: URL): Attributes {
   };
 }
 
+/** Decisions that let a call go on (or park it); any other decision (an errorType) refused it. */
+const NOT_REFUSALS = new Set(['pending_approval', 'approved']);
+
 /**
  * A policy's decision as a span of its own under the current call (rate-limit refusal, approval parked,
- * access denied, timeout): from `startTime` (default now) to now.
+ * access denied, timeout), or under `parent`: from `startTime` (default now) to now.
  */
-export function recordDecision(policy: string, decision: string, startTime?: TimeInput): void {
-  const span = tracer().startSpan(`policy ${policy}`, { attributes: { [ATTR_POLICY]: policy, [ATTR_DECISION]: decision }, ...(startTime === undefined ? {} : { startTime }) });
-  if (decision !== 'pending_approval') span.setStatus({ code: SpanStatusCode.ERROR });
+export function recordDecision(policy: string, decision: string, startTime?: TimeInput, parent?: Context): void {
+  const options = { attributes: { [ATTR_POLICY]: policy, [ATTR_DECISION]: decision }, ...(startTime === undefined ? {} : { startTime }) };
+  const span = tracer().startSpan(`policy ${policy}`, options, parent ?? context.active());
+  if (!NOT_REFUSALS.has(decision)) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }
-
-export { SpanKind };

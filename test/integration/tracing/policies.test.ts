@@ -2,7 +2,7 @@
 // rate-limit refusal — each under the execute_tool span of its call.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { API_KEY, bearer, buildTestApp, testConfig } from '../../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js';
 
 process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
@@ -34,13 +34,15 @@ afterAll(async () => {
 });
 
 let counter = 0;
-async function call(name: string, args: Record<string, unknown>): Promise<{ status: number; spans: ReceivedSpan[] }> {
+async function traced(url: string, payload: Record<string, unknown>, token = API_KEY): Promise<{ status: number; body: Record<string, unknown>; spans: ReceivedSpan[] }> {
   counter += 1;
   const traceId = counter.toString(16).padStart(32, 'f');
-  const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: { ...bearer(API_KEY), traceparent: `00-${traceId}-00f067aa0ba902b7-01` }, payload: { name, arguments: args } });
+  const res = await app.inject({ method: 'POST', url, headers: { ...bearer(token), traceparent: `00-${traceId}-00f067aa0ba902b7-01` }, payload });
   const mine = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
-  return { status: res.statusCode, spans: mine(await receiver.waitFor((all) => mine(all).some((span) => span.kind === 2))) };
+  return { status: res.statusCode, body: res.json() as Record<string, unknown>, spans: mine(await receiver.waitFor((all) => mine(all).some((span) => span.kind === 2))) };
 }
+
+const call = (name: string, args: Record<string, unknown>) => traced('/v1/execute', { name, arguments: args });
 
 const toolSpan = (spans: ReceivedSpan[]) => spans.find((span) => span.name.startsWith('execute_tool'))!;
 
@@ -62,6 +64,17 @@ it('records a call parked for approval', async () => {
   const approval = spans.find((span) => span.name === 'policy approval');
   expect(approval).toMatchObject({ parentSpanId: toolSpan(spans).spanId, attributes: { 'toolgate.policy': 'approval', 'toolgate.decision': 'pending_approval' } });
   expect(toolSpan(spans).attributes['toolgate.outcome']).toBe('pending_approval');
+});
+
+it("traces the approved run in the approver's request, after a span for the time it waited", async () => {
+  const parked = await call('write_note', { text: 'hello' });
+  const approver = await signToken({ sub: 'boss', roles: ['approver'] });
+  const { status, spans } = await traced(`/v1/approvals/${String(parked.body.approvalId)}/approve`, {}, approver);
+  expect(status).toBe(200);
+  const server = spans.find((span) => span.kind === 2)!;
+  expect(server.name).toBe('POST /v1/approvals/:id/approve');
+  expect(spans.find((span) => span.name === 'policy approval')).toMatchObject({ parentSpanId: server.spanId, statusCode: 0, attributes: { 'toolgate.decision': 'approved' } });
+  expect(toolSpan(spans)).toMatchObject({ name: 'execute_tool write_note', parentSpanId: server.spanId, attributes: { 'toolgate.outcome': 'ok' } });
 });
 
 it('records a rate-limit refusal, and nothing for the call it let through', async () => {

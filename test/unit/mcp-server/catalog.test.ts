@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { validateConfigObject } from '../../../src/config/load.js';
-import { CatalogNotFound, readResource, getPrompt, type CatalogRequest } from '../../../src/mcp-server/catalog.js';
+import { CatalogNotFound, getPrompt, listPrompts, listResources, MAX_LIST_PAGES, readResource, type CatalogRequest } from '../../../src/mcp-server/catalog.js';
 import type { McpService, McpServiceClient } from '../../../src/registry/provider.js';
 import { silentLog } from '../../fixtures/mcp/context.js';
 
@@ -53,5 +53,35 @@ describe('routing a read or a prompt to its owning service', () => {
     expect(read).toEqual({ contents: [{ uri: 'toolgate://local/mine/file:///a', text: `${'x'.repeat(10)}…[truncated 20 chars]` }], _meta: { 'toolgate/truncated': true } });
     const prompt = await getPrompt(request([mine.service], { prompts: { maxResultChars: 10 } }), 'local/mine/p', undefined);
     expect(prompt.messages[0]?.content).toEqual({ type: 'text', text: '[image image/png of 64 base64 chars omitted: over the size limit]' });
+  });
+});
+
+describe('listing', () => {
+  it('stops reading a server that pages forever, and leaves out a service that fails or lacks the capability', async () => {
+    let pages = 0;
+    const fails = async (): Promise<never> => {
+      throw new Error('boom');
+    };
+    const endless: McpServiceClient = {
+      getServerCapabilities: () => ({ resources: {} }),
+      listResources: async () => ({ resources: [{ uri: `file:///${pages}`, name: String(pages++) }], nextCursor: 'more' }),
+      listResourceTemplates: fails,
+      readResource: fails,
+      listPrompts: fails,
+      getPrompt: fails,
+    };
+    const broken: McpServiceClient = { ...endless, listResources: fails };
+    const noResources: McpServiceClient = { ...endless, getServerCapabilities: () => ({ prompts: {} }) };
+    const services: McpService[] = [
+      { scope: 'global', service: 'endless', client: async () => endless },
+      { scope: 'global', service: 'broken', client: async () => broken },
+      { scope: 'local', service: 'prompts-only', client: async () => noResources },
+      { scope: 'local', service: 'down', client: async () => undefined },
+    ];
+    const resources = await listResources(request(services));
+    expect(pages).toBe(MAX_LIST_PAGES);
+    expect(resources).toHaveLength(MAX_LIST_PAGES);
+    expect(resources[0]).toEqual({ uri: 'toolgate://global/endless/file:///0', name: 'global/endless/0' });
+    expect(await listPrompts(request(services))).toEqual([]);
   });
 });

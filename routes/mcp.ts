@@ -29,7 +29,7 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
  */
 function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
-  registerResourcesAndPrompts(server, { reachable: () => app.gateway.mcpServicesFor(request.principal), log: request.log });
+  registerResourcesAndPrompts(server, { reachable: () => app.gateway.mcpServicesFor(request.principal), log: request.log, trace: request.traceContext });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };

@@ -26,6 +26,7 @@ const routes: RoutePlugin = async (app) => {
   const catalogRequest = (request: FastifyRequest, reply: FastifyReply): CatalogRequest => ({
     reachable: () => app.gateway.mcpServicesFor(request.principal),
     log: request.log,
+    trace: request.traceContext,
     // Upstream requests end when the client goes away or the replica shuts down.
     signal: requestCancellation(reply, app.drain).signal,
   });

@@ -12,6 +12,7 @@ import type {
 import type { TenantConfig } from '../config/types.js';
 import type { McpService, McpServiceClient as Client } from '../registry/provider.js';
 import type { Logger, Principal } from '../types.js';
+import { ATTR_MCP_METHOD_NAME, ATTR_UPSTREAM, clientSpan, type TraceContext } from '../observability/tracing.js';
 import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName, parseUri, type Matcher } from './namespace.js';
 import { omitted, SizeBudget } from './size-budget.js';
 
@@ -29,6 +30,8 @@ export type ReachableServices = () => Promise<{ tenant: { config: TenantConfig }
 export interface CatalogRequest {
   reachable: ReachableServices;
   log: Logger;
+  /** The caller's request span while tracing is on: each upstream request is a client span under it. */
+  trace?: TraceContext;
   /** The request's cancellation: ends every upstream request it started. */
   signal?: AbortSignal;
 }
@@ -90,10 +93,34 @@ async function aggregate<T>(request: CatalogRequest, capability: 'resources' | '
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const options = (request: CatalogRequest) => ({ timeout: UPSTREAM_TIMEOUT_MS, ...(request.signal ? { signal: request.signal } : {}) });
 
+type TraceMeta = Readonly<Record<string, string>> | undefined;
+
+/**
+ * One request to an upstream MCP service. While tracing, it is a client span under the caller's request,
+ * and `send` puts the trace (traceparent, tracestate) in its params' `_meta`, as for tools/call.
+ */
+function hop<T>(request: CatalogRequest, service: McpService, method: string, send: (meta: TraceMeta) => Promise<T>): Promise<T> {
+  if (request.trace === undefined) return send(undefined);
+  // A user's own service is named by its scope only: its key holds the user's id.
+  const attributes = { [ATTR_MCP_METHOD_NAME]: method, [ATTR_UPSTREAM]: service.scope === 'user' ? 'user' : service.service };
+  return clientSpan(`${method}`, attributes, send, undefined, request.trace);
+}
+
+/** Params with the trace's `_meta` when there is one. */
+function traced<P extends object>(params: P, meta: TraceMeta): P | (P & { _meta: Record<string, string> }) {
+  return meta === undefined ? params : { ...params, _meta: { ...meta } };
+}
+
+/** A listing page's params: the cursor and the trace's `_meta`, or none. */
+function pageParams(cursor: string | undefined, meta: TraceMeta): { cursor?: string; _meta?: Record<string, string> } | undefined {
+  return cursor === undefined && meta === undefined ? undefined : traced(cursor === undefined ? {} : { cursor }, meta);
+}
+
 export async function listResources(request: CatalogRequest): Promise<Resource[]> {
-  const { items, rules } = await aggregate(request, 'resources', async (client, { scope, service }) => {
+  const { items, rules } = await aggregate(request, 'resources', async (client, source) => {
+    const { scope, service } = source;
     const listed = await listPaged(async (cursor) => {
-      const page = await client.listResources(cursor ? { cursor } : undefined, options(request));
+      const page = await hop(request, source, 'resources/list', (meta) => client.listResources(pageParams(cursor || undefined, meta), options(request)));
       return { items: page.resources, nextCursor: page.nextCursor };
     });
     return listed.map((resource) => ({ ...resource, uri: namespacedUri(scope, service, resource.uri), name: namespacedName(scope, service, resource.name) }));
@@ -102,9 +129,10 @@ export async function listResources(request: CatalogRequest): Promise<Resource[]
 }
 
 export async function listResourceTemplates(request: CatalogRequest): Promise<ResourceTemplate[]> {
-  const { items, rules } = await aggregate(request, 'resources', async (client, { scope, service }) => {
+  const { items, rules } = await aggregate(request, 'resources', async (client, source) => {
+    const { scope, service } = source;
     const listed = await listPaged(async (cursor) => {
-      const page = await client.listResourceTemplates(cursor ? { cursor } : undefined, options(request));
+      const page = await hop(request, source, 'resources/templates/list', (meta) => client.listResourceTemplates(pageParams(cursor || undefined, meta), options(request)));
       return { items: page.resourceTemplates, nextCursor: page.nextCursor };
     });
     return listed.map((template) => ({ ...template, uriTemplate: namespacedUri(scope, service, template.uriTemplate), name: namespacedName(scope, service, template.name) }));
@@ -113,9 +141,10 @@ export async function listResourceTemplates(request: CatalogRequest): Promise<Re
 }
 
 export async function listPrompts(request: CatalogRequest): Promise<Prompt[]> {
-  const { items, rules } = await aggregate(request, 'prompts', async (client, { scope, service }) => {
+  const { items, rules } = await aggregate(request, 'prompts', async (client, source) => {
+    const { scope, service } = source;
     const listed = await listPaged(async (cursor) => {
-      const page = await client.listPrompts(cursor ? { cursor } : undefined, options(request));
+      const page = await hop(request, source, 'prompts/list', (meta) => client.listPrompts(pageParams(cursor || undefined, meta), options(request)));
       return { items: page.prompts, nextCursor: page.nextCursor };
     });
     return listed.map((prompt) => ({ ...prompt, name: namespacedName(scope, service, prompt.name) }));
@@ -165,7 +194,7 @@ const truncatedMeta = (result: { _meta?: Record<string, unknown> | undefined }, 
 /** resources/read routed to the owning service only; contents carry namespaced URIs and fit `resources.maxReadChars`. */
 export async function readResource(request: CatalogRequest, uri: string): Promise<ReadResourceResult> {
   const { client, service, upstream, config } = await owner(request, 'resource', uri);
-  const result = await upstreamCall(service, () => client.readResource({ uri: upstream }, options(request)));
+  const result = await upstreamCall(service, () => hop(request, service, 'resources/read', (meta) => client.readResource(traced({ uri: upstream }, meta), options(request))));
   const budget = new SizeBudget(config.resources.maxReadChars);
   const contents = result.contents.map((item) => boundedContents(item, budget, (own) => namespacedUri(service.scope, service.service, own)));
   return { ...result, contents, ...truncatedMeta(result, budget) };
@@ -191,7 +220,9 @@ function boundedBlock(block: ContentBlock, budget: SizeBudget, service: McpServi
 /** prompts/get routed to the owning service only; embedded resources carry namespaced URIs; the messages fit `prompts.maxResultChars`. */
 export async function getPrompt(request: CatalogRequest, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
   const { client, service, upstream, config } = await owner(request, 'prompt', name);
-  const result = await upstreamCall(service, () => client.getPrompt({ name: upstream, ...(args ? { arguments: args } : {}) }, options(request)));
+  const result = await upstreamCall(service, () =>
+    hop(request, service, 'prompts/get', (meta) => client.getPrompt(traced({ name: upstream, ...(args ? { arguments: args } : {}) }, meta), options(request))),
+  );
   const budget = new SizeBudget(config.prompts.maxResultChars);
   const messages = result.messages.map((message) => ({ ...message, content: boundedBlock(message.content, budget, service) }));
   return { ...result, messages, ...truncatedMeta(result, budget) };

@@ -13,6 +13,7 @@ import {
 import { UnknownTenantError } from '../gateway.js';
 import type { Logger } from '../types.js';
 import { CatalogNotFound, CatalogUpstreamError, getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './catalog.js';
+import type { TraceContext } from '../observability/tracing.js';
 
 /** What the server declares for them (no subscriptions, no list_changed: each listing is asked live). */
 export const RESOURCE_AND_PROMPT_CAPABILITIES = { resources: {}, prompts: {} } as const satisfies ServerCapabilities;
@@ -24,6 +25,8 @@ export interface ServeOptions {
   /** The caller's reachable services (app.gateway.mcpServicesFor(principal)). */
   reachable: ReachableServices;
   log: Logger;
+  /** The HTTP request's span while tracing is on (upstream requests are client spans under it). */
+  trace?: TraceContext;
 }
 
 /**
@@ -53,7 +56,7 @@ async function answer<T>(kind: 'resource' | 'prompt', work: () => Promise<T>): P
 
 /** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one server. */
 export function registerResourcesAndPrompts(server: Server, options: ServeOptions): void {
-  const request = (signal: AbortSignal): CatalogRequest => ({ reachable: options.reachable, log: options.log, signal });
+  const request = (signal: AbortSignal): CatalogRequest => ({ reachable: options.reachable, log: options.log, signal, trace: options.trace });
   server.setRequestHandler(ListResourcesRequestSchema, async (_message, extra) => answer('resource', async () => ({ resources: await listResources(request(extra.signal)) })));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_message, extra) =>
     answer('resource', async () => ({ resourceTemplates: await listResourceTemplates(request(extra.signal)) })),

@@ -141,11 +141,20 @@ export function inSpan<T>(
   );
 }
 
-/** A client span around one upstream hop; `work` gets the W3C headers (traceparent, tracestate) to send. */
-export function clientSpan<T>(name: string, attributes: Attributes, work: (headers: Record<string, string>, span: Span) => Promise<T>, failed: (result: T) => boolean = () => false): Promise<T> {
+/**
+ * A client span around one upstream hop, under `parent` (default: the active context); `work` gets the W3C
+ * headers (traceparent, tracestate) to send.
+ */
+export function clientSpan<T>(
+  name: string,
+  attributes: Attributes,
+  work: (headers: Record<string, string>, span: Span) => Promise<T>,
+  failed: (result: T) => boolean = () => false,
+  parent?: Context,
+): Promise<T> {
   return inSpan(
     name,
-    { kind: SpanKind.CLIENT, attributes },
+    { kind: SpanKind.CLIENT, attributes, ...(parent === undefined ? {} : { parent }) },
     (span) => {
       const headers: Record<string, string> = {};
       propagation.inject(context.active(), headers);

@@ -131,6 +131,23 @@ describe('trace context to upstreams', () => {
     expect(client.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'trace_meta', 'network.transport': 'pipe', 'toolgate.upstream': 'tm' });
   });
 
+  it('puts traceparent in params._meta of resources/list and resources/read, each a client span', async () => {
+    const get = async (url: string) => {
+      const traceId = traceIdFor();
+      const res = await app.inject({ method: 'GET', url, headers: { ...bearer(jwt), traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+      const mine = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
+      return { traceId, body: res.json() as Record<string, unknown>, spans: mine(await receiver.waitFor((all) => mine(all).some((span) => span.kind === 2))) };
+    };
+    const listing = await get('/v1/resources');
+    const resource = (listing.body.resources as Array<{ uri: string }>).find((entry) => entry.uri.endsWith('trace://meta'))!;
+    const server = listing.spans.find((span) => span.kind === 2)!;
+    expect(listing.spans.find((span) => span.name === 'resources/list')).toMatchObject({ kind: 3, parentSpanId: server.spanId, attributes: { 'mcp.method.name': 'resources/list', 'toolgate.upstream': 'tm' } });
+    const read = await get(`/v1/resources/read?uri=${encodeURIComponent(resource.uri)}`);
+    const client = read.spans.find((span) => span.name === 'resources/read')!;
+    const seen = JSON.parse((read.body.contents as Array<{ text: string }>)[0]!.text) as { traceparent: string };
+    expect(parsed(seen.traceparent)).toEqual({ traceId: read.traceId, parentId: client.spanId });
+  });
+
   it('sends traceparent as a header of a streamable HTTP MCP call', async () => {
     const before = remote.requests.length;
     const { traceId, body, spans } = await call('remote_echo', {});

@@ -16,6 +16,7 @@ beforeAll(async () => {
     testConfig({
       tenants: {
         acme: {
+          tools: { deny: ['explode'] },
           policies: {
             'rate-limit': { limit: 1, windowMs: 60_000, tools: ['get_weather'] },
             approval: { tools: ['write_note'] },
@@ -86,4 +87,10 @@ it('records a rate-limit refusal, and nothing for the call it let through', asyn
     parentSpanId: toolSpan(second.spans).spanId,
     attributes: { 'toolgate.policy': 'rate-limit', 'toolgate.decision': 'RATE_LIMITED' },
   });
+});
+
+it('records a denied call: the execute_tool span names PERMISSION_DENIED and is in error', async () => {
+  const { body, spans } = await call('explode', {});
+  expect((body.error as { errorType: string }).errorType).toBe('PERMISSION_DENIED');
+  expect(toolSpan(spans)).toMatchObject({ name: 'execute_tool explode', statusCode: 2, attributes: { 'toolgate.outcome': 'PERMISSION_DENIED', 'error.type': 'PERMISSION_DENIED' } });
 });

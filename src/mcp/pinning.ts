@@ -10,9 +10,20 @@ export interface PinnableTool {
   name: string;
   description?: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
 }
 
-const definitionOf = (tool: PinnableTool): PinnedDefinition => ({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null });
+/**
+ * What the hash covers. `outputSchema` is a key only when the tool declares one: a tool without it hashes
+ * exactly as it did before output schemas were pinned, so an upgrade holds none of those for review, while
+ * an output schema that appears, changes or goes away is held like an input schema change.
+ */
+const definitionOf = (tool: PinnableTool): PinnedDefinition => ({
+  name: tool.name,
+  description: tool.description ?? '',
+  inputSchema: tool.inputSchema ?? null,
+  ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+});
 
 export function definitionHash(tool: PinnableTool): string {
   return sha256Hex(canonicalJson(definitionOf(tool)));
@@ -23,6 +34,8 @@ export interface PinnedDefinition {
   name: string;
   description: string;
   inputSchema: unknown;
+  /** Present only when the tool declares one. */
+  outputSchema?: unknown;
 }
 
 export interface HeldTool {

@@ -381,7 +381,7 @@ export const configSchema = Section({
     sessions: Type.Boolean({ default: true }),
     /** A session unused this long (no request, no open stream) is forgotten. */
     idleTimeoutMs: Type.Integer({ minimum: 1000, maximum: 86400000, default: 1800000 }),
-    /** Sessions one principal (tenant + user) may hold; a new one beyond it ends that principal's oldest. */
+    /** Sessions one principal (tenant + user) may hold; a new one beyond it ends that principal's least recently used. */
     maxPerPrincipal: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
     /** Sessions one tenant may hold; an `initialize` beyond it answers 503 (another user's sessions are never ended). */
     maxPerTenant: Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }),

@@ -1,4 +1,4 @@
-import type { StateStore, WindowHit } from './types.js';
+import type { LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -28,6 +28,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   // Capped lists (audit copies): appended in order, trimmed to `max` once they reach twice that, so a push
   // is amortised O(1) and memory stays within 2 × max entries per list.
   const lists = new Map<string, string[]>();
+  // Lease groups (bounded MCP sessions): group key → lease id → expiry, like the Redis sorted sets.
+  const leases = new Map<string, Map<string, number>>();
   let writes = 0;
 
   // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
@@ -36,6 +38,40 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     const at = now();
     for (const [key, entry] of entries) if (entry.expiresAt !== undefined && entry.expiresAt <= at) entries.delete(key);
     for (const [key, window] of windows) if ((window.hits.at(-1) ?? 0) <= at - window.windowMs) windows.delete(key);
+    for (const key of [...leases.keys()]) liveGroup(key, at);
+  };
+
+  /** The group's unexpired leases (expired ones dropped; an emptied group is forgotten). */
+  const liveGroup = (key: string, at: number): Map<string, number> => {
+    const group = leases.get(key) ?? new Map<string, number>();
+    for (const [id, expiresAt] of group) if (expiresAt <= at) group.delete(id);
+    if (group.size === 0) leases.delete(key);
+    return group;
+  };
+  const count = (key: string, id: string, expiresAt: number): void => {
+    const group = leases.get(key) ?? new Map<string, number>();
+    leases.set(key, group.set(id, expiresAt));
+  };
+
+  // Synchronous inside, like hitWindow: the check and the add cannot interleave with another acquire.
+  const acquireLease = (lease: LeaseRequest): LeaseGrant => {
+    sweep();
+    const at = now();
+    const own = liveGroup(lease.own.key, at);
+    const shared = liveGroup(lease.shared.key, at);
+    const evict = Math.max(0, own.size - lease.own.limit + 1);
+    if (shared.size - evict >= lease.shared.limit) return { granted: false };
+    const evicted = [...own].sort((a, b) => a[1] - b[1]).slice(0, evict).map(([id]) => id);
+    for (const id of evicted) {
+      own.delete(id);
+      shared.delete(id);
+      entries.delete(lease.own.recordPrefix + id);
+    }
+    const expiresAt = at + lease.ttlMs;
+    entries.set(lease.record.key, { value: lease.record.value, expiresAt });
+    count(lease.own.key, lease.id, expiresAt);
+    count(lease.shared.key, lease.id, expiresAt);
+    return { granted: true, evicted };
   };
 
   const live = (key: string): Entry | undefined => {
@@ -119,10 +155,27 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       const end = Math.max(0, list.length - offset);
       return list.slice(Math.max(0, end - limit), end).reverse();
     },
+    async acquireLease(lease) {
+      return acquireLease(lease);
+    },
+    async renewLease({ id, record, groups, ttlMs }) {
+      if (live(record.key)?.value !== record.value) return false;
+      const expiresAt = now() + ttlMs;
+      entries.set(record.key, { value: record.value, expiresAt });
+      for (const key of groups) if (leases.get(key)?.has(id)) count(key, id, expiresAt);
+      return true;
+    },
+    async releaseLease({ id, record, groups }) {
+      if (live(record.key)?.value !== record.value) return false;
+      entries.delete(record.key);
+      for (const key of groups) leases.get(key)?.delete(id);
+      return true;
+    },
     async close() {
       entries.clear();
       windows.clear();
       lists.clear();
+      leases.clear();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Redis, ReplyError } from 'ioredis';
-import type { StateStore, WindowHit } from './types.js';
+import type { LeaseGrant, StateStore, WindowHit } from './types.js';
 import { storeUnavailable } from './unavailable.js';
 
 export interface RedisStoreOptions {
@@ -51,7 +51,65 @@ end
 return 1
 `;
 
+// Lease groups are sorted sets of lease ids scored by expiry on Redis' clock; each group key expires with
+// its longest lease. Every script touches only the keys it names and the groups' own members: its cost is
+// bounded by the bounds, never by the keyspace (no SCAN, no KEYS).
+const LEASE_CLOCK = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function outlive(group)
+  local last = redis.call('ZRANGE', group, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', group, last[2]) end
+end
+`;
+
+// KEYS: record, own group, shared group. ARGV: id, value, ttlMs, own limit, shared limit, own record prefix.
+const ACQUIRE_LEASE = `${LEASE_CLOCK}
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local evict = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4]) + 1
+if evict < 0 then evict = 0 end
+if redis.call('ZCARD', KEYS[3]) - evict >= tonumber(ARGV[5]) then return {0} end
+local ended = {}
+if evict > 0 then ended = redis.call('ZRANGE', KEYS[2], 0, evict - 1) end
+for _, id in ipairs(ended) do
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+  redis.call('DEL', ARGV[6] .. id)
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+outlive(KEYS[2])
+outlive(KEYS[3])
+return {1, unpack(ended)}
+`;
+
+// KEYS: record, then every group. ARGV: id, expected value, ttlMs.
+const RENEW_LEASE = `${LEASE_CLOCK}
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+local ttl = tonumber(ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ttl)
+for i = 2, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', now + ttl, ARGV[1])
+  outlive(KEYS[i])
+end
+return 1
+`;
+
+// KEYS: record, then every group. ARGV: id, expected value.
+const RELEASE_LEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 1
+`;
+
 type ScriptClient = Redis & {
+  tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string): Promise<[number, ...string[]]>;
+  tgRenewLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
+  tgReleaseLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgHitWindow(key: string, windowMs: number, limit: number, nonce: string): Promise<[number, number, number]>;
   tgCompareAndSet(key: string, expected: string, value: string, ttlMs: string): Promise<number>;
 };
@@ -77,6 +135,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   }) as ScriptClient;
   client.defineCommand('tgHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
   client.defineCommand('tgCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+  client.defineCommand('tgAcquireLease', { numberOfKeys: 3, lua: ACQUIRE_LEASE });
+  // Without numberOfKeys the first argument says how many keys follow (a lease counts in any number of groups).
+  client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
+  client.defineCommand('tgReleaseLease', { lua: RELEASE_LEASE });
   const k = (key: string): string => options.prefix + key;
   let nonce = 0;
 
@@ -165,6 +227,18 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
     recent(key, limit, offset = 0) {
       return guarded('recent', () => client.lrange(k(key), offset, offset + limit - 1));
+    },
+    acquireLease({ id, record, ttlMs, own, shared }): Promise<LeaseGrant> {
+      return guarded('acquireLease', async () => {
+        const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix));
+        return granted === 1 ? { granted: true, evicted } : { granted: false };
+      });
+    },
+    renewLease({ id, record, groups, ttlMs }) {
+      return guarded('renewLease', async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
+    },
+    releaseLease({ id, record, groups }) {
+      return guarded('releaseLease', async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
     },
     async close() {
       await client.quit().catch(() => client.disconnect());

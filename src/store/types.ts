@@ -22,7 +22,47 @@ export interface StateStore {
   pushCapped(key: string, value: string, max: number): Promise<void>;
   /** Up to `limit` entries of a capped list, newest first, after skipping the newest `offset` (default 0): one page. */
   recent(key: string, limit: number, offset?: number): Promise<string[]>;
+  /**
+   * Takes a bounded lease (e.g. an MCP session) in one atomic step: drops the expired leases of both
+   * groups, makes room in `own` by ending its least recently renewed leases, refuses when `shared` is
+   * still full, else writes the record and counts the lease in both groups. Cost is bounded by the
+   * groups' sizes, never by the keyspace.
+   */
+  acquireLease(lease: LeaseRequest): Promise<LeaseGrant>;
+  /** Restarts a lease's TTL (record and group scores) in one step; false unless its record equals `record.value`. */
+  renewLease(lease: LeaseRef): Promise<boolean>;
+  /** Ends a lease (record deleted, uncounted in its groups); false unless its record equals `record.value`. */
+  releaseLease(lease: Omit<LeaseRef, 'ttlMs'>): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** Leases counted against a bound: a sorted set of lease ids scored by expiry (memory: a map of the same). */
+export interface LeaseGroup {
+  key: string;
+  limit: number;
+}
+
+export interface LeaseRequest {
+  /** The lease id: its member in both groups. */
+  id: string;
+  /** The lease's own record (a string value under `key`), written with `ttlMs`. */
+  record: { key: string; value: string };
+  ttlMs: number;
+  /** The owner's leases: at `limit` its least recently renewed ones end; their records are `recordPrefix` + id. */
+  own: LeaseGroup & { recordPrefix: string };
+  /** Everyone's leases (e.g. the tenant's): at `limit` the request is refused, nobody else's lease ends. */
+  shared: LeaseGroup;
+}
+
+export type LeaseGrant = { granted: true; evicted: string[] } | { granted: false };
+
+export interface LeaseRef {
+  id: string;
+  /** The record and the value it must still hold (a lease presented at the wrong place is not touched). */
+  record: { key: string; value: string };
+  /** Every group that counts the lease. */
+  groups: string[];
+  ttlMs: number;
 }
 
 export interface WindowHit {

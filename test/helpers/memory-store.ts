@@ -1,10 +1,13 @@
 // A tiny in-memory StateStore for tests of modules that only need get/set/scan/delete
 // (src/store/memory.ts is built elsewhere; this one has no TTLs or windows to speak of).
+import { createMemoryStore } from '../../src/store/memory.js';
 import type { StateStore, WindowHit } from '../../src/store/types.js';
 import { storeUnavailable } from '../../src/store/unavailable.js';
 
 export function createTestStore(): StateStore & { readonly data: Map<string, string> } {
   const data = new Map<string, string>();
+  // Leases (MCP sessions) are not what the tests of this store look at: the real memory store keeps them.
+  const leases = createMemoryStore();
   return {
     kind: 'memory',
     data,
@@ -40,8 +43,12 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     async recent(key, limit, offset = 0) {
       return (JSON.parse(data.get(key) ?? '[]') as string[]).slice(offset, offset + limit);
     },
+    acquireLease: (lease) => leases.acquireLease(lease),
+    renewLease: (lease) => leases.renewLease(lease),
+    releaseLease: (lease) => leases.releaseLease(lease),
     async close() {
       data.clear();
+      await leases.close();
     },
   };
 }
@@ -61,6 +68,9 @@ export function unavailableStore(): StateStore {
     hitWindow: fail('hitWindow'),
     pushCapped: fail('pushCapped'),
     recent: fail('recent'),
+    acquireLease: fail('acquireLease'),
+    renewLease: fail('renewLease'),
+    releaseLease: fail('releaseLease'),
     async close() {},
   };
 }

@@ -119,6 +119,33 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     await sleep(70);
     expect((await store.hitWindow(key, 1, 40)).allowed).toBe(true);
   });
+
+  it('bounds leases: evicts the owner\'s least recently renewed, refuses a full shared group, frees slots on release and expiry', async () => {
+    const lease = (id: string, owner: string, ttlMs = 60_000) => ({
+      id,
+      record: { key: `${ns}lease:${owner}:${id}`, value: 'v' },
+      ttlMs,
+      own: { key: `${ns}own:${owner}`, limit: 2, recordPrefix: `${ns}lease:${owner}:` },
+      shared: { key: `${ns}shared`, limit: 3 },
+    });
+    const ref = (id: string, owner: string, ttlMs = 60_000) => ({ id, record: { key: `${ns}lease:${owner}:${id}`, value: 'v' }, groups: [`${ns}own:${owner}`, `${ns}shared`], ttlMs });
+    expect(await store.acquireLease(lease('a1', 'a'))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('a2', 'a'))).toEqual({ granted: true, evicted: [] });
+    await sleep(5);
+    expect(await store.renewLease(ref('a1', 'a'))).toBe(true);
+    expect(await store.acquireLease(lease('a3', 'a'))).toEqual({ granted: true, evicted: ['a2'] });
+    expect(await store.get(`${ns}lease:a:a2`)).toBeNull();
+    expect(await store.renewLease(ref('a2', 'a'))).toBe(false);
+    expect(await store.acquireLease(lease('b1', 'b', 40))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('c1', 'c'))).toEqual({ granted: false });
+    expect(await store.get(`${ns}lease:c:c1`)).toBeNull();
+    expect(await store.releaseLease({ ...ref('a3', 'a'), record: { key: `${ns}lease:a:a3`, value: 'other' } })).toBe(false);
+    expect(await store.releaseLease(ref('a3', 'a'))).toBe(true);
+    expect(await store.acquireLease(lease('c1', 'c'))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: false });
+    await sleep(80); // b1 expired: its slot is free again
+    expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: true, evicted: [] });
+  });
 });
 
 describe('the memory store clock', () => {

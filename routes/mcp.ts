@@ -6,7 +6,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
-import { invalidToolCall, toolCallNames } from '../src/mcp/call-params.js';
+import { invalidToolCall, toolCallNames, traceMeta } from '../src/mcp/call-params.js';
 import { callEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
@@ -259,8 +259,9 @@ const routes: RoutePlugin = async (app) => {
       url,
       {
         onRequest: app.authenticate,
-        // One tenant slot per MCP request, as for /v1/execute, held until it is answered.
-        config: { runsCalls: true },
+        // One tenant slot per MCP request, as for /v1/execute, held until it is answered. An MCP client may
+        // send its trace context in params._meta rather than as headers (src/plugins/tracing.ts).
+        config: { runsCalls: true, traceCarrier: traceMeta },
         schema: {
           tags: ['tools'],
           operationId: narrowed ? 'mcpToolset' : 'mcp',

@@ -51,3 +51,14 @@ export function toolCallNames(body: unknown): string[] {
     .filter((message): message is Record<string, unknown> => isObject(message) && message.method === 'tools/call')
     .map((message) => (isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : ''));
 }
+
+/**
+ * The W3C trace context an MCP request carries in `params._meta` (`traceparent`, `tracestate`), as the MCP
+ * semantic conventions put it; undefined for a batch, a message without it, or non-string values.
+ */
+export function traceMeta(body: unknown): Record<string, string> | undefined {
+  if (!isObject(body) || !isObject(body.params) || !isObject(body.params._meta)) return undefined;
+  const { traceparent, tracestate } = body.params._meta;
+  if (typeof traceparent !== 'string') return undefined;
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent };
+}

@@ -3,9 +3,16 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
 import type { Principal } from '../types.js';
-import { endSpan, startServerSpan, type TraceContext, type TracingHandle } from '../observability/tracing.js';
+import { endSpan, startServerSpan, type IncomingHeaders, type TraceContext, type TracingHandle } from '../observability/tracing.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Where the route's own protocol carries W3C trace context when the request's headers do not (MCP:
+     * `params._meta`); read from the parsed body, and only for an authenticated caller.
+     */
+    traceCarrier?: (body: unknown) => IncomingHeaders | undefined;
+  }
   interface FastifyRequest {
     /** The request's server span while tracing is on (src/observability/tracing.ts); undefined when off. */
     traceContext: TraceContext | undefined;
@@ -38,7 +45,8 @@ export const tracingPlugin = fp<{ tracing: TracingHandle | undefined }>(
       // `principal` is set by authentication only (src/plugins/auth.ts): the one proof the caller may join a trace.
       const principal: Principal | null = request.principal;
       const authenticated = principal !== null;
-      const ctx = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, attributes, request.traceStart || now(), authenticated ? request.headers : undefined);
+      const carrier = !authenticated ? undefined : request.headers.traceparent === undefined ? (request.routeOptions.config.traceCarrier?.(request.body) ?? request.headers) : request.headers;
+      const ctx = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, attributes, request.traceStart || now(), carrier);
       request.traceContext = ctx;
       return ctx;
     };

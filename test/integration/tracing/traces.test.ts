@@ -165,6 +165,42 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
   });
 });
 
+describe('an MCP client that sends its trace context in params._meta', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildTestApp(testConfig(), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } });
+  });
+  afterAll(async () => {
+    await app.close();
+    receiver.spans.length = 0;
+  });
+  const mcpCall = (authorization: string, traceId: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { authorization, accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_weather', arguments: { city: 'Rome' }, _meta: { traceparent: traceparent(traceId) } } },
+    });
+
+  it('is continued when the caller authenticated, as with a traceparent header', async () => {
+    const traceId = '56565656565656565656565656565656';
+    expect((await mcpCall(`Bearer ${API_KEY}`, traceId)).statusCode).toBe(200);
+    const spans = inTrace(traceId)(await receiver.waitFor((all) => inTrace(traceId)(all).length >= 2));
+    const server = named(spans, 'POST /mcp')!;
+    expect(server.parentSpanId).toBe(PARENT_ID);
+    expect(named(spans, 'execute_tool get_weather')).toMatchObject({ parentSpanId: server.spanId });
+  });
+
+  it('is not continued for an unauthenticated request', async () => {
+    const traceId = '78787878787878787878787878787878';
+    expect((await mcpCall('Bearer wrong-token', traceId)).statusCode).toBe(401);
+    const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'POST /mcp' && span.attributes['http.response.status_code'] === 401));
+    const refused = spans.find((span) => span.name === 'POST /mcp' && span.attributes['http.response.status_code'] === 401)!;
+    expect(refused.traceId).not.toBe(traceId);
+    expect(refused.parentSpanId).toBe('');
+  });
+});
+
 describe('with the telemetry config block', () => {
   it('exports http/protobuf to the configured endpoint, and the environment overrides the file', async () => {
     const app = await buildTestApp(testConfig({ telemetry: { endpoint: 'http://127.0.0.1:9/unused', serviceName: 'from-file' } }), { env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces` } });

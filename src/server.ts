@@ -44,8 +44,16 @@ async function main(): Promise<void> {
   }
   const { config, banner } = loaded;
   const configPath = process.env.TOOLGATE_CONFIG;
+  // Building can still find the configuration wrong (a bad OTEL_* variable, an OpenAPI document that does not
+  // import): the same one-line message and exit code as a bad config file, not a stack trace.
   const app = await buildServer(config, {
     loadConfig: configPath ? () => loadConfigFile(configPath) : undefined,
+  }).catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`toolgate: ${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
   });
   // Explicit server timeouts: a slow client cannot hold a socket forever. The body deadline itself is
   // `server.bodyTimeoutMs` (answered 408 by the app); Node's request timeout is only the backstop behind it.

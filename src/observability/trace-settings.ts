@@ -2,6 +2,7 @@
 // OpenTelemetry environment variables (docs/configuration.md#telemetry). Pure, so it is tested alone.
 import { TRACE_SAMPLERS } from '../config/schema.js';
 import type { TelemetryConfig } from '../config/types.js';
+import { ConfigError } from '../config/interpolate.js';
 
 export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -30,7 +31,13 @@ function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value.length === 0 ? undefined : value;
 }
 
-export class TraceSettingsError extends Error {}
+/** A bad OTEL_* value or telemetry key: a configuration error (exit 78 at start-up, like a bad config key). */
+export class TraceSettingsError extends ConfigError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TraceSettingsError';
+  }
+}
 
 /**
  * The tracing settings, or undefined when tracing is off: off unless a traces endpoint is configured (file

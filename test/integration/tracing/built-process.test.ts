@@ -66,3 +66,19 @@ it('exports the spans of a /v1/execute call with a traceparent to <endpoint>/v1/
   const access = await server.logLine((line) => line.msg === 'request completed' && line.url === '/v1/execute');
   expect(access.traceId).toBe(TRACE_ID);
 });
+
+it('refuses a bad OTEL_* value at start-up as a configuration error: one line on stderr, exit 78', async () => {
+  const file = join(dir, 'bad-otel.yaml');
+  await writeFile(file, ['auth:', `  apiKeys: [{ id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot, roles: [] }]`, 'tenants: { acme: {} }', 'metrics: { enabled: false }'].join('\n'));
+  const { PORT: _port, ...inherited } = process.env;
+  const outcome = await promisify(execFile)(process.execPath, [join(packageRoot(), 'dist/src/server.js')], {
+    cwd: packageRoot(),
+    env: { ...inherited, TOOLGATE_CONFIG: file, HOST: '127.0.0.1', PORT: String(await freePort()), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+    timeout: 30_000,
+  }).then(
+    () => ({ code: 0, stderr: '' }),
+    (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
+  );
+  expect(outcome.code).toBe(78);
+  expect(outcome.stderr).toBe('toolgate: OTEL_EXPORTER_OTLP_PROTOCOL grpc is not supported (http/protobuf or http/json)\n');
+});

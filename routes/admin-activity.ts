@@ -2,19 +2,23 @@ import fp from 'fastify-plugin';
 import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import { CATALOG_ERROR_TYPES } from '../src/audit/types.js';
 import { ERROR_TYPES } from '../src/types.js';
 
-// The audit line as the sink writes it (call events and approval decisions; see README "The audit log").
+// The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets;
+// see README "The audit log").
 const auditEvent = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    event: { type: 'string', enum: ['call', 'approval'] },
+    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get'] },
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
     user: { type: 'string' },
-    tool: { type: ['string', 'null'] },
+    tool: { type: ['string', 'null'], description: 'call and approval events' },
+    name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
+    service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
     outcome: { type: 'string' },
     errorType: { type: ['string', 'null'] },
     durationMs: { type: 'number' },
@@ -43,7 +47,7 @@ const routes: RoutePlugin = async (app) => {
           properties: {
             user: { type: 'string', minLength: 1, maxLength: 256 },
             tool: { type: 'string', minLength: 1, maxLength: 256 },
-            outcome: { type: 'string', enum: ['ok', 'pending_approval', 'refused', ...ERROR_TYPES] },
+            outcome: { type: 'string', enum: [...new Set(['ok', 'pending_approval', 'refused', ...ERROR_TYPES, ...CATALOG_ERROR_TYPES])] },
             since: { type: 'string', format: 'date-time' },
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },

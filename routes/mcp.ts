@@ -13,6 +13,7 @@ import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
 import { toCallToolResult } from '../src/mcp-server/call-result.js';
 import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
+import { createCatalogGovernance, type CatalogGovernance } from '../src/mcp-server/catalog-governance.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp-server/serve-resources.js';
 import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
 import { createMcpSessions } from '../src/mcp-server/sessions.js';
@@ -27,9 +28,14 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
  * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
-function serverFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
+function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
-  registerResourcesAndPrompts(server, { reachable: () => app.gateway.mcpServicesFor(request.principal), log: request.log, trace: request.traceContext });
+  registerResourcesAndPrompts(server, {
+    reachable: () => app.gateway.mcpServicesFor(request.principal),
+    log: request.log,
+    trace: request.traceContext,
+    caller: { principal: request.principal, requestId: request.id, via: 'mcp', governance: catalog },
+  });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
@@ -124,6 +130,8 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
  * session's notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
  */
 const routes: RoutePlugin = async (app) => {
+  // Audit and rate limit of resources/read and prompts/get (src/mcp-server/catalog-governance.ts).
+  const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
   const hub = createSessionHub({
     bus: app.governance.bus,
@@ -185,7 +193,7 @@ const routes: RoutePlugin = async (app) => {
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
     // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     reply.hijack();

@@ -1,9 +1,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../src/errors.js';
+import { createCatalogGovernance } from '../src/mcp-server/catalog-governance.js';
 import { requestCancellation } from '../src/http/call-options.js';
 import {
   CatalogNotFound,
+  CatalogRateLimited,
   CatalogUpstreamError,
   getPrompt,
   listPrompts,
@@ -17,26 +19,34 @@ import { promptGetBody, promptGetResponse, promptListResponse, resourceListRespo
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const responses = <T>(ok: T) => ({ 200: ok, ...errorResponses, 404: { $ref: 'ErrorBody#' }, 502: { $ref: 'ErrorBody#' } }) as const;
+// A read or get over the tenant's rate limit (policies.rate-limit, which tool calls share).
+const limitedResponses = <T>(ok: T) => ({ ...responses(ok), 429: { $ref: 'ErrorBody#' } }) as const;
 
 /**
  * Resources and prompts of the MCP services the caller may reach, over REST: the same catalog as the MCP
  * endpoint's resources/* and prompts/* (docs/architecture.md#resources-and-prompts).
  */
 const routes: RoutePlugin = async (app) => {
+  const governance = createCatalogGovernance(app.governance.policyDeps);
   const catalogRequest = (request: FastifyRequest, reply: FastifyReply): CatalogRequest => ({
+    caller: { principal: request.principal, requestId: request.id, via: 'rest', governance },
     reachable: () => app.gateway.mcpServicesFor(request.principal),
     log: request.log,
     trace: request.traceContext,
     // Upstream requests end when the client goes away or the replica shuts down.
     signal: requestCancellation(reply, app.drain).signal,
   });
-  /** Unknown and unreachable are one 404; a reachable service that fails is a 502. */
-  const answer = async <T>(work: () => Promise<T>): Promise<T> => {
+  /** Unknown and unreachable are one 404; a reachable service that fails is a 502; over the tenant's rate limit, 429 + Retry-After. */
+  const answer = async <T>(work: () => Promise<T>, reply?: FastifyReply): Promise<T> => {
     try {
       return await work();
     } catch (error) {
       if (error instanceof CatalogNotFound) throw new errors.TG_NOT_FOUND(error.message);
       if (error instanceof CatalogUpstreamError) throw new errors.TG_UPSTREAM_ERROR(error.message);
+      if (error instanceof CatalogRateLimited) {
+        reply?.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+        throw new errors.TG_RATE_LIMITED(error.message);
+      }
       throw error;
     }
   };
@@ -66,10 +76,10 @@ const routes: RoutePlugin = async (app) => {
         description: 'A URI of a service the caller cannot reach answers 404 exactly as one that does not exist.',
         security: bearerSecurity,
         querystring: resourceReadQuery,
-        response: responses(resourceReadResponse),
+        response: limitedResponses(resourceReadResponse),
       },
     },
-    async (request, reply) => answer(() => readResource(catalogRequest(request, reply), request.query.uri)),
+    async (request, reply) => answer(() => readResource(catalogRequest(request, reply), request.query.uri), reply),
   );
 
   app.get(
@@ -92,10 +102,10 @@ const routes: RoutePlugin = async (app) => {
         description: 'A name of a service the caller cannot reach answers 404 exactly as one that does not exist.',
         security: bearerSecurity,
         body: promptGetBody,
-        response: responses(promptGetResponse),
+        response: limitedResponses(promptGetResponse),
       },
     },
-    async (request, reply) => answer(() => getPrompt(catalogRequest(request, reply), request.body.name, request.body.arguments)),
+    async (request, reply) => answer(() => getPrompt(catalogRequest(request, reply), request.body.name, request.body.arguments), reply),
   );
 };
 

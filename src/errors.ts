@@ -23,6 +23,8 @@ export const errors = {
   TG_STORE_UNAVAILABLE: createError('TG_STORE_UNAVAILABLE', '%s', 503),
   /** An MCP service the caller may reach did not answer a resource read or prompt (down, timed out, refused). */
   TG_UPSTREAM_ERROR: createError('TG_UPSTREAM_ERROR', '%s', 502),
+  /** A resource read or prompt get over the tenant's rate limit (policies.rate-limit); sent with Retry-After. */
+  TG_RATE_LIMITED: createError('TG_RATE_LIMITED', '%s', 429),
   TG_CONFIG_INVALID: createError('TG_CONFIG_INVALID', '%s', 400),
   TG_INTERNAL: createError('TG_INTERNAL', 'internal server error', 500),
 } as const;

@@ -54,7 +54,7 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
       const matches = (event: AuditEvent): boolean =>
         event.tenant === tenant &&
         (query.user === undefined || event.user === query.user) &&
-        (query.tool === undefined || event.tool === query.tool) &&
+        (query.tool === undefined || ('tool' in event && event.tool === query.tool)) &&
         (query.outcome === undefined || event.outcome === query.outcome) &&
         (query.since === undefined || event.time >= query.since);
       const filtered = query.user !== undefined || query.tool !== undefined || query.outcome !== undefined || query.since !== undefined;

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '../audit/types.js';
+import type { ApprovalAuditEvent, AuditEvent, CallAuditEvent } from '../audit/types.js';
 
 const MINUTE_MS = 60_000;
 export const STATS_MINUTES = 60;
@@ -56,7 +56,7 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
   const now = options.now ?? Date.now;
   const tenants = new Map<string, Map<string, Minute[]>>();
 
-  const seriesName = (event: AuditEvent & { tool: string }, tools: Map<string, Minute[]>): string => {
+  const seriesName = (event: (CallAuditEvent | ApprovalAuditEvent) & { tool: string }, tools: Map<string, Minute[]>): string => {
     if (event.source === 'user-mcp') return USER_TOOLS;
     if (tools.has(event.tool) || tools.size < MAX_TOOLS_PER_TENANT) return event.tool;
     return OTHER;
@@ -64,6 +64,9 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
 
   return {
     record(event) {
+      // Resource reads and prompt gets are no tool calls: they stay out of the per-tool series (the audit
+      // log and the recent-audit copy have them).
+      if (event.event !== 'call' && event.event !== 'approval') return;
       // Calls that ran a catalog tool: a call event of a resolved tool (an unresolved name has no source and is
       // never a series name), or an approval that ran its call (the run writes no call event of its own).
       const ran = event.event === 'call' ? event.outcome !== 'pending_approval' : event.decision === 'approve' && event.outcome !== 'refused';

@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
 import { activeTraceId } from '../observability/tracing.js';
-import type { CallAuditEvent, CallOutcome } from './types.js';
+import type { CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
 const MAX_AUDITED_NAME = 128;
@@ -49,6 +49,30 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId
     approvalId: call.approvalId,
   };
   // Written inside the call's span (audit policy, or the execution path for refusals) when tracing is on.
+  const traceId = activeTraceId();
+  if (traceId !== undefined) event.traceId = traceId;
+  return event;
+}
+
+/** The event of a finished resources/read or prompts/get (`time`: its start, epoch ms). */
+export function catalogEvent(
+  origin: CallOrigin,
+  read: { kind: 'resource' | 'prompt'; via: CatalogAuditEvent['via']; name: string; service: string | null; argsSha256: string | null; time: number; durationMs: number; errorType: CatalogErrorType | null },
+): CatalogAuditEvent {
+  const event: CatalogAuditEvent = {
+    event: read.kind === 'resource' ? 'resource_read' : 'prompt_get',
+    time: read.time,
+    requestId: origin.requestId,
+    tenant: origin.tenant,
+    user: origin.user,
+    via: read.via,
+    name: boundedName(read.name),
+    service: read.service,
+    argsSha256: read.argsSha256,
+    outcome: read.errorType ?? 'ok',
+    errorType: read.errorType,
+    durationMs: read.durationMs,
+  };
   const traceId = activeTraceId();
   if (traceId !== undefined) event.traceId = traceId;
   return event;

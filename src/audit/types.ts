@@ -53,8 +53,43 @@ export interface ApprovalAuditEvent {
   durationMs: number;
 }
 
+/**
+ * How a resource read or prompt get ended: `ok`; `UNKNOWN_RESOURCE` / `UNKNOWN_PROMPT` for a name that is
+ * not in a service the caller reaches (or not namespaced at all); `PERMISSION_DENIED` for a name of a
+ * service it reaches that the tenant's `resources` / `prompts` globs refuse; `RATE_LIMITED`;
+ * `UPSTREAM_ERROR` when the owning service failed; `INTERNAL_ERROR` for anything else. The caller hears
+ * the first three alike (not found).
+ */
+export const CATALOG_ERROR_TYPES = ['UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'PERMISSION_DENIED', 'RATE_LIMITED', 'UPSTREAM_ERROR', 'INTERNAL_ERROR'] as const;
+export type CatalogErrorType = (typeof CATALOG_ERROR_TYPES)[number];
+
+/**
+ * One resources/read or prompts/get (over /mcp or REST) that got past authentication and admission. Records
+ * the namespaced URI or prompt name, never contents, and of prompt arguments only the SHA-256 of their
+ * canonical JSON (values may be secrets).
+ */
+export interface CatalogAuditEvent {
+  event: 'resource_read' | 'prompt_get';
+  time: number;
+  requestId: string;
+  tenant: string;
+  user: string;
+  /** The wire it came in on. */
+  via: 'mcp' | 'rest';
+  /** The namespaced URI or prompt name as the caller sent it (bounded, see boundedName). */
+  name: string;
+  /** `<scope>/<service>` of the owning service once the name resolved to one the caller reaches, else null. */
+  service: string | null;
+  /** prompts/get: SHA-256 of the canonical arguments (`{}` when none were sent); resources/read: null. */
+  argsSha256: string | null;
+  outcome: 'ok' | CatalogErrorType;
+  errorType: CatalogErrorType | null;
+  durationMs: number;
+  traceId?: string;
+}
+
 /** One line of the audit log. */
-export type AuditEvent = CallAuditEvent | ApprovalAuditEvent;
+export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent;
 
 export interface AuditSink {
   /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */

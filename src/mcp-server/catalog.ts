@@ -15,6 +15,8 @@ import type { Logger, Principal } from '../types.js';
 import { ATTR_MCP_METHOD_NAME, ATTR_UPSTREAM, clientSpan, type TraceContext } from '../observability/tracing.js';
 import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName, parseUri, type Matcher } from './namespace.js';
 import { omitted, SizeBudget } from './size-budget.js';
+import { CatalogNotFound, CatalogUpstreamError } from './catalog-errors.js';
+import { admit, audited, type CatalogCaller, type CatalogKind } from './catalog-governance.js';
 
 /** Pages of one upstream listing, and entries kept per service: a server that pages forever cannot hold a listing hostage. */
 export const MAX_LIST_PAGES = 20;
@@ -34,12 +36,11 @@ export interface CatalogRequest {
   trace?: TraceContext;
   /** The request's cancellation: ends every upstream request it started. */
   signal?: AbortSignal;
+  /** Who asks: reads and gets are audited and rate-limited for them (catalog-governance.ts). */
+  caller: CatalogCaller;
 }
 
-/** Unknown and not reachable answer alike: nothing tells a caller what other tenants or users have. */
-export class CatalogNotFound extends Error {}
-/** A reachable service failed to answer (down, timed out, refused the request). */
-export class CatalogUpstreamError extends Error {}
+export { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from './catalog-errors.js';
 
 const echo = (value: string): string => (value.length > 200 ? `${value.slice(0, 200)}…` : value);
 
@@ -156,16 +157,29 @@ export async function listPrompts(request: CatalogRequest): Promise<Prompt[]> {
  * The owning service of a namespaced name, only among those the caller reaches and only when the tenant's
  * globs admit the name; anything else is CatalogNotFound before any upstream is asked.
  */
-async function owner(request: CatalogRequest, kind: 'resource' | 'prompt', name: string): Promise<{ client: Client; service: McpService; upstream: string; config: TenantConfig }> {
-  const notFound = new CatalogNotFound(`unknown ${kind}: ${echo(name)}`);
+async function owner(request: CatalogRequest, kind: CatalogKind, name: string, resolved: (service: string) => void): Promise<{ service: McpService; upstream: string; config: TenantConfig }> {
   const parsed = name.length > MAX_NAME_CHARS ? undefined : kind === 'resource' ? parseUri(name) : parseName(name);
   const { tenant, services } = await request.reachable();
   const service = parsed && services.find((candidate) => candidate.scope === parsed.scope && candidate.service === parsed.service);
+  if (!parsed || !service) throw new CatalogNotFound(`unknown ${kind}: ${echo(name)}`);
+  resolved(`${service.scope}/${service.service}`);
   const rules = rulesOf(tenant.config);
-  if (!parsed || !service || !(kind === 'resource' ? rules.resources(globSubject(name)) : rules.prompts(name))) throw notFound;
-  const client = await clientWith(service, kind === 'resource' ? 'resources' : 'prompts');
-  if (!client) throw new CatalogUpstreamError(`MCP service ${parsed.scope}/${parsed.service} is unavailable`);
-  return { client, service, upstream: parsed.upstream, config: tenant.config };
+  // The same answer as unknown; only the audit log tells the tenant's own deny apart.
+  if (!(kind === 'resource' ? rules.resources(globSubject(name)) : rules.prompts(name))) throw new CatalogNotFound(`unknown ${kind}: ${echo(name)}`, 'denied');
+  return { service, upstream: parsed.upstream, config: tenant.config };
+}
+
+/**
+ * The owner's connected client, once the read or get is audited as the service's and admitted by the
+ * tenant's rate limit: a refused one never connects to, or asks, the upstream.
+ */
+async function governedOwner(request: CatalogRequest, kind: CatalogKind, name: string, resolved: (service: string) => void): Promise<{ client: Client; service: McpService; upstream: string; config: TenantConfig }> {
+  const found = await owner(request, kind, name, resolved);
+  const { scope, service } = found.service;
+  await admit(request.caller, found.config, kind);
+  const client = await clientWith(found.service, kind === 'resource' ? 'resources' : 'prompts');
+  if (!client) throw new CatalogUpstreamError(`MCP service ${scope}/${service} is unavailable`);
+  return { ...found, client };
 }
 
 async function upstreamCall<T>(service: McpService, work: () => Promise<T>): Promise<T> {
@@ -192,12 +206,14 @@ const truncatedMeta = (result: { _meta?: Record<string, unknown> | undefined }, 
   budget.truncated ? { _meta: { ...result._meta, 'toolgate/truncated': true } } : {};
 
 /** resources/read routed to the owning service only; contents carry namespaced URIs and fit `resources.maxReadChars`. */
-export async function readResource(request: CatalogRequest, uri: string): Promise<ReadResourceResult> {
-  const { client, service, upstream, config } = await owner(request, 'resource', uri);
-  const result = await upstreamCall(service, () => hop(request, service, 'resources/read', (meta) => client.readResource(traced({ uri: upstream }, meta), options(request))));
-  const budget = new SizeBudget(config.resources.maxReadChars);
-  const contents = result.contents.map((item) => boundedContents(item, budget, (own) => namespacedUri(service.scope, service.service, own)));
-  return { ...result, contents, ...truncatedMeta(result, budget) };
+export function readResource(request: CatalogRequest, uri: string): Promise<ReadResourceResult> {
+  return audited(request.caller, 'resource', uri, undefined, async (resolved) => {
+    const { client, service, upstream, config } = await governedOwner(request, 'resource', uri, resolved);
+    const result = await upstreamCall(service, () => hop(request, service, 'resources/read', (meta) => client.readResource(traced({ uri: upstream }, meta), options(request))));
+    const budget = new SizeBudget(config.resources.maxReadChars);
+    const contents = result.contents.map((item) => boundedContents(item, budget, (own) => namespacedUri(service.scope, service.service, own)));
+    return { ...result, contents, ...truncatedMeta(result, budget) };
+  });
 }
 
 function boundedBlock(block: ContentBlock, budget: SizeBudget, service: McpService): ContentBlock {
@@ -218,12 +234,14 @@ function boundedBlock(block: ContentBlock, budget: SizeBudget, service: McpServi
 }
 
 /** prompts/get routed to the owning service only; embedded resources carry namespaced URIs; the messages fit `prompts.maxResultChars`. */
-export async function getPrompt(request: CatalogRequest, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
-  const { client, service, upstream, config } = await owner(request, 'prompt', name);
-  const result = await upstreamCall(service, () =>
-    hop(request, service, 'prompts/get', (meta) => client.getPrompt(traced({ name: upstream, ...(args ? { arguments: args } : {}) }, meta), options(request))),
-  );
-  const budget = new SizeBudget(config.prompts.maxResultChars);
-  const messages = result.messages.map((message) => ({ ...message, content: boundedBlock(message.content, budget, service) }));
-  return { ...result, messages, ...truncatedMeta(result, budget) };
+export function getPrompt(request: CatalogRequest, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
+  return audited(request.caller, 'prompt', name, args, async (resolved) => {
+    const { client, service, upstream, config } = await governedOwner(request, 'prompt', name, resolved);
+    const result = await upstreamCall(service, () =>
+      hop(request, service, 'prompts/get', (meta) => client.getPrompt(traced({ name: upstream, ...(args ? { arguments: args } : {}) }, meta), options(request))),
+    );
+    const budget = new SizeBudget(config.prompts.maxResultChars);
+    const messages = result.messages.map((message) => ({ ...message, content: boundedBlock(message.content, budget, service) }));
+    return { ...result, messages, ...truncatedMeta(result, budget) };
+  });
 }

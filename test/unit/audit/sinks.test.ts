@@ -34,7 +34,7 @@ describe('file audit sink', () => {
     await sink.close();
     const lines = (await readFile(path, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(500);
-    expect(lines.map((l) => (JSON.parse(l) as AuditEvent).callId)).toEqual(Array.from({ length: 500 }, (_, i) => `c${i}`));
+    expect(lines.map((l) => (JSON.parse(l) as CallAuditEvent).callId)).toEqual(Array.from({ length: 500 }, (_, i) => `c${i}`));
   });
 
   it('flushes on demand and keeps events written after close', async () => {
@@ -110,7 +110,7 @@ describe('destination and off sinks', () => {
     sink.write(event(3));
     sink.write(event(4));
     await sink.close();
-    expect(lines.map((line) => (JSON.parse(line) as AuditEvent).callId)).toEqual(['c3', 'c4']);
+    expect(lines.map((line) => (JSON.parse(line) as CallAuditEvent).callId)).toEqual(['c3', 'c4']);
     expect(lines.every((line) => line.endsWith('\n'))).toBe(true);
     expect(flushes).toBe(1);
   });

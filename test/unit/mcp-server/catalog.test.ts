@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { validateConfigObject } from '../../../src/config/load.js';
 import { CatalogNotFound, getPrompt, listPrompts, listResources, MAX_LIST_PAGES, readResource, type CatalogRequest } from '../../../src/mcp-server/catalog.js';
+import { createCatalogGovernance } from '../../../src/mcp-server/catalog-governance.js';
 import type { McpService, McpServiceClient } from '../../../src/registry/provider.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
 import { silentLog } from '../../fixtures/mcp/context.js';
 
 const tenantConfig = (tenant: Record<string, unknown>) => validateConfigObject({ tenants: { t: tenant } }, process.cwd(), undefined).tenants.t!;
@@ -27,7 +29,8 @@ function fakeService(scope: McpService['scope'], service: string) {
 
 function request(services: McpService[], tenant: Record<string, unknown> = {}): CatalogRequest {
   const config = tenantConfig(tenant);
-  return { reachable: async () => ({ tenant: { config }, services }), log: silentLog };
+  const governance = createCatalogGovernance({ audit: { enabled: false, write() {}, async flush() {}, async close() {} }, store: createMemoryStore() });
+  return { reachable: async () => ({ tenant: { config }, services }), log: silentLog, caller: { principal: { tenant: 't', user: 'u', roles: [], claims: {} }, requestId: 'r', via: 'rest', governance } };
 }
 
 describe('routing a read or a prompt to its owning service', () => {

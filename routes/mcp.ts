@@ -207,7 +207,7 @@ const routes: RoutePlugin = async (app) => {
     await transport.handleRequest(request.raw, reply.raw, request.body);
   };
 
-  /** GET: the session's server→client stream (tools/list_changed); one per session on each replica. */
+  /** GET: the session's server→client stream (tools/list_changed); one per session, the newest. */
   const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
     const settings = app.gateway.config.mcpServer;
     if (!settings.sessions) throw sessionsOff(reply);
@@ -215,18 +215,17 @@ const routes: RoutePlugin = async (app) => {
     const id = sessionHeader(request);
     if (id === undefined) throw new errors.TG_BAD_REQUEST('GET needs the Mcp-Session-Id that initialize returned');
     if (!(await sessions.resume(request.principal, id, toolset, settings))) throw sessionNotFound();
-    if (hub.hasStream(id)) throw new errors.TG_CONFLICT('this session already has an open stream');
     const principal = request.principal;
     const mode = requestMode(request);
     const fingerprint = (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
-    // Checked again after the awaits: a second GET may have attached meanwhile.
-    if (hub.hasStream(id)) throw new errors.TG_CONFLICT('this session already has an open stream');
     reply.hijack();
     let keepAlive: NodeJS.Timeout | undefined;
     const stream = openSseStream(reply.raw, { 'x-request-id': request.id, 'mcp-session-id': id }, STREAM_BUFFER_BYTES, () => {
       clearInterval(keepAlive);
       hub.detach(id, stream);
     });
+    // A session has one stream: this one replaces an older one (a client that reconnected before its old
+    // socket was seen to close), which is closed wherever it is (MCP lets the server close a stream).
     hub.attach(id, { principal, mode, toolset, stream, fingerprint });
     // While the stream is open the session is in use: its idle timer restarts, and a session ended or
     // expired in the store (DELETE on a replica whose message was lost) closes the stream.
@@ -295,15 +294,14 @@ const routes: RoutePlugin = async (app) => {
           tags: ['tools'],
           operationId: narrowed ? 'mcpToolsetStream' : 'mcpStream',
           summary: `The MCP session's server→client event stream (${path})`,
-          description: `Server-sent events carrying JSON-RPC notifications, e.g. \`notifications/tools/list_changed\` when the caller's pool changes. Needs the \`Mcp-Session-Id\` header; an unknown session (or another caller's) answers 404, a session that already has a stream here 409. With \`mcpServer.sessions: false\` it answers 405.${unknownToolset}`,
+          description: `Server-sent events carrying JSON-RPC notifications, e.g. \`notifications/tools/list_changed\` when the caller's pool changes. Needs the \`Mcp-Session-Id\` header; an unknown session (or another caller's) answers 404. A session has one stream: a new GET replaces (closes) the session's older stream, on whichever replica it is, so a client that reconnects is never refused. With \`mcpServer.sessions: false\` it answers 405.${unknownToolset}`,
           security: bearerSecurity,
           ...params,
           ...sessionId(true),
           response: {
-            200: { description: 'The event stream (text/event-stream), open until the session ends or the client leaves', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            200: { description: 'The event stream (text/event-stream), open until the session ends, the client leaves or a newer GET of the session replaces it', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             404: { $ref: 'ErrorBody#' },
             405: { $ref: 'ErrorBody#' },
-            409: { $ref: 'ErrorBody#' },
             ...errorResponses,
           },
         },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '../store/bus.js';
 import type { Logger, Principal } from '../types.js';
 import type { ToolMode } from '../pipeline/types.js';
@@ -10,6 +11,7 @@ export const SESSION_CHANNEL = 'mcp-sessions';
 type SessionMessage =
   | { t: 'cancel'; session: string; request: string }
   | { t: 'end'; session: string }
+  | { t: 'stream'; session: string; stream: string }
   | { t: 'pool'; tenant: string; user: string };
 
 /** A user's own pool changed on some replica (they registered or removed an MCP server). */
@@ -27,6 +29,10 @@ interface OpenStream {
   /** One recheck at a time per stream; a change arriving meanwhile asks for one more. */
   checking: Promise<void> | undefined;
   again: boolean;
+  /** This stream's name in the `stream` messages that make the newest stream of a session the only one. */
+  readonly name: string;
+  /** Its own `stream` message came back: any later one (in the bus' one order) names a newer stream. */
+  announced: boolean;
 }
 
 export interface SessionHubDeps {
@@ -37,11 +43,13 @@ export interface SessionHubDeps {
 }
 
 export interface SessionHub {
-  /** Registers the session's GET stream on this replica; false when it already has one here (409). */
-  /** `fingerprint` is the pool the client sees as the stream opens: later differences are announced. */
-  attach(session: string, open: Omit<OpenStream, 'checking' | 'again'>): boolean;
+  /**
+   * Registers the session's GET stream; the session's older stream, on this replica or another, closes
+   * (a reconnecting client replaces it). `fingerprint` is the pool the client sees as the stream opens:
+   * later differences are announced.
+   */
+  attach(session: string, open: Omit<OpenStream, 'checking' | 'again' | 'name' | 'announced'>): void;
   detach(session: string, stream: SseStream): void;
-  hasStream(session: string): boolean;
   /** The cancellation of one tools/call of a session (by its JSON-RPC id), until `done`. */
   trackCall(session: string, requestId: string | number): { signal: AbortSignal; done(): void };
   /** notifications/cancelled: aborts the named call on whichever replica runs it. */
@@ -79,6 +87,20 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     calls.delete(session);
   };
 
+  const closeStream = (session: string, open: OpenStream): void => {
+    if (streams.get(session) === open) streams.delete(session);
+    open.stream.close();
+  };
+  // Every replica hears the `stream` messages in the bus' one order, so all agree which stream is newest:
+  // one announced before (its own message already came back) is older and closes; one whose message is
+  // still on its way is newer and stays. One stream per session, so no notification goes out twice.
+  const newestStream = (session: string, name: string): void => {
+    const open = streams.get(session);
+    if (!open) return;
+    if (open.name === name) open.announced = true;
+    else if (open.announced) closeStream(session, open);
+  };
+
   const recheck = (open: OpenStream): void => {
     if (open.checking) {
       open.again = true;
@@ -109,19 +131,21 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     }
     if (message.t === 'cancel') cancelHere(message.session, message.request);
     else if (message.t === 'end') endHere(message.session);
+    else if (message.t === 'stream') newestStream(message.session, message.stream);
     else if (message.t === 'pool') hub.poolsMayHaveChanged({ tenant: message.tenant, user: message.user });
   });
 
   const hub: SessionHub = {
     attach(session, open) {
-      if (streams.has(session)) return false;
-      streams.set(session, { ...open, checking: undefined, again: false });
-      return true;
+      const older = streams.get(session);
+      if (older) closeStream(session, older);
+      const name = randomUUID();
+      streams.set(session, { ...open, checking: undefined, again: false, name, announced: false });
+      publish({ t: 'stream', session, stream: name });
     },
     detach(session, stream) {
       if (streams.get(session)?.stream === stream) streams.delete(session);
     },
-    hasStream: (session) => streams.has(session),
     trackCall(session, requestId) {
       const key = requestKey(requestId);
       const controller = new AbortController();

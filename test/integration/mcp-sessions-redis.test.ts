@@ -96,6 +96,33 @@ const listTools = (base: string, token: string, sessionId: string): Promise<Resp
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
 
+/** A bare initialize (no SDK client, so no stream of its own is opened): the new session's id. */
+async function rawInitialize(base: string): Promise<string> {
+  const init = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...bearer(alice), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  return init.headers.get('mcp-session-id')!;
+}
+
+/** Whether an event stream ends within `ms` (reads and drops what it carries meanwhile, e.g. pings). */
+async function endsWithin(stream: Response | ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+  const reader = stream instanceof Response ? stream.body!.getReader() : stream;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  try {
+    for (let i = 0; i < 1000; i += 1) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === 'late') return false;
+      if (next.done) return true;
+    }
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe.skipIf(!REDIS_URL)('MCP sessions on two gateway processes sharing one Redis', () => {
   it('serves a session made on replica A on replica B, and refuses it there to another user (404)', async () => {
     const { client, transport } = await connect(() => replicaA);
@@ -135,14 +162,27 @@ describe.skipIf(!REDIS_URL)('MCP sessions on two gateway processes sharing one R
     }
   });
 
+  it('closes the stream on replica A when the client reconnects its session on replica B, and keeps the newer one', async () => {
+    const id = await rawInitialize(replicaA);
+    const open = (base: string) => fetch(`${base}/mcp`, { headers: { ...bearer(alice), 'mcp-session-id': id, accept: 'text/event-stream' } });
+    const older = await open(replicaA);
+    expect(older.status).toBe(200);
+    const newer = await open(replicaB);
+    expect(newer.status).toBe(200);
+    try {
+      expect(await endsWithin(older, 10_000)).toBe(true);
+      // The newer stream stays open: it is the session's stream, which DELETE then ends.
+      const newerReader = newer.body!.getReader();
+      expect(await endsWithin(newerReader, 300)).toBe(false);
+      expect((await fetch(`${replicaA}/mcp`, { method: 'DELETE', headers: { ...bearer(alice), 'mcp-session-id': id } })).status).toBe(204);
+      expect(await endsWithin(newerReader, 10_000)).toBe(true);
+    } finally {
+      await fetch(`${replicaA}/mcp`, { method: 'DELETE', headers: { ...bearer(alice), 'mcp-session-id': id } });
+    }
+  });
+
   it('closes the stream on replica A when the session is ended (DELETE) on replica B', async () => {
-    // A bare initialize (no SDK client, so no stream of its own is open on A).
-    const init = await fetch(`${replicaA}/mcp`, {
-      method: 'POST',
-      headers: { ...bearer(alice), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
-    });
-    const id = init.headers.get('mcp-session-id')!;
+    const id = await rawInitialize(replicaA);
     expect(id).toBeTruthy();
     const events = await fetch(`${replicaA}/mcp`, { headers: { ...bearer(alice), 'mcp-session-id': id, accept: 'text/event-stream' } });
     expect(events.status).toBe(200);

@@ -146,6 +146,29 @@ describe('MCP sessions with the SDK client', () => {
     await client.close();
   });
 
+  it('replaces the older stream of a session that reconnects (the newer GET answers 200, the older stream ends)', async () => {
+    const { client, transport, stream } = await connect(aliceToken);
+    expect(await stream).toBe(200);
+    const id = transport.sessionId!;
+    // The SDK client closes; its GET may still look open here when it reconnects at once.
+    await client.close();
+    const first = await rawMcp(aliceToken, id, 'GET');
+    expect(first.status).toBe(200);
+    const second = await rawMcp(aliceToken, id, 'GET');
+    expect(second.status).toBe(200);
+    // The first stream ends (done) instead of waiting for an event; bounded by the test's own timeout.
+    const reader = first.body!.getReader();
+    let ended = false;
+    for (let i = 0; i < 100 && !ended; i += 1) ended = (await reader.read()).done;
+    expect(ended).toBe(true);
+    // The newer one is the session's stream: DELETE ends it.
+    expect((await rawMcp(aliceToken, id, 'DELETE')).status).toBe(204);
+    const newer = second.body!.getReader();
+    ended = false;
+    for (let i = 0; i < 100 && !ended; i += 1) ended = (await newer.read()).done;
+    expect(ended).toBe(true);
+  });
+
   it('serves a session only at the endpoint that created it (a toolset session is unknown at /mcp)', async () => {
     const { client, transport } = await connect(aliceToken, '/mcp/echoes');
     try {

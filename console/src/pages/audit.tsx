@@ -2,21 +2,27 @@ import { useState } from 'preact/hooks';
 import { DataTable, ErrorNote, useApi } from '../components.js';
 import { time } from '../format.js';
 
-// A call line or an approval decision line, as the audit sink writes them.
+// A call line, an approval decision line, or a resource read / prompt get line, as the audit sink writes them.
 interface AuditEvent {
-  event: 'call' | 'approval';
+  event: 'call' | 'approval' | 'resource_read' | 'prompt_get';
   time: number;
   requestId: string;
-  callId: string | null;
+  callId?: string | null;
   user: string;
-  tool: string | null;
+  tool?: string | null;
+  /** resource_read and prompt_get: the namespaced URI or prompt name. */
+  name?: string;
   outcome: string;
   decision?: string;
   durationMs: number;
-  approvalId: string | null;
+  approvalId?: string | null;
 }
 
-const OUTCOMES = ['ok', 'pending_approval', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION'];
+const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'read', prompt_get: 'prompt' };
+const outcomeLabel = (event: AuditEvent): string =>
+  event.event === 'approval' ? `${event.decision ?? 'decision'}: ${event.outcome}` : KIND[event.event] ? `${KIND[event.event]}: ${event.outcome}` : event.outcome;
+
+const OUTCOMES = ['ok', 'pending_approval', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
 
 export function AuditPage() {
   const [user, setUser] = useState('');
@@ -56,13 +62,13 @@ export function AuditPage() {
       <ErrorNote error={events.error} />
       {events.data && events.data.events.length === 0 ? <p class="empty">No events match.</p> : null}
       {(events.data?.events ?? []).length > 0 ? (
-        <DataTable caption="Audit events" headers={['Time', 'User', 'Tool', 'Outcome', 'ms', 'Call id', 'Approval']}>
+        <DataTable caption="Audit events" headers={['Time', 'User', 'Tool or resource', 'Outcome', 'ms', 'Call id', 'Approval']}>
           {events.data!.events.map((event) => (
             <tr key={`${event.requestId}-${event.callId}-${event.time}-${event.outcome}`}>
               <td>{time(event.time)}</td>
               <td>{event.user}</td>
-              <td>{event.tool ?? ''}</td>
-              <td><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{event.event === 'approval' ? `${event.decision ?? 'decision'}: ${event.outcome}` : event.outcome}</span></td>
+              <td class="wrap">{event.tool ?? event.name ?? ''}</td>
+              <td><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
               <td>{event.durationMs}</td>
               <td class="wrap">{event.callId ?? ''}</td>
               <td class="wrap">{event.approvalId ?? ''}</td>

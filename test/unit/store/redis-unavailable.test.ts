@@ -76,8 +76,12 @@ describe.skipIf(!binary)('the Redis store when Redis does not answer', () => {
     await expect(s.hitWindow('a', 1, 1000)).rejects.toMatchObject(UNAVAILABLE);
     await expect(s.pushCapped('a', '1', 10)).rejects.toMatchObject(UNAVAILABLE);
     await expect(s.recent('a', 10)).rejects.toMatchObject(UNAVAILABLE);
+    const lease = { id: 'l', record: { key: 'r', value: 'v' }, ttlMs: 1000 };
+    await expect(s.acquireLease({ ...lease, own: { key: 'o', limit: 1, recordPrefix: 'r' }, shared: { key: 's', limit: 1 } })).rejects.toMatchObject(UNAVAILABLE);
+    await expect(s.renewLease({ ...lease, groups: ['o', 's'] })).rejects.toMatchObject(UNAVAILABLE);
+    await expect(s.releaseLease({ ...lease, groups: ['o', 's'] })).rejects.toMatchObject(UNAVAILABLE);
     expect(Date.now() - started).toBeLessThan(9 * 200 + 1_000); // liveness: at most commandTimeoutMs each, never a hang
-    expect(failed).toEqual(['get', 'set', 'setIfAbsent', 'compareAndSet', 'delete', 'scan', 'hitWindow', 'pushCapped', 'recent']);
+    expect(failed).toEqual(['get', 'set', 'setIfAbsent', 'compareAndSet', 'delete', 'scan', 'hitWindow', 'pushCapped', 'recent', 'acquireLease', 'renewLease', 'releaseLease']);
     expect(s.up?.()).toBe(false);
   });
 

@@ -145,6 +145,7 @@ const routes: RoutePlugin = async (app) => {
       }
     },
   });
+  app.metrics.watchMcpStreams(() => hub.openStreams());
   const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
   // Open streams would keep the listener from closing: they end first, and their clients reconnect elsewhere.
   app.addHook('preClose', (done) => {
@@ -171,6 +172,7 @@ const routes: RoutePlugin = async (app) => {
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
       for (const old of ended) hub.end(old);
+      app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
       return id;
     } catch (error) {

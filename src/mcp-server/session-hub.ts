@@ -50,6 +50,8 @@ export interface SessionHub {
    */
   attach(session: string, open: Omit<OpenStream, 'checking' | 'again' | 'name' | 'announced'>): void;
   detach(session: string, stream: SseStream): void;
+  /** GET streams open on this replica. */
+  openStreams(): number;
   /** The cancellation of one tools/call of a session (by its JSON-RPC id), until `done`. */
   trackCall(session: string, requestId: string | number): { signal: AbortSignal; done(): void };
   /** notifications/cancelled: aborts the named call on whichever replica runs it. */
@@ -171,6 +173,7 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
       endHere(session);
       publish({ t: 'end', session });
     },
+    openStreams: () => streams.size,
     poolsMayHaveChanged(filter) {
       for (const open of streams.values()) {
         if (filter && (open.principal.tenant !== filter.tenant || open.principal.user !== filter.user)) continue;

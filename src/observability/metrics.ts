@@ -30,6 +30,10 @@ export interface GatewayMetrics {
   /** Reports readiness as /readyz answers it (read when metrics are scraped). */
   watchReady(source: () => boolean): void;
   countOverload(scope: OverloadScope): void;
+  /** Reports the MCP notification streams open on this replica (read when metrics are scraped). */
+  watchMcpStreams(source: () => number): void;
+  /** Counts an MCP session `initialize` started (per tenant: tenants come from the config, so the label is bounded). */
+  countMcpSession(tenant: string): void;
   /** `cancelled`: the call failed after its own caller gave up on it (counted as outcome `cancelled`). */
   recordCall(tenant: string, tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
@@ -119,6 +123,21 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       this.set(readySource() ? 1 : 0);
     },
   });
+  let mcpStreamsSource = (): number => 0;
+  new Gauge({
+    name: 'toolgate_mcp_streams_open',
+    help: 'MCP session notification streams (GET /mcp) open on this replica',
+    registers: [registry],
+    collect() {
+      this.set(mcpStreamsSource());
+    },
+  });
+  const mcpSessions = new Counter({
+    name: 'toolgate_mcp_sessions_started_total',
+    help: 'MCP sessions started by initialize, per tenant',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
   const overloads = new Counter({
     name: 'toolgate_overload_refusals_total',
     help: 'Requests refused with 503 because a bound was reached (scope: server, tenant or public)',
@@ -150,6 +169,10 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       readySource = source;
     },
     countOverload: (scope) => overloads.inc({ scope }),
+    watchMcpStreams: (source) => {
+      mcpStreamsSource = source;
+    },
+    countMcpSession: (tenant) => mcpSessions.inc({ tenant }),
     recordCall(tenant, tool, result, cancelled = false) {
       const label = toolLabel(tool);
       // The resolved tool's source, not the result's: a custom policy's answer cannot mint a label value.

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayConfig } from '../../src/config/types.js';
 import { createTestState, echoTool, failTool, notifyToolsChanged, sleepTool, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
 import { expectCancelledUpstream } from '../helpers/mcp-cancel.js';
-import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../helpers/build.js';
 
 let app: FastifyInstance;
 let upstream: HttpTestServer;
@@ -144,6 +144,19 @@ describe('MCP sessions with the SDK client', () => {
     await transport.terminateSession();
     expect((await rawMcp(aliceToken, id)).status).toBe(404);
     await client.close();
+  });
+
+  it('counts sessions started per tenant and the streams open on this replica in /metrics', async () => {
+    const sample = async (pattern: RegExp): Promise<number> => Number(pattern.exec(await scrapeMetrics(app))?.[1] ?? 'NaN');
+    const started = await sample(/^toolgate_mcp_sessions_started_total\{tenant="acme"\} (\d+)$/m);
+    const { client, transport, stream } = await connect(aliceToken);
+    expect(await stream).toBe(200);
+    expect(await sample(/^toolgate_mcp_sessions_started_total\{tenant="acme"\} (\d+)$/m)).toBe((Number.isNaN(started) ? 0 : started) + 1);
+    await expect.poll(() => sample(/^toolgate_mcp_streams_open (\d+)$/m), { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    const open = await sample(/^toolgate_mcp_streams_open (\d+)$/m);
+    await transport.terminateSession();
+    await client.close();
+    await expect.poll(() => sample(/^toolgate_mcp_streams_open (\d+)$/m), { timeout: 5_000 }).toBe(open - 1);
   });
 
   it('replaces the older stream of a session that reconnects (the newer GET answers 200, the older stream ends)', async () => {

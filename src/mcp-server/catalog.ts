@@ -17,6 +17,7 @@ import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName
 import { omitted, SizeBudget } from './size-budget.js';
 import { CatalogNotFound, CatalogUpstreamError } from './catalog-errors.js';
 import { admit, audited, type CatalogCaller, type CatalogKind } from './catalog-governance.js';
+import { collectPages, type Page } from '../shared/pages.js';
 
 /** Pages of one upstream listing, and entries kept per service: a server that pages forever cannot hold a listing hostage. */
 export const MAX_LIST_PAGES = 20;
@@ -62,17 +63,8 @@ async function clientWith(service: McpService, capability: 'resources' | 'prompt
   return client?.getServerCapabilities()?.[capability] ? client : undefined;
 }
 
-async function listPaged<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  for (let count = 0; count < MAX_LIST_PAGES && items.length < MAX_ENTRIES_PER_SERVICE; count++) {
-    const result = await page(cursor);
-    items.push(...result.items);
-    cursor = result.nextCursor;
-    if (!cursor) break;
-  }
-  return items.slice(0, MAX_ENTRIES_PER_SERVICE);
-}
+const listPaged = <T>(page: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> =>
+  collectPages(page, { maxPages: MAX_LIST_PAGES, maxItems: MAX_ENTRIES_PER_SERVICE });
 
 /** Every reachable service's entries, in service order; a service that fails is left out (and logged), never the whole list. */
 async function aggregate<T>(request: CatalogRequest, capability: 'resources' | 'prompts', list: (client: Client, service: McpService) => Promise<T[]>): Promise<{ items: T[]; rules: TenantRules }> {

@@ -11,6 +11,7 @@ import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME
 import type { JsonObject, Logger, ProgressUpdate } from '../types.js';
 import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
+import { collectPages } from '../shared/pages.js';
 
 export interface SessionHandlers {
   /** The transport closed (child exit, stream ended, close()). */
@@ -113,16 +114,11 @@ export async function openSession(config: UpstreamTransportConfig, options: Open
 }
 
 /** Every page of the listing; bounded, so a server that pages forever cannot hold it hostage. */
-export async function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number }): Promise<McpTool[]> {
-  const tools: McpTool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < options.maxPages; page++) {
+export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number }): Promise<McpTool[]> {
+  return collectPages(async (cursor) => {
     const result = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: options.timeoutMs });
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    if (!cursor) break;
-  }
-  return tools;
+    return { items: result.tools, nextCursor: result.nextCursor };
+  }, options);
 }
 
 export interface CallTarget {

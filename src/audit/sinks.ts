@@ -1,5 +1,5 @@
 import type { AuditConfig } from '../config/types.js';
-import { stdoutDestination } from '../observability/stdout.js';
+import { flushAll, stdoutDestination } from '../observability/stdout.js';
 import { createFileAuditSink } from './file-sink.js';
 import { auditLine } from './line.js';
 import type { AuditEvent, AuditSink } from './types.js';
@@ -33,6 +33,9 @@ function createOffAuditSink(): AuditSink {
 /** The sink named by `audit.sink` in config (`path` already absolute). */
 export function createAuditSink(config: AuditConfig, options: { onError?: (error: unknown) => void } = {}): AuditSink {
   if (config.sink === 'file') return createFileAuditSink(config.path, options);
-  if (config.sink === 'stdout') return createDestinationAuditSink(stdoutDestination());
+  if (config.sink === 'stdout') {
+    const destination = stdoutDestination();
+    return createDestinationAuditSink({ write: (line) => destination.write(line), flush: (done) => void flushAll(destination).then(() => done()) });
+  }
   return createOffAuditSink();
 }

@@ -22,6 +22,35 @@ export function lineDestination(dest: number | string, options: { onDrop?: () =>
   return destination;
 }
 
+/** Flush rounds before settling for less: lines that keep coming would otherwise keep a flush going. */
+const MAX_FLUSH_ROUNDS = 16;
+
+/**
+ * Resolves once every line handed to `destination` before the call has been written (or after 16 flush
+ * rounds that each still wrote something, while lines keep coming). SonicBoom's own `flush` calls back on
+ * its 'drain', which it emits as soon as less than a batch (`minLength`) is left unwritten, not when
+ * nothing is: lines that came while a write was in flight could still wait for the next batch, the periodic
+ * flush or the exit flush. So this flushes again until one round writes nothing, counting the bytes of each
+ * write through SonicBoom's documented 'write' event. The flush callback's error is not a verdict on the
+ * lines: it carries fsync's answer, an error on pipes and terminals; a failing write writes nothing and
+ * so ends the rounds too.
+ */
+export async function flushAll(destination: Destination): Promise<void> {
+  for (let round = 0; round < MAX_FLUSH_ROUNDS; round += 1) {
+    let written = 0;
+    const count = (bytes: number): void => {
+      written += bytes;
+    };
+    destination.on('write', count);
+    try {
+      await new Promise<void>((resolve) => destination.flush(() => resolve()));
+    } finally {
+      destination.off('write', count);
+    }
+    if (written === 0) return;
+  }
+}
+
 let shared: Destination | undefined;
 let dropped = 0;
 

@@ -7,8 +7,8 @@ import type { AuditEvent, AuditSink } from './types.js';
 /** Where JSON lines go without waiting: the process's shared stdout destination (src/observability/stdout.ts). */
 export interface LineDestination {
   write(line: string): unknown;
-  /** Calls back once what was written has been handed on. */
-  flush(callback: (error?: Error) => void): void;
+  /** Resolves once every line written so far is out. */
+  flush(): Promise<void>;
 }
 
 /** One JSON line per event on a shared line destination: the default sink, on stdout beside the logs. */
@@ -17,8 +17,8 @@ export function createDestinationAuditSink(destination: LineDestination): AuditS
     write(event: AuditEvent) {
       destination.write(auditLine(event));
     },
-    async flush() {
-      await new Promise<void>((resolve) => destination.flush(() => resolve()));
+    flush() {
+      return destination.flush();
     },
     async close() {
       await this.flush();
@@ -35,7 +35,7 @@ export function createAuditSink(config: AuditConfig, options: { onError?: (error
   if (config.sink === 'file') return createFileAuditSink(config.path, options);
   if (config.sink === 'stdout') {
     const destination = stdoutDestination();
-    return createDestinationAuditSink({ write: (line) => destination.write(line), flush: (done) => void flushAll(destination).then(() => done()) });
+    return createDestinationAuditSink({ write: (line) => destination.write(line), flush: () => flushAll(destination) });
   }
   return createOffAuditSink();
 }

@@ -87,7 +87,7 @@ describe('audit line shape', () => {
   it.each(['file', 'stdout'] as const)('writes pino-shaped lines on the %s sink: level, epoch-ms time, pid, hostname, the event, msg "audit"', async (kind) => {
     const lines: string[] = [];
     const path = join(dir, `shape-${kind}.log`);
-    const sink = kind === 'file' ? createFileAuditSink(path) : createDestinationAuditSink({ write: (line) => lines.push(line), flush: (done) => done() });
+    const sink = kind === 'file' ? createFileAuditSink(path) : createDestinationAuditSink({ write: (line) => lines.push(line), flush: async () => {} });
     sink.write(event(7));
     await sink.close();
     const raw = kind === 'file' ? (await readFile(path, 'utf8')).trim() : lines[0]!.trim();
@@ -106,7 +106,12 @@ describe('destination and off sinks', () => {
   it('writes JSON lines to a shared line destination without waiting, and flushes through it', async () => {
     const lines: string[] = [];
     let flushes = 0;
-    const sink = createDestinationAuditSink({ write: (line) => lines.push(line), flush: (done) => (flushes += 1, done()) });
+    const sink = createDestinationAuditSink({
+      write: (line) => lines.push(line),
+      flush: async () => {
+        flushes += 1;
+      },
+    });
     sink.write(event(3));
     sink.write(event(4));
     await sink.close();

@@ -8,7 +8,7 @@ import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
 import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
-import { flushAll, stdoutDestination } from './observability/stdout.js';
+import { stdoutDestination } from './observability/stdout.js';
 import { logReload } from './plugins/gateway.js';
 
 async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
@@ -97,8 +97,8 @@ async function main(): Promise<void> {
     stopWatching?.();
     await shutDownGracefully(app, { graceMs, drainDelayMs });
     // close-with-grace exits with process.exit next: the log lines still waiting go out here, within the
-    // grace delay, and no write is left in flight for pino's exit flush to race.
-    await flushAll(stdoutDestination());
+    // grace delay (the exit flush would write them too, but a full pipe gets only a second there).
+    await stdoutDestination().flush();
   });
 }
 

@@ -1,5 +1,5 @@
 import type { AuditConfig } from '../config/types.js';
-import { flushAll, stdoutDestination } from '../observability/stdout.js';
+import { stdoutDestination } from '../observability/stdout.js';
 import { createFileAuditSink } from './file-sink.js';
 import { auditLine } from './line.js';
 import type { AuditEvent, AuditSink } from './types.js';
@@ -34,8 +34,7 @@ function createOffAuditSink(): AuditSink {
 export function createAuditSink(config: AuditConfig, options: { onError?: (error: unknown) => void } = {}): AuditSink {
   if (config.sink === 'file') return createFileAuditSink(config.path, options);
   if (config.sink === 'stdout') {
-    const destination = stdoutDestination();
-    return createDestinationAuditSink({ write: (line) => destination.write(line), flush: () => flushAll(destination) });
+    return createDestinationAuditSink(stdoutDestination());
   }
   return createOffAuditSink();
 }

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { flushAll, lineDestination } from '../../../src/observability/stdout.js';
+import { lineDestination } from '../../../src/observability/stdout.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../../fixtures/observability/${name}`, import.meta.url));
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -17,7 +17,7 @@ describe('the stdout line destination', () => {
     dir = undefined;
   });
 
-  it('writes every line in order, and flushAll resolves once they are out', async () => {
+  it('writes every line in order, and flush resolves once they are out', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
     const destination = lineDestination(path);
@@ -28,56 +28,53 @@ describe('the stdout line destination', () => {
       destination.write(line);
       if (i % 300 === 0) await nextTurn();
     }
-    await flushAll(destination);
+    await destination.flush();
     expect(readFileSync(path, 'utf8')).toBe(expected.join(''));
-    destination.destroy();
-  });
-
-  it('flushAll also waits for lines short of a batch that came while a write was in flight', async () => {
-    // SonicBoom's own flush calls back once less than a batch is left: these 1,000 bytes would still wait.
-    dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
-    const path = join(dir, 'out.log');
-    const destination = lineDestination(path);
-    await once(destination, 'ready');
-    const first = `${'a'.repeat(4999)}\n`; // over a batch: its write starts at once
-    const second = `${'b'.repeat(999)}\n`; // waits behind it, short of a batch
-    destination.write(first);
-    destination.write(second);
-    await flushAll(destination);
-    expect(readFileSync(path, 'utf8')).toBe(first + second);
-    destination.destroy();
+    destination.close();
   });
 
   it('writes a lone line soon, without waiting for a batch to fill', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
     const destination = lineDestination(path);
-    await once(destination, 'ready'); // the file exists
     destination.write('{"alone":true}\n');
     const until = Date.now() + 5000;
     while (readFileSync(path, 'utf8') === '' && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(readFileSync(path, 'utf8')).toBe('{"alone":true}\n');
-    destination.destroy();
+    destination.close();
+  });
+
+  it('is a pino destination: a logger writes its JSON lines through it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
+    const path = join(dir, 'out.log');
+    const destination = lineDestination(path);
+    const logger = pino({ base: undefined, timestamp: false }, destination);
+    logger.info({ tool: 'echo' }, 'request completed');
+    logger.warn('second');
+    await destination.flush();
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { msg: string });
+    expect(lines.map((line) => line.msg)).toEqual(['request completed', 'second']);
+    destination.close();
   });
 
   it('drops and counts lines beyond the backlog bound instead of growing without limit', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
     let dropped = 0;
-    const destination = lineDestination(path, { maxPendingBytes: 1000, onDrop: () => (dropped += 1) });
+    const destination = lineDestination(path, { maxPendingChars: 1000, onDrop: () => (dropped += 1) });
     const line = `${'x'.repeat(99)}\n`;
     for (let i = 0; i < 100; i += 1) destination.write(line); // one turn: nothing has been written yet
     expect(dropped).toBe(90);
-    await flushAll(destination);
+    await destination.flush();
     expect(readFileSync(path, 'utf8')).toBe(line.repeat(10));
-    destination.destroy();
+    destination.close();
   });
 
   it('counts the lines stdout dropped in toolgate_log_lines_dropped_total', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', fixture('stdout-drops.ts')], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
     expect(run.status).toBe(0);
     const dropped = Number(/^toolgate_log_lines_dropped_total (\d+)$/m.exec(run.stderr)?.[1]);
-    // 70,000 lines of 1,011 bytes against 64 MiB waiting: about 3,600 cannot wait.
+    // 70,000 lines of 1,011 characters against 64 Mi that may wait: about 3,600 cannot wait.
     expect(dropped).toBeGreaterThan(3000);
     expect(dropped).toBeLessThan(4000);
   });

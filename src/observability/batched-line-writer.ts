@@ -3,8 +3,6 @@ import { closeSync, openSync, writeSync as fsWriteSync } from 'node:fs';
 export interface BatchedLineWriterOptions {
   /** Characters that may wait unwritten; beyond it lines are dropped and counted (a stuck reader must not exhaust memory). */
   maxPendingChars?: number;
-  /** Hears each line dropped past `maxPendingChars`. */
-  onDrop?: () => void;
   /** Retry delay when a non-blocking pipe is full (EAGAIN). */
   retryMs?: number;
   /** fs.writeSync (tests inject short writes, EAGAIN and failures): bytes written from `offset`. */
@@ -35,16 +33,16 @@ export class BatchedLineWriter {
   private pendingChars = 0;
   /** What a short write or a full pipe left of the batch being written; always goes out first. */
   private rest: Buffer | undefined;
+  /** How many lines `rest` holds (some perhaps in part). */
+  private restLines = 0;
   private scheduled = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private waiters: Array<() => void> = [];
   private droppedLines = 0;
-  private failures = 0;
   private readonly ownsFd: boolean;
   private readonly fd: number;
   private readonly maxPendingChars: number;
   private readonly retryMs: number;
-  private readonly onDrop: (() => void) | undefined;
   private readonly fsWriteSync: NonNullable<BatchedLineWriterOptions['writeSync']>;
 
   /** `dest`: a file descriptor (1 for stdout), or a path opened for appending. */
@@ -53,25 +51,21 @@ export class BatchedLineWriter {
     this.fd = typeof dest === 'string' ? openSync(dest, 'a') : dest;
     this.maxPendingChars = options.maxPendingChars ?? 64 * 1024 * 1024;
     this.retryMs = options.retryMs ?? 10;
-    this.onDrop = options.onDrop;
     this.fsWriteSync = options.writeSync ?? ((fd, buffer, offset) => fsWriteSync(fd, buffer, offset));
   }
 
-  /** Lines dropped because the reader fell `maxPendingChars` behind. */
+  /**
+   * Lines lost: dropped because the reader fell `maxPendingChars` behind, in a batch whose write failed,
+   * or given up by an exit flush behind a pipe that stayed full.
+   */
   get dropped(): number {
     return this.droppedLines;
-  }
-
-  /** Batches whose write failed (other than a full pipe); their lines are gone. */
-  get failedWrites(): number {
-    return this.failures;
   }
 
   /** Queues one line (with its newline); false when it was dropped. */
   write(line: string): boolean {
     if (this.pendingChars + line.length > this.maxPendingChars) {
       this.droppedLines += 1;
-      this.onDrop?.();
       return false;
     }
     this.pending.push(line);
@@ -129,7 +123,7 @@ export class BatchedLineWriter {
   /**
    * One attempt to write the rest and then the lines waiting. Returns true when the descriptor is full
    * (EAGAIN: try again later), false when everything is out or failed. A failure drops that batch (a log
-   * writer must not take the process down) and is counted.
+   * writer must not take the process down) and counts its lines.
    */
   private writeOut(): boolean {
     for (;;) {
@@ -139,6 +133,7 @@ export class BatchedLineWriter {
         this.pending = [];
         this.pendingChars = 0;
         this.rest = Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
+        this.restLines = lines.length;
       }
       const chunk = this.rest;
       let offset = 0;
@@ -150,7 +145,7 @@ export class BatchedLineWriter {
           this.rest = chunk.subarray(offset);
           return true;
         }
-        this.failures += 1;
+        this.droppedLines += this.restLines;
         this.rest = undefined;
       }
     }
@@ -158,7 +153,7 @@ export class BatchedLineWriter {
 
   /** Counts what an exit flush had to give up as dropped. */
   private discard(): void {
-    this.droppedLines += this.pending.length + (this.rest ? 1 : 0);
+    this.droppedLines += this.pending.length + (this.rest ? this.restLines : 0);
     this.pending = [];
     this.pendingChars = 0;
     this.rest = undefined;

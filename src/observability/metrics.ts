@@ -88,7 +88,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
   let droppedSeen = 0;
   new Counter({
     name: 'toolgate_log_lines_dropped_total',
-    help: 'Log and stdout audit lines dropped because the stdout reader fell too far behind',
+    help: 'Log and stdout audit lines lost on stdout: the reader fell too far behind, or a write failed',
     registers: [registry],
     collect() {
       const dropped = stdoutLinesDropped();

@@ -2,9 +2,9 @@ import { BatchedLineWriter, type BatchedLineWriterOptions } from './batched-line
 
 /**
  * A destination writing JSON lines to `dest` (a file descriptor or a file path) in batches of one
- * event-loop turn, bounded: past `maxPendingChars` waiting, lines are dropped and `onDrop` hears each.
+ * event-loop turn, bounded: past `maxPendingChars` waiting, lines are dropped and counted.
  */
-export function lineDestination(dest: number | string, options: Pick<BatchedLineWriterOptions, 'maxPendingChars' | 'onDrop'> = {}): BatchedLineWriter {
+export function lineDestination(dest: number | string, options: Pick<BatchedLineWriterOptions, 'maxPendingChars'> = {}): BatchedLineWriter {
   return new BatchedLineWriter(dest, options);
 }
 

@@ -49,7 +49,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       const body = request.body;
-      const options = callOptionsFor(request, defaultCallId(body.step, 0), requestCancellation(request, reply, app.drain));
+      const options = callOptionsFor(request, defaultCallId(body.step, 0), requestCancellation(reply, app.drain));
       const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options, body.toolset);
       return sendToolResult(reply, result);
     },
@@ -96,7 +96,7 @@ const routes: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const signal = requestCancellation(request, reply, app.drain).signal;
+      const signal = requestCancellation(reply, app.drain).signal;
       const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
       const options = { ...rest, signal };
       const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode, request.body.toolset);

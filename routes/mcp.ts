@@ -40,7 +40,7 @@ function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: Fa
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
   });
-  const clientGone = requestCancellation(request, reply, app.drain);
+  const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
     // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a

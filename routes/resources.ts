@@ -34,7 +34,7 @@ const routes: RoutePlugin = async (app) => {
     log: request.log,
     trace: request.traceContext,
     // Upstream requests end when the client goes away or the replica shuts down.
-    signal: requestCancellation(request, reply, app.drain).signal,
+    signal: requestCancellation(reply, app.drain).signal,
   });
   /** Unknown and unreachable are one 404; a reachable service that fails is a 502; over the tenant's rate limit, 429 + Retry-After. */
   const answer = async <T>(work: () => Promise<T>, reply?: FastifyReply): Promise<T> => {

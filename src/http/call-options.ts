@@ -23,10 +23,9 @@ export function defaultCallId(step: number | undefined, index: number): string {
 /**
  * The cancellation of one request's calls: aborted when the client goes away before the answer is written,
  * so executors stop work nobody will read, or when a shutdown ends the calls still running (Drain.cancel).
- * A LazySignal: its AbortSignal exists only if a handler or policy reads it. It follows the response's
- * close through admission's one listener (src/plugins/admission.ts), which every route is registered under.
+ * A LazySignal: its AbortSignal exists only if a handler or policy reads it.
  */
-export function requestCancellation(request: FastifyRequest, reply: FastifyReply, drain: Pick<Drain, 'track'>): LazySignal {
+export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'track'>): LazySignal {
   const cancellation = new LazySignal();
   const release = drain.track(cancellation);
   const response = reply.raw;
@@ -34,7 +33,8 @@ export function requestCancellation(request: FastifyRequest, reply: FastifyReply
     release();
     if (!response.writableFinished) cancellation.abort(new Error('client closed the connection'));
   };
-  if (!request.onResponseClose?.(gone)) gone();
+  if (response.closed) gone();
+  else response.once('close', gone);
   return cancellation;
 }
 

@@ -4,11 +4,8 @@ import { errors } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /**
-     * Calls `listener` once the response closes (finished, or the client left first); false, and no call,
-     * when it already has. The one `close` listener of the response runs them all.
-     */
-    onResponseClose: ((listener: () => void) => boolean) | null;
+    /** Hands the release of the slot the request just took to its response's close; false when already closed. */
+    holdSlot: ((release: () => void) => boolean) | null;
   }
   interface FastifyContextConfig {
     /** The route runs tool calls: it also takes one of its tenant's `limits.maxInFlight` slots. */
@@ -50,7 +47,7 @@ export const admissionPlugin = fp(
     const tenantInFlight = new Map<string, number>();
     metrics.watchInFlight(() => inFlight + publicInFlight);
 
-    app.decorateRequest('onResponseClose', null);
+    app.decorateRequest('holdSlot', null);
     const leaveTenant = (tenant: string): void => {
       const current = (tenantInFlight.get(tenant) ?? 1) - 1;
       if (current <= 0) tenantInFlight.delete(tenant);
@@ -71,23 +68,22 @@ export const admissionPlugin = fp(
       // The raw response's `close` comes once for every response: after it finished, or when the client left
       // first. Fastify's onResponse only follows a finished response, so a client that hung up mid-call would
       // keep its slot forever. A response closed before it was ended is a client that left, counted with
-      // status 499 (nginx's). One listener per response, which also runs what others hand it through
-      // request.onResponseClose (the slot's release, a request's cancellation): a second listener would cost
-      // every request. (inject()'s simulated responses emit `close` too, after `end`.)
+      // status 499 (nginx's). One listener per response: a second would cost every request.
+      // (inject()'s simulated responses emit `close` too, after `end`.)
       const bounded = !UNBOUNDED.has(label);
       const track: onRequestHookHandler = (request, reply, done) => {
         reply.header('x-request-id', request.id);
         const response = reply.raw;
         let closed = false;
-        let listeners: Array<() => void> | undefined;
+        let release: (() => void) | undefined;
         response.on('close', () => {
           closed = true;
-          if (listeners) for (const listener of listeners) listener();
+          release?.();
           metrics.countHttp(request.method, label, response.writableEnded ? String(reply.statusCode) : '499');
         });
-        request.onResponseClose = (listener) => {
+        request.holdSlot = (next) => {
           if (closed) return false;
-          (listeners ??= []).push(listener);
+          release = next;
           return true;
         };
         if (bounded && drain.refusing) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
@@ -124,7 +120,7 @@ export const admissionPlugin = fp(
               if (runsCalls) leaveTenant(tenant);
             };
             // The client left while its body was read or its token verified: give the slot straight back.
-            if (!request.onResponseClose?.(release)) release();
+            if (!request.holdSlot?.(release)) release();
             done();
           }
         : (request, reply, done) => {
@@ -136,7 +132,7 @@ export const admissionPlugin = fp(
             const release = (): void => {
               publicInFlight -= 1;
             };
-            if (!request.onResponseClose?.(release)) release();
+            if (!request.holdSlot?.(release)) release();
             done();
           };
       route.preHandler = [admit, ...hooks(route.preHandler)];

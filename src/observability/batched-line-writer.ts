@@ -18,9 +18,8 @@ const EXIT_FLUSH_GIVE_UP_MS = 1000;
  * leave together, joined once, in one synchronous write after the turn (setImmediate).
  *
  * Why not pino's own destination (SonicBoom): it appends every line to one growing string and measures
- * that string's UTF-8 length on each write, which copies it, and its writes run in the thread pool; on the
- * pinned hot-path benchmark that was the larger part of the gap to the writer this replaces (the paired
- * A/B is in the commit that brought this file back and in bench/results.md).
+ * that string's UTF-8 length on each write, which copies it, and its writes run in the thread pool. It
+ * allocated and cost more per request on the hot-path benchmark (bench/results.md, issue 22).
  *
  * Why synchronous: nothing is ever in flight elsewhere, so an exit flush knows exactly what is out. A batch
  * still in the thread pool at `process.exit` cannot be waited for, and behind a slow pipe reader it is lost

@@ -23,7 +23,7 @@ export function stdoutDestination(): BatchedLineWriter {
   return shared;
 }
 
-/** Lines dropped on stdout because its reader fell too far behind (0 until the destination exists). */
+/** Lines lost on stdout (BatchedLineWriter.dropped; 0 until the destination exists). */
 export function stdoutLinesDropped(): number {
   return shared?.dropped ?? 0;
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 const built = existsSync(new URL('../../dist/src/app.js', import.meta.url));
 const load = <T>(module: string): Promise<T> => import(built ? new URL(`../../dist/src/${module}`, import.meta.url).href : `../../src/${module}`) as Promise<T>;
 const { buildServer } = await load<typeof import('../../src/app.js')>('app.js');
-const { lineDestination } = await load<typeof import('../../src/observability/stdout.js')>('observability/stdout.js');
+const { BatchedLineWriter } = await load<typeof import('../../src/observability/batched-line-writer.js')>('observability/batched-line-writer.js');
 const { createLogger } = await load<typeof import('../../src/observability/logger.js')>('observability/logger.js');
 import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
@@ -35,8 +35,8 @@ const config = validateConfigObject(
   undefined,
 );
 
-// The logger and destination `npm start` logs through on stdout (src/app.ts, src/observability/stdout.ts), aimed at /dev/null.
-const destination = lineDestination('/dev/null');
+// The logger and destination `npm start` logs through on stdout (src/app.ts, src/observability/stdout.ts, batched-line-writer.ts), aimed at /dev/null.
+const destination = new BatchedLineWriter('/dev/null');
 const logger = createLogger(config, destination);
 const app = await buildServer(config, { loggerInstance: logger, defaultMetrics: true });
 await app.listen({ host: '127.0.0.1', port: 0 });

@@ -33,8 +33,6 @@ function createOffAuditSink(): AuditSink {
 /** The sink named by `audit.sink` in config (`path` already absolute). */
 export function createAuditSink(config: AuditConfig, options: { onError?: (error: unknown) => void } = {}): AuditSink {
   if (config.sink === 'file') return createFileAuditSink(config.path, options);
-  if (config.sink === 'stdout') {
-    return createDestinationAuditSink(stdoutDestination());
-  }
+  if (config.sink === 'stdout') return createDestinationAuditSink(stdoutDestination());
   return createOffAuditSink();
 }

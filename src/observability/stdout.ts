@@ -1,12 +1,4 @@
-import { BatchedLineWriter, type BatchedLineWriterOptions } from './batched-line-writer.js';
-
-/**
- * A destination writing JSON lines to `dest` (a file descriptor or a file path) in batches of one
- * event-loop turn, bounded: past `maxPendingChars` waiting, lines are dropped and counted.
- */
-export function lineDestination(dest: number | string, options: Pick<BatchedLineWriterOptions, 'maxPendingChars'> = {}): BatchedLineWriter {
-  return new BatchedLineWriter(dest, options);
-}
+import { BatchedLineWriter } from './batched-line-writer.js';
 
 let shared: BatchedLineWriter | undefined;
 
@@ -16,7 +8,7 @@ let shared: BatchedLineWriter | undefined;
  */
 export function stdoutDestination(): BatchedLineWriter {
   if (!shared) {
-    const writer = lineDestination(1);
+    const writer = new BatchedLineWriter(1);
     process.once('exit', () => writer.flushSync());
     shared = writer;
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lineDestination } from '../../../src/observability/stdout.js';
+import { BatchedLineWriter } from '../../../src/observability/batched-line-writer.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../../fixtures/observability/${name}`, import.meta.url));
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -20,7 +20,7 @@ describe('the stdout line destination', () => {
   it('writes every line in order, and flush resolves once they are out', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
-    const destination = lineDestination(path);
+    const destination = new BatchedLineWriter(path);
     const expected: string[] = [];
     for (let i = 0; i < 2000; i += 1) {
       const line = `{"n":${i},"text":"é ✓ ${'x'.repeat(i % 50)}"}\n`;
@@ -36,7 +36,7 @@ describe('the stdout line destination', () => {
   it('writes a lone line soon, without waiting for a batch to fill', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
-    const destination = lineDestination(path);
+    const destination = new BatchedLineWriter(path);
     destination.write('{"alone":true}\n');
     const until = Date.now() + 5000;
     while (readFileSync(path, 'utf8') === '' && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -47,7 +47,7 @@ describe('the stdout line destination', () => {
   it('is a pino destination: a logger writes its JSON lines through it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
-    const destination = lineDestination(path);
+    const destination = new BatchedLineWriter(path);
     const logger = pino({ base: undefined, timestamp: false }, destination);
     logger.info({ tool: 'echo' }, 'request completed');
     logger.warn('second');
@@ -60,7 +60,7 @@ describe('the stdout line destination', () => {
   it('drops and counts lines beyond the backlog bound instead of growing without limit', async () => {
     dir = mkdtempSync(join(tmpdir(), 'line-destination-'));
     const path = join(dir, 'out.log');
-    const destination = lineDestination(path, { maxPendingChars: 1000 });
+    const destination = new BatchedLineWriter(path, { maxPendingChars: 1000 });
     const line = `${'x'.repeat(99)}\n`;
     for (let i = 0; i < 100; i += 1) destination.write(line); // one turn: nothing has been written yet
     expect(destination.dropped).toBe(90);

@@ -99,7 +99,13 @@ const routes: RoutePlugin = async (app) => {
       const signal = requestCancellation(reply, app.drain).signal;
       const { defaultCallId: _unused, ...rest } = callOptionsFor(request, '', signal);
       const options = { ...rest, signal };
-      const scope = await app.gateway.scopeFor(app.gateway.current(), request.principal, options.mode, request.body.toolset);
+      const scope = await app.gateway.scopeFor(
+        app.gateway.current(),
+        request.principal,
+        options.mode,
+        request.body.calls.map((call) => call.name),
+        request.body.toolset,
+      );
       return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
     },
   );

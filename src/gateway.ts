@@ -8,7 +8,7 @@ import type { BuiltinPolicies, Next, PolicyDeps, ToolMode } from './pipeline/typ
 import { buildCatalog, type Catalog } from './registry/catalog.js';
 import { createFeatureGate } from './registry/features.js';
 import { createOverrideApplier } from './registry/overrides.js';
-import { assemblePool, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
+import { assemblePool, callNeedsOwnTools, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
 import type { McpService, ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
 import { createTenantView, TOOL_SEARCH_NAME, type TenantView } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
@@ -203,7 +203,7 @@ export class Gateway {
   /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
   async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<Pool> {
     const snapshot = this.snapshot;
-    const { pool } = await this.poolIn(snapshot, principal, requestedMode);
+    const { pool } = await this.poolIn(snapshot, principal, requestedMode, true);
     return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset);
   }
 
@@ -235,12 +235,15 @@ export class Gateway {
     return tool;
   }
 
-  /** The principal's pool, with the caller's own MCP tools; without them (and saying so) while the store cannot list them. */
-  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode): Promise<{ pool: Pool; userToolsUnavailable?: true }> {
+  /**
+   * The principal's pool, with the caller's own MCP tools when `ownTools` asks for them; without them (and
+   * saying so) while the store cannot list them.
+   */
+  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, ownTools: boolean): Promise<{ pool: Pool; userToolsUnavailable?: true }> {
     const tenant = snapshot.tenants.get(principal.tenant);
     if (!tenant) throw new UnknownTenantError(principal.tenant);
     const mode = tenant.effectiveMode(requestedMode);
-    if (!this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: this.sharedPool(snapshot, tenant, principal, mode) };
+    if (!ownTools || !this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: this.sharedPool(snapshot, tenant, principal, mode) };
     let userTools: readonly Tool[];
     try {
       userTools = await this.deps.userProvider.toolsFor(principal, this.deps.log);
@@ -274,19 +277,21 @@ export class Gateway {
 
   /** The one execution path, on the snapshot live when the call starts. */
   async execute(request: CallRequest, options: CallOptions, toolset?: string): Promise<ToolResult> {
-    return executeCall(request, options, await this.scopeFor(this.snapshot, options.principal, options.mode, toolset));
+    return executeCall(request, options, await this.scopeFor(this.snapshot, options.principal, options.mode, [request.name], toolset));
   }
 
   /**
-   * Resolves the snapshot-bound pieces of a call once, e.g. for every call of a batch. While the store
-   * cannot say which MCP servers the caller registered, their tools are left out and everything else
-   * stays usable; a call to one of them answers why (see executeCall).
+   * Resolves the snapshot-bound pieces of the calls of `names` once, e.g. for every call of a batch. The
+   * caller's own MCP tools are listed only when one of the names can need them (callNeedsOwnTools). While
+   * the store cannot say which MCP servers the caller registered, their tools are left out and everything
+   * else stays usable; a call to one of them answers why (see executeCall).
    */
-  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<ExecutionScope> {
+  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string): Promise<ExecutionScope> {
     const tenant = snapshot.tenants.get(principal.tenant);
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
-    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode);
+    const ownTools = names.some((name) => callNeedsOwnTools(tenant, name));
+    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode, ownTools);
     const pool = toolset === undefined ? whole : this.subsetOf(snapshot, whole, tenant.id, toolset);
     let scope = snapshot.pools.scopes.get(pool);
     if (!scope) {

@@ -3,6 +3,7 @@ import type { JsonObject, Logger, Principal, Tool } from '../types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import { sourcePrecedence, type Catalog } from './catalog.js';
 import { TOOL_SEARCH_NAME, type TenantView } from './tenant-view.js';
+import { isUserToolName } from './user-names.js';
 import { visibleSchema } from './visible-schema.js';
 
 /** One principal's view of the catalog: the winners only, in the stable listing order. */
@@ -80,6 +81,18 @@ export function assemblePool(input: PoolInput): Pool {
     isDeferred: (tool) => deferred.has(tool),
     fingerprint,
   };
+}
+
+/**
+ * Whether a call of `name` can resolve or validate differently once the caller's own MCP tools are in its
+ * pool, so whether running it needs them listed (a store read, and the user's servers on a miss). Their
+ * names are all in the user namespace, so they shadow nothing else; beyond their own names they change
+ * only which tools are deferred (assemblePool): `tool_search` exists only while something is, and a
+ * tenant that defers by count counts them. docs/architecture.md#catalog-and-pools
+ */
+export function callNeedsOwnTools(tenant: TenantView, name: unknown): boolean {
+  if (typeof name !== 'string') return false;
+  return isUserToolName(name) || name === TOOL_SEARCH_NAME || tenant.config.deferThreshold !== undefined;
 }
 
 /** Logs each shadowed (name, winner, loser) once per process, and counts every occurrence. */

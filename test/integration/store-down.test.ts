@@ -14,12 +14,12 @@ afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
 });
 
-async function gatewayWithoutRedis(onUnavailable?: 'fail-open' | 'fail-closed'): Promise<FastifyInstance> {
+async function gatewayWithoutRedis(onUnavailable?: 'fail-open' | 'fail-closed', tenant: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const config = testConfig({
     egress: { allow: ['127.0.0.1'] },
     store: { kind: 'redis', url: await deadRedisUrl(), prefix: 'tg-store-down:', commandTimeoutMs: 100, ...(onUnavailable ? { onUnavailable } : {}) },
     tenants: {
-      acme: { policies: { 'rate-limit': { limit: 100, tools: ['get_weather'] }, approval: { tools: ['write_note'] } } },
+      acme: { policies: { 'rate-limit': { limit: 100, tools: ['get_weather'] }, approval: { tools: ['write_note'] } }, ...tenant },
     },
   });
   const app = await buildTestApp(config);
@@ -82,5 +82,33 @@ describe('a gateway whose Redis does not answer', () => {
     expect(metrics).toMatch(/^toolgate_store_up 0$/m);
     expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="setIfAbsent"\} 1$/m);
     expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="scan"\} 1$/m);
+  });
+
+  // Listing the caller's own MCP servers is a store read (`get`): a call whose outcome they cannot change
+  // must not make it, so a slow or absent store costs such calls nothing (docs/architecture.md#catalog-and-pools).
+  it('reads the store for the caller\'s own MCP tools only for calls they can change', async () => {
+    const storeGets = async (app: FastifyInstance): Promise<number> =>
+      Number(/^toolgate_store_unavailable_total\{operation="get"\} (\d+)$/m.exec(await app.metrics.registry.metrics())?.[1] ?? 0);
+    const batch = (app: FastifyInstance, names: string[]) =>
+      app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { calls: names.map((name) => ({ name })) } });
+
+    const app = await gatewayWithoutRedis('fail-open');
+    expect((await execute(app, 'with_trace')).json()).toMatchObject({ ok: true });
+    expect((await execute(app, 'no_such_tool')).json()).toMatchObject({ ok: false, error: { errorType: 'UNKNOWN_TOOL' } });
+    expect((await batch(app, ['with_trace', 'with_trace'])).json()).toMatchObject({ results: [{ ok: true }, { ok: true }] });
+    expect(await storeGets(app)).toBe(0);
+
+    // A name in the user namespace, and tool_search (present only while something is deferred), do look.
+    expect((await execute(app, 'user_ci-bot_tool_search')).json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR' } });
+    expect(await storeGets(app)).toBe(1);
+    await execute(app, 'tool_search', { query: 'weather' });
+    expect(await storeGets(app)).toBe(2);
+    expect((await batch(app, ['with_trace', 'user_ci-bot_tool_x'])).json()).toMatchObject({ results: [{ ok: true }, { ok: false }] });
+    expect(await storeGets(app)).toBe(3);
+
+    // A tenant that defers by count counts the caller's own tools: every call looks.
+    const deferring = await gatewayWithoutRedis('fail-open', { deferThreshold: 50 });
+    expect((await execute(deferring, 'with_trace')).json()).toMatchObject({ ok: true });
+    expect(await storeGets(deferring)).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { resolveToolName } from '../../../src/registry/resolve.js';
-import { isUserToolName, userToolPrefix } from '../../../src/registry/user-names.js';
-import { createShadowReporter } from '../../../src/registry/pool.js';
+import { isUserToolName, userToolName, userToolPrefix } from '../../../src/registry/user-names.js';
+import { callNeedsOwnTools, createShadowReporter } from '../../../src/registry/pool.js';
 import { createTenantView } from '../../../src/registry/tenant-view.js';
 import { catalogOf, poolOf, principal, silentLog, tenantConfig, tool } from '../../helpers/registry.js';
 
@@ -192,6 +192,42 @@ describe('deferred tools', () => {
     const pool = poolOf(catalogOf([...tools, tool('read_file', 'builtin')]), tenantConfig({ deferThreshold: 3, builtins: 'all' }));
     expect(pool.tools.filter((t) => pool.isDeferred(t)).map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3', 't4']);
   });
+});
+
+describe("which calls need the caller's own tools (callNeedsOwnTools)", () => {
+  // The gateway lists a caller's own MCP tools (a store read) only for calls that need them; every other
+  // name must resolve, defer and validate exactly as it would with them in the pool.
+  const catalog = catalogOf([
+    tool('read_file', 'builtin'),
+    tool('tool_search', 'builtin'),
+    tool('alpha'),
+    tool('beta', 'global-mcp', { service: 's', aliases: ['b'] }),
+    tool('gamma', 'local-mcp'),
+    tool('user_bob_tool_x', 'local-mcp'),
+  ]);
+  const ownTools = [tool(userToolName('alice', 'notes'), 'user-mcp', { deferLoading: true }), tool(userToolName('alice', 'todo'), 'user-mcp')];
+  const probes = [...catalog.tools.map((t) => t.name), ...ownTools.map((t) => t.name), 'b', 'missing', 'user_bob_tool_y', `${userToolPrefix('alice')}missing`, 'tool_search'];
+
+  for (const [label, raw] of [
+    ['without a deferThreshold', { builtins: 'all', mcpServices: ['s'] }],
+    ['with a deferThreshold the own tools push the pool over', { builtins: 'all', mcpServices: ['s'], deferThreshold: 4 }],
+  ] as const) {
+    it(`answers every other name the same with or without them, ${label}`, () => {
+      const config = tenantConfig(raw);
+      const view = createTenantView('t', config);
+      const without = poolOf(catalog, config);
+      const withOwn = poolOf(catalog, config, { userTools: ownTools });
+      const differing = probes.filter((name) => {
+        const [a, b] = [resolveToolName(name, without, catalog, users(), view.reaches), resolveToolName(name, withOwn, catalog, users(), view.reaches)];
+        if (!a.ok || !b.ok) return a.ok !== b.ok || (!a.ok && !b.ok && a.errorType !== b.errorType);
+        return a.tool !== b.tool || without.isDeferred(a.tool) !== withOwn.isDeferred(b.tool) || JSON.stringify(without.schemaOf(a.tool)) !== JSON.stringify(withOwn.schemaOf(b.tool));
+      });
+      // Not vacuous: the own tools change something, and only names the rule sends to the store differ.
+      expect(differing.length).toBeGreaterThan(0);
+      for (const name of differing) expect(callNeedsOwnTools(view, name), name).toBe(true);
+      expect(callNeedsOwnTools(view, 'alpha')).toBe('deferThreshold' in raw);
+    });
+  }
 });
 
 describe('config overrides', () => {

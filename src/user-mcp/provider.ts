@@ -110,7 +110,7 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
 
   return {
     kind: 'user-mcp',
-    // One store read per call: most callers have no servers of their own.
+    // One store read per listing, and per call the caller's own tools can change (callNeedsOwnTools).
     async toolsFor(principal, log) {
       if (deps.enabledFor && !deps.enabledFor(principal.tenant)) return NO_TOOLS;
       return toolsFrom(principal, await deps.registrations.list(principal.tenant, principal.user), log);

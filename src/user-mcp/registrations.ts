@@ -1,8 +1,8 @@
 // A user's own MCP servers, kept in the StateStore so every replica sees the same ones (docs/architecture.md#state-store).
-// One record per user holds all of their registrations: listing them (done on every call and listing
-// of that user) is one GET, never a keyspace scan, and every change is a compare-and-set on that record,
-// so the per-user limit holds across replicas. The key holds the tenant and the raw `sub`, both
-// URL-encoded: never the user key alone (two subs may share a hashed key).
+// One record per user holds all of their registrations: listing them (on every tool listing of that user,
+// and every call their tools can change) is one GET, never a keyspace scan, and every change is a
+// compare-and-set on that record, so the per-user limit holds across replicas. The key holds the tenant
+// and the raw `sub`, both URL-encoded: never the user key alone (two subs may share a hashed key).
 import type { StateStore } from '../store/types.js';
 import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../egress/check-egress.js';
 import { userServiceKey } from '../registry/user-names.js';
@@ -155,7 +155,7 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
     throw new Error('user MCP registrations: too many concurrent updates');
   }
 
-  // Not async: it runs on every call (the caller's own servers come first in the precedence).
+  // Not async: one promise fewer on a path every tool listing takes.
   function list(tenant: string, sub: string): Promise<UserMcpRegistration[]> {
     return store.get(keyOf(tenant, sub)).then(listed);
   }

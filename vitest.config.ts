@@ -13,5 +13,10 @@ export default defineConfig({
     pool: 'forks',
     // Integration tests spawn MCP servers and listen on ports; two workers match this 2-core machine.
     maxWorkers: 2,
+    // A worker keeps its modules from one test file to the next: re-importing Fastify, the MCP SDK and the
+    // app for each of ~140 files was more than half of a run. Tests therefore leave no module state behind:
+    // no module mocks (test/architecture/shared-modules.test.ts), environment and globals restored, apps
+    // and tracing shut down in their own hooks.
+    isolate: false,
   },
 });

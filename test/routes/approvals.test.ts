@@ -8,6 +8,8 @@ let shortApp: FastifyInstance;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
+  // The fixture's record is shared by every test file of a worker: count only this file's runs.
+  governedState().executions.length = 0;
   app = await buildTestApp(governedConfig());
   shortApp = await buildTestApp(governedConfig({ tenants: { acme: { policies: { approval: { tools: ['create_ticket'], expiresMs: 30 } } } } }));
   tokens.alice = await signToken({ sub: 'alice', roles: [] });

@@ -92,6 +92,8 @@ describe('createPolicyChain', () => {
   });
 
   it('inserts custom policy modules at their named position', async () => {
+    // The fixture module, and its trail, are shared by every test file of a worker (isolate: false).
+    trail.length = 0;
     const terminal = recordingTerminal();
     const chain = await buildChain({
       tenantPolicies: {

@@ -53,8 +53,11 @@ export interface RuntimeKeys {
   /** Mints a key for `user` in the creator's tenant; the key is in the answer only (never stored). */
   create(creator: Principal, input: { user: string; roles: string[]; expiresInSec?: number }): Promise<{ key: string; record: RuntimeKeyView }>;
   list(tenant: string): Promise<RuntimeKeyView[]>;
-  /** Deletes the key and the keys it minted: the next request with any of them is refused on every replica. */
-  revoke(tenant: string, id: string): Promise<void>;
+  /**
+   * Deletes the key and the keys it minted: the next request with any of them is refused on every replica.
+   * Returns the ids of the keys minted below it that went with it.
+   */
+  revoke(tenant: string, id: string): Promise<string[]>;
   /** The principal of a live runtime key, or undefined (not a runtime key, unknown, revoked, expired, or a creator gone). Looked up per request. */
   verify(token: string): Promise<Principal | undefined>;
 }
@@ -217,9 +220,13 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
       await remove(tenant, id, sha256);
       // The keys it minted already fail verification (their chain names this key); deleting them too frees
       // the tenant's cap and keeps the listing true. A key minted concurrently is caught by verification alone.
+      const below: string[] = [];
       for (const record of await records(tenant)) {
-        if (record.issuers?.some((issuer) => issuer.kind === 'runtimeKey' && issuer.id === id)) await remove(tenant, record.id, record.sha256);
+        if (!record.issuers?.some((issuer) => issuer.kind === 'runtimeKey' && issuer.id === id)) continue;
+        await remove(tenant, record.id, record.sha256);
+        below.push(record.id);
       }
+      return below;
     },
 
     async verify(token) {

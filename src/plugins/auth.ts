@@ -60,8 +60,6 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
       return `Bearer realm="toolgate"${params}${resource === undefined ? '' : `, resource_metadata=${quotedString(resourceMetadataUrl(resource))}`}`;
     };
 
-    // Callback style, answered synchronously when the token cache knows the token: the common case
-    // costs no promise. Verification (a cache miss) is the only thing that waits.
     // Every refusal is audited (docs/security-model.md#audited-security-events): the reason is the refusal's
     // own text, never the token; an unknown tenant's name goes to the operator-only detail.
     const { audit } = app.governance;
@@ -70,6 +68,8 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
       return new errors.TG_UNAUTHENTICATED(reason);
     };
 
+    // Callback style, answered synchronously when the token cache knows the token: the common case
+    // costs no promise. Verification (a cache miss) is the only thing that waits.
     app.decorate('authenticate', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) {

@@ -2,16 +2,16 @@ import fp from 'fastify-plugin';
 import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
-import { CATALOG_ERROR_TYPES } from '../src/audit/types.js';
+import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js';
 import { ERROR_TYPES } from '../src/types.js';
 
-// The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets;
-// see README "The audit log").
+// The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
+// security events; see README "The audit log" and docs/security-model.md#audited-security-events).
 const auditEvent = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get'] },
+    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security'] },
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
@@ -19,6 +19,10 @@ const auditEvent = {
     tool: { type: ['string', 'null'], description: 'call and approval events' },
     name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
     service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
+    kind: { type: 'string', enum: [...SECURITY_EVENT_KINDS], description: 'security events: what happened' },
+    clientAddress: { type: 'string', description: 'security events: the client address' },
+    reason: { type: 'string', description: 'security events: why (the refusal, or what was changed)' },
+    target: { type: ['string', 'null'], description: 'security events: the key id or user MCP service concerned' },
     outcome: { type: 'string' },
     errorType: { type: ['string', 'null'] },
     durationMs: { type: 'number' },

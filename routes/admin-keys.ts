@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { RuntimeKeyError, type RuntimeKeys } from '../src/admin/api-keys.js';
+import { auditSecurityEvent } from '../src/audit/events.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -75,6 +76,15 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       const { expiresInSec } = request.body;
       const { key, record } = await mapped(runtimeKeys.create(principal, { user: request.body.user, roles, ...(expiresInSec === undefined ? {} : { expiresInSec }) }));
       request.log.info({ keyId: record.id, keyUser: record.user, roles: record.roles }, 'runtime API key created');
+      const lifetime = record.expiresAt === null ? 'until revoked' : `until ${record.expiresAt}`;
+      auditSecurityEvent(app.governance.audit, request, {
+        kind: 'key_created',
+        outcome: 'ok',
+        reason: `key for user ${record.user} with roles [${record.roles.join(', ')}], ${lifetime}`,
+        tenant: principal.tenant,
+        user: principal.user,
+        target: record.id,
+      });
       return reply.code(201).header('cache-control', 'no-store').send({ key, apiKey: record });
     },
   );
@@ -109,11 +119,19 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
     },
     async (request, reply) => {
       // Another tenant's key id is looked up under the caller's tenant and answers 404, like an unknown one.
-      await mapped(runtimeKeys.revoke(request.principal.tenant, request.params.id));
-      request.log.info({ keyId: request.params.id }, 'runtime API key revoked');
+      const below = await mapped(runtimeKeys.revoke(request.principal.tenant, request.params.id));
+      request.log.info({ keyId: request.params.id, alsoRevoked: below }, 'runtime API key revoked');
+      auditSecurityEvent(app.governance.audit, request, {
+        kind: 'key_revoked',
+        outcome: 'ok',
+        reason: below.length === 0 ? 'revoked' : `revoked with the ${below.length} key(s) minted below it: ${below.join(', ')}`,
+        tenant: request.principal.tenant,
+        user: request.principal.user,
+        target: request.params.id,
+      });
       return reply.code(204).send();
     },
   );
 };
 
-export const adminKeysRoutes = fp(routes, { name: 'toolgate-routes-admin-keys', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const adminKeysRoutes = fp(routes, { name: 'toolgate-routes-admin-keys', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

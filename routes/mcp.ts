@@ -6,8 +6,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
-import { invalidToolCall, toolCallNames, traceMeta } from '../src/mcp/call-params.js';
-import { callEvent } from '../src/audit/events.js';
+import { checkedMessages, invalidParams, traceMeta } from '../src/mcp/call-params.js';
+import { callEvent, catalogEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
@@ -78,15 +78,23 @@ async function tenantKnown<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** Each `tools/call` of a body refused for its params is a call that reached /mcp: one VALIDATION_ERROR line each. */
-function auditRefusedCalls(audit: AuditSink, request: FastifyRequest, reason: string): void {
+/**
+ * Each `tools/call`, `resources/read` and `prompts/get` of a body refused for its params reached /mcp: one
+ * VALIDATION_ERROR line each, of the kind its accepted twin writes (call, resource_read, prompt_get).
+ */
+function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason: string): void {
   if (audit.enabled === false) return;
   const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
   const time = Date.now();
-  for (const name of toolCallNames(request.body)) {
-    const callId = defaultCallId(undefined, 0);
-    const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
-    audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
+  for (const { method, name } of checkedMessages(request.body)) {
+    if (method === 'tools/call') {
+      const callId = defaultCallId(undefined, 0);
+      const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
+      audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
+      continue;
+    }
+    const kind = method === 'resources/read' ? 'resource' : 'prompt';
+    audit.write(catalogEvent(origin, { kind, via: 'mcp', name, service: null, argsSha256: null, time, durationMs: 0, errorType: 'VALIDATION_ERROR' }));
   }
 }
 
@@ -187,9 +195,9 @@ const routes: RoutePlugin = async (app) => {
     const toolset = endpoint(request);
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
-    const invalid = invalidToolCall(request.body);
+    const invalid = invalidParams(request.body);
     if (invalid) {
-      auditRefusedCalls(app.governance.audit, request, invalid.error.message);
+      auditRefusedMessages(app.governance.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
     const session = await sessionOf(request, reply, toolset);

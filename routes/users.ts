@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { auditSecurityEvent } from '../src/audit/events.js';
 import { errors } from '../src/errors.js';
 import { publishUserPoolChanged } from '../src/mcp-server/session-hub.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
@@ -98,6 +99,20 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
       const { tenant, sub } = owner(request.principal, request.params.userId);
       const { serviceId } = request.params;
       const result = await registrations.put(tenant, sub, serviceId, request.body);
+      if (!result.ok && result.code === 'TG_EGRESS_DENIED') {
+        // The caller hears the one wording; the reason (how the host resolved) goes to the log and the
+        // operator-only part of the audit event (docs/security-model.md#egress).
+        request.log.warn({ serviceId, reason: result.reason }, 'user MCP server refused by the egress policy');
+        auditSecurityEvent(app.governance.audit, request, {
+          kind: 'egress_refused',
+          outcome: 'refused',
+          reason: result.message,
+          tenant,
+          user: request.principal.user,
+          target: `${sub}/${serviceId}`,
+          detail: result.reason,
+        });
+      }
       if (!result.ok) throw new errors[result.code](result.message);
       await provider.forget(tenant, sub, serviceId);
       announcePoolChange(request, tenant, sub);

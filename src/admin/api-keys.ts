@@ -53,8 +53,11 @@ export interface RuntimeKeys {
   /** Mints a key for `user` in the creator's tenant; the key is in the answer only (never stored). */
   create(creator: Principal, input: { user: string; roles: string[]; expiresInSec?: number }): Promise<{ key: string; record: RuntimeKeyView }>;
   list(tenant: string): Promise<RuntimeKeyView[]>;
-  /** Deletes the key and the keys it minted: the next request with any of them is refused on every replica. */
-  revoke(tenant: string, id: string): Promise<void>;
+  /**
+   * Deletes the key and the keys it minted: the next request with any of them is refused on every replica.
+   * Returns the ids of the keys minted below it that went with it.
+   */
+  revoke(tenant: string, id: string): Promise<string[]>;
   /** The principal of a live runtime key, or undefined (not a runtime key, unknown, revoked, expired, or a creator gone). Looked up per request. */
   verify(token: string): Promise<Principal | undefined>;
 }
@@ -64,6 +67,11 @@ const digestOf = (token: string): string => hash('sha256', token, 'hex');
 const indexPrefix = (tenant: string): string => `apikeys:${encodeURIComponent(tenant)}:`;
 const lookupKey = (sha256: string): string => `apikey:${sha256}`;
 const usedKey = (tenant: string, id: string): string => `apikey-used:${encodeURIComponent(tenant)}:${id}`;
+// The tenant's keys counted against `admin.maxKeysPerTenant`: a lease group (src/store/types.ts), so the
+// check and the add are one atomic store step on every replica.
+const capGroup = (tenant: string): string => `apikey-count:${encodeURIComponent(tenant)}`;
+// A lease needs a TTL; a key without `expiresInSec` lives until revoked, which this stands for.
+const UNTIL_REVOKED_MS = 100 * 365 * 24 * 3600 * 1000;
 
 export function isRuntimeKeyToken(token: string): boolean {
   return token.startsWith(RUNTIME_KEY_PREFIX);
@@ -112,12 +120,19 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     lastUsedAt: await store.get(usedKey(record.tenant, record.id)),
   });
 
+  /** Drops the index record and uncounts the key in one step (a record another write replaced is left alone). */
+  const uncount = (tenant: string, id: string, sha256: string): Promise<boolean> =>
+    store.releaseLease({ id, record: { key: `${indexPrefix(tenant)}${id}`, value: sha256 }, groups: [capGroup(tenant)] });
+
   const records = async (tenant: string): Promise<RuntimeKeyRecord[]> => {
     const index = await store.scan(indexPrefix(tenant));
     const found: RuntimeKeyRecord[] = [];
-    for (const { value } of index) {
+    for (const { key, value } of index) {
       const raw = await store.get(lookupKey(value));
       if (raw !== null) found.push(JSON.parse(raw) as RuntimeKeyRecord);
+      // A key whose lookup record is gone (revoked by a replica that stopped half way, or just expired) no
+      // longer counts against the cap.
+      else await uncount(tenant, key.slice(indexPrefix(tenant).length), value);
     }
     return found;
   };
@@ -136,7 +151,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
   const remove = async (tenant: string, id: string, sha256: string): Promise<void> => {
     // The lookup record first: it is what every request reads, so the key stops working here.
     await store.delete(lookupKey(sha256));
-    await store.delete(`${indexPrefix(tenant)}${id}`);
+    await uncount(tenant, id, sha256);
     await store.delete(usedKey(tenant, id));
     lastWritten.delete(id);
   };
@@ -154,9 +169,6 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
   return {
     async create(creator, input) {
       const issuers = issuersOf(creator);
-      if ((await store.scan(indexPrefix(creator.tenant))).length >= options.maxPerTenant()) {
-        throw overLimit();
-      }
       const idHex = randomBytes(8).toString('hex');
       const key = `${RUNTIME_KEY_PREFIX}${idHex}_${randomBytes(32).toString('base64url')}`;
       const createdAt = now();
@@ -172,16 +184,24 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
         issuers,
         ...(ttlMs === undefined ? {} : { expiresAt: new Date(createdAt + ttlMs).toISOString() }),
       };
-      // An expiring key's records go with it, so it stops counting against the tenant's cap.
-      const ttl = ttlMs === undefined ? undefined : { ttlMs };
-      if (!(await store.setIfAbsent(lookupKey(record.sha256), JSON.stringify(record), ttl))) throw new Error('runtime key collision');
-      const indexKey = `${indexPrefix(record.tenant)}${record.id}`;
-      await store.set(indexKey, record.sha256, ttl);
-      // Counted again after the write: concurrent creates (on any replica) all pass the first check. A key that
-      // finds the tenant over the cap withdraws itself, so the last writer of any over-cap set always sees it.
-      if ((await store.scan(indexPrefix(record.tenant))).length > options.maxPerTenant()) {
+      // Nobody holds the key before this call returns, so the lookup record may come first: a crash after it
+      // leaves an unusable record, never a counted place that nothing lists (which would shrink the cap).
+      if (!(await store.setIfAbsent(lookupKey(record.sha256), JSON.stringify(record), ttlMs === undefined ? undefined : { ttlMs }))) {
+        throw new Error('runtime key collision');
+      }
+      // Counted and indexed in one atomic step: concurrent creates on any replica fill the cap exactly, and a
+      // revocation (cascades included) uncounts in one step too. An expiring key's lease ends with it.
+      const group = capGroup(record.tenant);
+      const grant = await store.acquireLease({
+        id: record.id,
+        record: { key: `${indexPrefix(record.tenant)}${record.id}`, value: record.sha256 },
+        ttlMs: ttlMs ?? UNTIL_REVOKED_MS,
+        // One group is both: `own` never evicts (no limit of its own), `shared` refuses at the cap.
+        own: { key: group, limit: Number.MAX_SAFE_INTEGER, recordPrefix: indexPrefix(record.tenant) },
+        shared: { key: group, limit: options.maxPerTenant() },
+      });
+      if (!grant.granted) {
         await store.delete(lookupKey(record.sha256));
-        await store.delete(indexKey);
         throw overLimit();
       }
       return { key, record: { ...(await view(record)), lastUsedAt: null } };
@@ -200,9 +220,13 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
       await remove(tenant, id, sha256);
       // The keys it minted already fail verification (their chain names this key); deleting them too frees
       // the tenant's cap and keeps the listing true. A key minted concurrently is caught by verification alone.
+      const below: string[] = [];
       for (const record of await records(tenant)) {
-        if (record.issuers?.some((issuer) => issuer.kind === 'runtimeKey' && issuer.id === id)) await remove(tenant, record.id, record.sha256);
+        if (!record.issuers?.some((issuer) => issuer.kind === 'runtimeKey' && issuer.id === id)) continue;
+        await remove(tenant, record.id, record.sha256);
+        below.push(record.id);
       }
+      return below;
     },
 
     async verify(token) {

@@ -24,6 +24,19 @@ const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(t
 const PAGE_SIZE = 256;
 
 /**
+ * What a tenant's admin may read of an event: nothing of one without a configured tenant (a refused token,
+ * a tenant that does not exist: no store list is made for a name a caller chose), and never a security
+ * event's operator-only `detail` (how the egress check saw a host, for one).
+ */
+function tenantCopyOf(event: AuditEvent): { tenant: string; copy: AuditEvent } | undefined {
+  const { tenant } = event;
+  if (tenant === null) return undefined;
+  if (event.event !== 'security' || event.detail === undefined) return { tenant, copy: event };
+  const { detail: _operatorOnly, ...copy } = event;
+  return { tenant, copy };
+}
+
+/**
  * A bounded copy of the audit events per tenant in the state store (a ring in memory, a capped Redis
  * list), so every replica's admin API can show recent events. With `max` 0 nothing is kept.
  */
@@ -43,7 +56,8 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
         write(event) {
           if (sink.enabled !== false) sink.write(event);
           also?.(event);
-          if (max > 0) store.pushCapped(listKey(event.tenant), JSON.stringify(event), max).catch((err: unknown) => notWritten(err));
+          const kept = max > 0 ? tenantCopyOf(event) : undefined;
+          if (kept) store.pushCapped(listKey(kept.tenant), JSON.stringify(kept.copy), max).catch((err: unknown) => notWritten(err));
         },
         flush: () => sink.flush(),
         close: () => sink.close(),

@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
 import { activeTraceId } from '../observability/tracing.js';
-import type { CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType } from './types.js';
+import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
 const MAX_AUDITED_NAME = 128;
@@ -76,4 +76,40 @@ export function catalogEvent(
   const traceId = activeTraceId();
   if (traceId !== undefined) event.traceId = traceId;
   return event;
+}
+
+/** What a security event says; who and from where come from the request (see auditSecurityEvent). */
+export interface SecurityEventInput {
+  kind: SecurityEventKind;
+  outcome: SecurityAuditEvent['outcome'];
+  reason: string;
+  tenant: string | null;
+  user: string | null;
+  target?: string | null;
+  /** Operator-only detail (never in the copy tenant admins read). */
+  detail?: string;
+}
+
+/**
+ * Writes one security event (the one writer of `security` lines) for an HTTP request: its id and the client
+ * address Fastify resolved (`request.ip`). Texts are bounded like names, so a hostile value stays one short line.
+ */
+export function auditSecurityEvent(audit: AuditSink, request: { id: string; ip: string }, input: SecurityEventInput): void {
+  if (audit.enabled === false) return;
+  const event: SecurityAuditEvent = {
+    event: 'security',
+    time: Date.now(),
+    requestId: request.id,
+    kind: input.kind,
+    tenant: input.tenant === null ? null : boundedName(input.tenant),
+    user: input.user === null ? null : boundedName(input.user),
+    clientAddress: request.ip,
+    outcome: input.outcome,
+    reason: boundedName(input.reason),
+    target: input.target === undefined || input.target === null ? null : boundedName(input.target),
+  };
+  if (input.detail !== undefined) event.detail = boundedName(input.detail);
+  const traceId = activeTraceId();
+  if (traceId !== undefined) event.traceId = traceId;
+  audit.write(event);
 }

@@ -56,11 +56,12 @@ export interface ApprovalAuditEvent {
 /**
  * How a resource read or prompt get ended: `ok`; `UNKNOWN_RESOURCE` / `UNKNOWN_PROMPT` for a name that is
  * not in a service the caller reaches (or not namespaced at all); `PERMISSION_DENIED` for a name of a
- * service it reaches that the tenant's `resources` / `prompts` globs refuse; `RATE_LIMITED`;
+ * service it reaches that the tenant's `resources` / `prompts` globs refuse; `VALIDATION_ERROR` for params
+ * refused before any lookup (a `uri` or `name` that is not a string); `RATE_LIMITED`;
  * `UPSTREAM_ERROR` when the owning service failed; `INTERNAL_ERROR` for anything else. The caller hears
  * the first three alike (not found).
  */
-export const CATALOG_ERROR_TYPES = ['UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'PERMISSION_DENIED', 'RATE_LIMITED', 'UPSTREAM_ERROR', 'INTERNAL_ERROR'] as const;
+export const CATALOG_ERROR_TYPES = ['UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'PERMISSION_DENIED', 'VALIDATION_ERROR', 'RATE_LIMITED', 'UPSTREAM_ERROR', 'INTERNAL_ERROR'] as const;
 export type CatalogErrorType = (typeof CATALOG_ERROR_TYPES)[number];
 
 /**
@@ -88,8 +89,45 @@ export interface CatalogAuditEvent {
   traceId?: string;
 }
 
+/**
+ * What a security event records (docs/security-model.md#audited-security-events): a refused token (401), a
+ * token of a tenant that is not configured (403), a runtime key created or revoked, a user MCP registration
+ * the egress policy refused.
+ */
+export const SECURITY_EVENT_KINDS = ['auth_refused', 'unknown_tenant', 'key_created', 'key_revoked', 'egress_refused'] as const;
+export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
+
+/**
+ * One security-relevant event outside the tool calls. Never token material: the reason is the refusal's own
+ * text (e.g. `token expired`), never the token or a part of it.
+ */
+export interface SecurityAuditEvent {
+  event: 'security';
+  time: number;
+  requestId: string;
+  kind: SecurityEventKind;
+  /** The caller's tenant; null while it is not known to be a configured tenant (a refused token, an unknown tenant). */
+  tenant: string | null;
+  /** The caller's user (subject); null for a refused token. */
+  user: string | null;
+  /** The client's address as toolgate sees it (`server.trustProxy` decides whether a proxy's header counts). */
+  clientAddress: string;
+  /** `refused` for a refusal, `ok` for a change that was made. */
+  outcome: 'refused' | 'ok';
+  /** Why, in words a tenant's admin may read: the refusal's message, or what was changed. */
+  reason: string;
+  /** What it concerned, when there is one: a key id, a user's MCP service id. */
+  target: string | null;
+  /**
+   * For the operator only (the audit sink; never the copy tenant admins read): what the caller was not told,
+   * e.g. how the egress check saw the host, or the tenant an unknown-tenant token named.
+   */
+  detail?: string;
+  traceId?: string;
+}
+
 /** One line of the audit log. */
-export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent;
+export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent;
 
 export interface AuditSink {
   /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */

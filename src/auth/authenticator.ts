@@ -75,17 +75,16 @@ async function createKeyResolver(jwt: JwtConfig, options: AuthenticatorOptions):
 
 /**
  * A token without `exp` would stay valid forever (a leaked one cannot be outlived), so it is refused
- * unless `requireExp` is off; `maxTokenLifetimeSec` bounds how long an issuer may make a token live.
- * Returns the refusal, or undefined. (jose has already checked `exp`/`nbf` against the clock.)
+ * unless `requireExp` is off. `maxTokenLifetimeSec` bounds how long an issuer may make a token live, counted
+ * from `iat`, or from now when `iat` is missing or in the future (a future `iat` must not stretch the bound).
+ * Returns the refusal, or undefined. (jose has already checked `exp`/`nbf` against the clock, with
+ * `clockToleranceSec`; the lifetime bound takes no tolerance: it compares two times the issuer wrote.)
  */
 function lifetimeCheck(payload: JWTPayload, jwt: JwtConfig, nowMs: number): string | undefined {
   const exp = typeof payload.exp === 'number' ? payload.exp : undefined;
-  if (exp === undefined) {
-    if (jwt.requireExp || jwt.maxTokenLifetimeSec !== undefined) return 'token has no expiry (exp)';
-    return undefined;
-  }
-  if (jwt.maxTokenLifetimeSec === undefined) return undefined;
-  const from = typeof payload.iat === 'number' ? payload.iat : nowMs / 1000;
+  if (exp === undefined) return jwt.requireExp ? 'token has no expiry (exp)' : undefined;
+  const nowSec = nowMs / 1000;
+  const from = typeof payload.iat === 'number' ? Math.min(payload.iat, nowSec) : nowSec;
   return exp - from > jwt.maxTokenLifetimeSec ? `token lifetime exceeds ${jwt.maxTokenLifetimeSec} s` : undefined;
 }
 

@@ -83,11 +83,16 @@ export const jwtSchema = Section({
   audience: Type.Optional(stringOrList()),
   tenantClaim: Type.String({ default: 'tenant' }),
   rolesClaim: Type.String({ default: 'roles' }),
+  /** Skew allowed between the issuer's clock and ours, in seconds, when `exp` and `nbf` are checked (by jose). */
   clockToleranceSec: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
   /** A token without `exp` is refused unless this is false (a token without `exp` never expires). */
   requireExp: Type.Boolean({ default: true }),
-  /** Refuse tokens whose `exp - iat` (or `exp - now` without `iat`) exceeds this. */
-  maxTokenLifetimeSec: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * Refuse tokens whose `exp` lies further than this from `iat` (or from now, when `iat` is missing or in
+   * the future). 24 h by default: longer than the access tokens identity providers issue by default
+   * (minutes to a day), short enough that a leaked token is not a standing credential.
+   */
+  maxTokenLifetimeSec: Type.Integer({ minimum: 1, default: 86_400 }),
 });
 
 export const apiKeySchema = Section({

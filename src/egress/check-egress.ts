@@ -1,6 +1,6 @@
 // The egress check for user-supplied URLs (docs/security-model.md#egress), as a pure-ish function whose
 // verdict is data (the MCP SDK's allowedMethods style): the caller turns a refusal into a 400
-// TG_EGRESS_DENIED, a failed connection, or a log line. Only the DNS lookup has a side effect,
+// TG_EGRESS_DENIED, a failed connection, or a log line — always with the one wording, the reason apart. Only the DNS lookup has a side effect,
 // and it is injectable so tests never touch a real resolver.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -16,9 +16,16 @@ export interface EgressOptions {
   resolve?: Resolve;
 }
 
+/**
+ * What a caller hears about every egress refusal, whatever the reason: one sentence, so no answer tells
+ * whether an internal name resolves or to which kind of address (docs/security-model.md#egress). The
+ * verdict's `reason` says why, for the log and the audit only.
+ */
+export const EGRESS_REFUSED = 'URL refused by the egress policy';
+
 export type EgressVerdict =
   | { ok: true; url: URL; addresses: string[] }
-  | { ok: false; code: 'TG_EGRESS_DENIED'; message: string };
+  | { ok: false; code: 'TG_EGRESS_DENIED'; message: typeof EGRESS_REFUSED; reason: string };
 
 export const MAX_URL_LENGTH = 2048;
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
@@ -37,7 +44,7 @@ function allowlistOf(allow: readonly string[]): EgressAllowlist {
   return list;
 }
 
-const deny = (message: string): EgressVerdict => ({ ok: false, code: 'TG_EGRESS_DENIED', message });
+const deny = (reason: string): EgressVerdict => ({ ok: false, code: 'TG_EGRESS_DENIED', message: EGRESS_REFUSED, reason });
 
 /** The raw authority: after the scheme and any run of slashes or backslashes, up to the path, query or fragment. */
 function authorityOf(url: string): string {
@@ -96,7 +103,7 @@ export async function checkEgress(url: string, options: EgressOptions): Promise<
     // A listed hostname vouches for its private addresses, but never for a cloud metadata
     // endpoint: that takes an explicit IP/CIDR entry, so a hijacked DNS record cannot reach it.
     if (hostListed && range !== 'metadata') continue;
-    // The resolved address itself is not echoed back: the caller should not learn internal DNS.
+    // Only for the log and the audit; even there the resolved address itself is left out.
     return deny(
       addresses.length === 1 && addresses[0] === hostname
         ? `${hostname} is a ${range} address`

@@ -10,15 +10,29 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
-import { checkEgress, type EgressOptions } from './check-egress.js';
+import { checkEgress, EGRESS_REFUSED, type EgressOptions } from './check-egress.js';
 
-/** A request refused by the egress policy (the `cause` of the TypeError fetch throws). */
+/**
+ * A request refused by the egress policy (the `cause` of the TypeError fetch throws). Its message is the one
+ * wording a caller may hear, wherever an error message ends up; `reason` is for the log and the audit.
+ */
 export class EgressDeniedError extends Error {
   readonly code = 'TG_EGRESS_DENIED';
-  constructor(message: string) {
-    super(message);
+  constructor(readonly reason: string) {
+    super(EGRESS_REFUSED);
     this.name = 'EgressDeniedError';
   }
+}
+
+/** The egress refusal behind an error (fetch's TypeError, or a library error wrapping it), if there is one. */
+export function egressRefusalOf(error: unknown): EgressDeniedError | undefined {
+  let current: unknown = error;
+  // A few levels: fetch wraps it once, a transport may wrap that again.
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    if (current instanceof EgressDeniedError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -49,7 +63,7 @@ export function createPinnedFetch(options: PinnedFetchOptions): PinnedFetch {
   const pinnedFetch: FetchLike = async (input, init) => {
     const request = new Request(input, { ...init, redirect: 'manual' });
     const verdict = await checkEgress(request.url, options);
-    if (!verdict.ok) throw new TypeError('fetch failed', { cause: new EgressDeniedError(verdict.message) });
+    if (!verdict.ok) throw new TypeError('fetch failed', { cause: new EgressDeniedError(verdict.reason) });
     const { url, addresses } = verdict;
     const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
     const headers: Record<string, string> = { host: url.host };

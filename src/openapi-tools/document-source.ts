@@ -2,7 +2,7 @@
 // pinned fetch: private addresses refused unless allowlisted, no redirects followed). A fetched
 // document is cached with its validators, so a reload asks "changed?" instead of downloading again.
 import { open } from 'node:fs/promises';
-import type { FetchLike } from '../egress/pinned-fetch.js';
+import { egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
 import { readBodyCapped } from '../egress/http-client.js';
 import { OpenApiDocumentError } from './parse-document.js';
 
@@ -46,8 +46,10 @@ export async function fetchDocument(url: string, fetch: FetchLike, cache: Docume
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
   } catch (error) {
+    // Documents are the operator's configuration: the operator is told why the egress policy refused one.
+    const refusal = egressRefusalOf(error);
     const cause = (error as Error).cause as Error | undefined;
-    throw new OpenApiDocumentError(`cannot fetch ${url}: ${cause?.message ?? (error as Error).message}`);
+    throw new OpenApiDocumentError(`cannot fetch ${url}: ${refusal ? `${refusal.message} (${refusal.reason})` : (cause?.message ?? (error as Error).message)}`);
   }
   if (response.status === 304 && cached) {
     await response.body?.cancel();

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { isRuntimeKeyToken, type RuntimeKeys } from '../admin/api-keys.js';
+import { auditSecurityEvent } from '../audit/events.js';
 import { AuthenticationError, type Authenticator } from '../auth/authenticator.js';
 import { resourceMetadataUrl } from '../auth/resource-metadata.js';
 import { errors } from '../errors.js';
@@ -59,24 +60,35 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
       return `Bearer realm="toolgate"${params}${resource === undefined ? '' : `, resource_metadata=${quotedString(resourceMetadataUrl(resource))}`}`;
     };
 
+    // Every refusal is audited (docs/security-model.md#audited-security-events): the reason is the refusal's
+    // own text, never the token; an unknown tenant's name goes to the operator-only detail.
+    const { audit } = app.governance;
+    const unauthenticated = (request: FastifyRequest, reason: string): Error => {
+      auditSecurityEvent(audit, request, { kind: 'auth_refused', outcome: 'refused', reason, tenant: null, user: null });
+      return new errors.TG_UNAUTHENTICATED(reason);
+    };
+
     // Callback style, answered synchronously when the token cache knows the token: the common case
     // costs no promise. Verification (a cache miss) is the only thing that waits.
     app.decorate('authenticate', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) {
         reply.header('www-authenticate', challenge(''));
-        return done(new errors.TG_UNAUTHENTICATED('missing bearer token'));
+        return done(unauthenticated(request, 'missing bearer token'));
       }
       const current = authenticator();
       const admit = (principal: Principal): void => {
-        if (!gateway.tenant(principal.tenant)) return done(new errors.TG_UNKNOWN_TENANT());
+        if (!gateway.tenant(principal.tenant)) {
+          auditSecurityEvent(audit, request, { kind: 'unknown_tenant', outcome: 'refused', reason: 'tenant is not configured', tenant: null, user: principal.user, detail: `tenant ${principal.tenant}` });
+          return done(new errors.TG_UNKNOWN_TENANT());
+        }
         request.principal = principal;
         done();
       };
       const refuse = (error: unknown): void => {
         if (!(error instanceof AuthenticationError)) return done(error as Error);
         reply.header('www-authenticate', challenge(`, error="invalid_token", error_description=${quotedString(error.message)}`));
-        done(new errors.TG_UNAUTHENTICATED(error.message));
+        done(unauthenticated(request, error.message));
       };
       // Runtime keys (POST /v1/admin/keys) are looked up in the shared store on every request and never
       // cached, so a revocation holds at once on every replica; a miss falls through to the config's keys.
@@ -99,5 +111,5 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
       if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('requires a global operator (auth.operators)');
     });
   },
-  { name: 'toolgate-auth', dependencies: ['toolgate-gateway'] },
+  { name: 'toolgate-auth', dependencies: ['toolgate-gateway', 'toolgate-governance'] },
 );

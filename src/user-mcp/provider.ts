@@ -4,7 +4,7 @@
 // (tenant, sub, serviceId). Registration headers go only to that upstream; the caller's own
 // Authorization never does (handlers never see it).
 import { createHash } from 'node:crypto';
-import { createPinnedFetch, type PinnedFetch } from '../egress/pinned-fetch.js';
+import { createPinnedFetch, egressRefusalOf, type PinnedFetch } from '../egress/pinned-fetch.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { describeError } from '../mcp/upstream-session.js';
 import type { McpService, UserToolProvider, UpstreamStatus } from '../registry/provider.js';
@@ -57,6 +57,15 @@ function oldestFirstWins(perService: Tool[][], log: Logger): Tool[] {
   return tools;
 }
 
+/**
+ * Logged without URL or headers: both belong to the user. An egress refusal at connect time adds its reason
+ * here, and only here: the caller hears the one wording (docs/security-model.md#egress).
+ */
+function logUnavailable(log: Logger, principal: Principal, registration: UserMcpRegistration, error: unknown): void {
+  const egressReason = egressRefusalOf(error)?.reason;
+  log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error), ...(egressReason === undefined ? {} : { egressReason }) }, 'user MCP server unavailable');
+}
+
 export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvider {
   const timeoutMs = deps.connectTimeoutMs ?? 10_000;
   const idleMs = deps.idleMs ?? 5 * 60_000;
@@ -92,8 +101,8 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     try {
       return await (await serverFor(principal, registration, log)).tools();
     } catch (error) {
-      // Logged without URL or headers: both belong to the user. One broken server hides only its own tools.
-      log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error) }, 'user MCP server unavailable');
+      // One broken server hides only its own tools.
+      logUnavailable(log, principal, registration, error);
       await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
       return [];
     }
@@ -125,7 +134,7 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           try {
             return (await serverFor(principal, registration, log)).client;
           } catch (error) {
-            log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error) }, 'user MCP server unavailable');
+            logUnavailable(log, principal, registration, error);
             await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
             return undefined;
           }

@@ -37,7 +37,9 @@ export interface UserMcpRegistrationInput {
 
 export type PutRegistrationResult =
   | { ok: true; created: boolean; registration: UserMcpRegistration }
-  | { ok: false; code: 'TG_BAD_REQUEST' | 'TG_EGRESS_DENIED' | 'TG_CONFLICT'; message: string };
+  | { ok: false; code: 'TG_BAD_REQUEST' | 'TG_CONFLICT'; message: string }
+  /** `message` is the one wording callers hear; `reason` (how the check saw the URL) is for the log and the audit. */
+  | { ok: false; code: 'TG_EGRESS_DENIED'; message: string; reason: string };
 
 export const SERVICE_ID = /^[A-Za-z0-9-]{1,32}$/;
 export const MAX_HEADERS = 32;

@@ -16,8 +16,8 @@ async function sources(dir: string): Promise<string[]> {
   return found.sort();
 }
 
-// Known callers (the approvals listing, the runtime keys' per-tenant count): on Redis still a SCAN per
-// request, to move to bounded indexes like the MCP sessions' lease groups.
+// Known callers (the approvals listing, the runtime keys' listing and revocation; their cap is a lease
+// group): on Redis still a SCAN per request, to move to bounded indexes like the MCP sessions' lease groups.
 const KNOWN_SCANS = ['src/admin/api-keys.ts', 'src/approvals/service.ts'];
 
 describe('the state store on request paths', () => {

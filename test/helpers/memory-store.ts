@@ -6,7 +6,7 @@ import { storeUnavailable } from '../../src/store/unavailable.js';
 
 export function createTestStore(): StateStore & { readonly data: Map<string, string> } {
   const data = new Map<string, string>();
-  // Leases (MCP sessions) are not what the tests of this store look at: the real memory store keeps them.
+  // Leases (MCP sessions, the runtime key cap) are counted by the real memory store.
   const leases = createMemoryStore();
   return {
     kind: 'memory',
@@ -43,9 +43,21 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     async recent(key, limit, offset = 0) {
       return (JSON.parse(data.get(key) ?? '[]') as string[]).slice(offset, offset + limit);
     },
-    acquireLease: (lease) => leases.acquireLease(lease),
+    // Lease records are string values like any other (runtime keys list theirs by scan): mirrored into `data`.
+    async acquireLease(lease) {
+      const grant = await leases.acquireLease(lease);
+      if (grant.granted) {
+        data.set(lease.record.key, lease.record.value);
+        for (const id of grant.evicted) data.delete(lease.own.recordPrefix + id);
+      }
+      return grant;
+    },
     renewLease: (lease) => leases.renewLease(lease),
-    releaseLease: (lease) => leases.releaseLease(lease),
+    async releaseLease(lease) {
+      const released = await leases.releaseLease(lease);
+      if (released) data.delete(lease.record.key);
+      return released;
+    },
     async close() {
       data.clear();
       await leases.close();

@@ -1,12 +1,13 @@
 // Every call that reaches /v1/execute, the batch endpoint or /mcp tools/call, and every approval decision,
 // writes exactly one audit line with its outcome and errorType — refusals before the policy chain included.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAuditLines, type AuditLine } from '../helpers/audit-file.js';
 import { bearer, buildTestApp, signToken } from '../helpers/build.js';
 import { governedConfig } from '../helpers/governed.js';
 
@@ -38,12 +39,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-type Line = Record<string, unknown>;
-async function auditLines(): Promise<Line[]> {
-  await app.governance.audit.flush();
-  const text = await readFile(auditPath, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line);
-}
+type Line = AuditLine;
+const auditLines = (): Promise<Line[]> => readAuditLines(app, auditPath);
 
 const execute = (who: string, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(tokens[who]!), payload });
 

@@ -165,8 +165,29 @@ describe('token lifetime settings', () => {
       // Without iat the remaining lifetime counts.
       expect((await listTools(app, bearer(await unsigned(undefined, now + 600)))).statusCode).toBe(200);
       expect((await listTools(app, bearer(await unsigned(undefined, now + 86_400)))).statusCode).toBe(401);
+      // An iat in the future does not stretch the bound: the lifetime counts from now.
+      expect((await listTools(app, bearer(await unsigned(now + 30 * 86_400, now + 30 * 86_400 + 60)))).statusCode).toBe(401);
     } finally {
       await app.close();
+    }
+  });
+
+  it('refuses a 10-year token by default (24 h), and accepts it when maxTokenLifetimeSec allows it', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const tenYears = 10 * 365 * 86_400;
+    const byDefault = await buildTestApp(jwtConfig({}));
+    const raised = await buildTestApp(jwtConfig({ maxTokenLifetimeSec: 11 * 365 * 86_400 }));
+    try {
+      const token = await unsigned(now, now + tenYears);
+      const refused = await listTools(byDefault, bearer(token));
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json().message).toBe('token lifetime exceeds 86400 s');
+      // A day-long token, as identity providers issue by default, still passes.
+      expect((await listTools(byDefault, bearer(await unsigned(now, now + 86_400)))).statusCode).toBe(200);
+      expect((await listTools(raised, bearer(token))).statusCode).toBe(200);
+    } finally {
+      await byDefault.close();
+      await raised.close();
     }
   });
 });

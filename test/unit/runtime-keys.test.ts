@@ -1,7 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRuntimeKeys, type ApiKeyLive } from '../../src/admin/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { createRedisStore } from '../../src/store/redis.js';
+import type { StateStore } from '../../src/store/types.js';
 import type { Principal } from '../../src/types.js';
+import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
+
+const REDIS_URL = testRedisUrl();
+const prefix = `tg-test:${randomBytes(6).toString('hex')}:`;
+const stores: Array<[string, () => StateStore]> = [['memory', () => createMemoryStore()]];
+if (REDIS_URL) stores.push(['redis', () => createRedisStore({ url: REDIS_URL, prefix })]);
+
+afterAll(async () => {
+  if (REDIS_URL) await deleteRedisKeys(REDIS_URL, prefix);
+});
 
 const creator: Principal = Object.freeze({
   tenant: 'acme',
@@ -80,5 +93,49 @@ describe('runtime API keys', () => {
     await expect(keys.create(principal, { user: 'too-deep', roles: [] })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     const rebuilt: Principal = { tenant: 'acme', user: 'root', roles: ['admin'], claims: {} };
     await expect(keys.create(rebuilt, { user: 'x', roles: [] })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+});
+
+const CAP = 5;
+
+describe.each(stores)('the runtime key cap on the %s store', (_kind, make) => {
+  const store = make();
+  afterAll(() => store.close());
+
+  it('is reached exactly by 40 concurrent creates after a cascade revoke emptied the tenant', async () => {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const tenantAdmin = { ...creator, tenant };
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => CAP, apiKeyLive: always });
+    // An admin key that minted keys up to the cap, then revoked with everything below it.
+    const deputy = await keys.create(tenantAdmin, { user: 'deputy', roles: ['admin'] });
+    const deputyPrincipal = (await keys.verify(deputy.key))!;
+    for (let i = 0; i < CAP - 1; i += 1) await keys.create(deputyPrincipal, { user: `minted${i}`, roles: [] });
+    await expect(keys.create(tenantAdmin, { user: 'over', roles: [] })).rejects.toMatchObject({ code: 'LIMIT' });
+    await keys.revoke(tenant, deputy.record.id);
+    expect(await keys.list(tenant)).toEqual([]);
+
+    const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => keys.create(tenantAdmin, { user: `bot${i}`, roles: [] })));
+    const created = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as { code?: string }] : []));
+    expect(created).toHaveLength(CAP);
+    expect(refused.every((reason) => reason.code === 'LIMIT')).toBe(true);
+    expect(await keys.list(tenant)).toHaveLength(CAP);
+    // Revoking one frees exactly one place.
+    await keys.revoke(tenant, (await keys.list(tenant))[0]!.id);
+    const again = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => keys.create(tenantAdmin, { user: `late${i}`, roles: [] })));
+    expect(again.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+  });
+
+  it('frees the place of a key whose revocation stopped after its lookup record (seen by the next listing)', async () => {
+    const tenant = `t-${randomBytes(4).toString('hex')}`;
+    const tenantAdmin = { ...creator, tenant };
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => 2, apiKeyLive: always });
+    const first = await keys.create(tenantAdmin, { user: 'one', roles: [] });
+    await keys.create(tenantAdmin, { user: 'two', roles: [] });
+    await expect(keys.create(tenantAdmin, { user: 'three', roles: [] })).rejects.toMatchObject({ code: 'LIMIT' });
+    // What a replica that died half way through a revocation leaves: the index entry without its lookup record.
+    await store.delete(`apikey:${createHash('sha256').update(first.key).digest('hex')}`);
+    expect((await keys.list(tenant)).map((key) => key.user)).toEqual(['two']);
+    await expect(keys.create(tenantAdmin, { user: 'three', roles: [] })).resolves.toMatchObject({ record: { user: 'three' } });
   });
 });

@@ -150,9 +150,15 @@ describe('user-level MCP provider', () => {
     await strictRegs.put('acme', 'dave', 's', { url: upstreamA.url });
     const strict = createUserMcpProvider({ registrations: strictRegs, egress: { allow: [] } });
     const dialled = guard.dialled.length;
+    const lines: string[] = [];
+    const captured = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
     try {
-      expect(await strict.toolsFor(principal('acme', 'dave'), log)).toEqual([]);
+      expect(await strict.toolsFor(principal('acme', 'dave'), captured)).toEqual([]);
       expect(guard.dialled.length).toBe(dialled);
+      // Why is in the log only; every message that could reach a caller carries the one wording.
+      const warned = lines.map((line) => JSON.parse(line) as { egressReason?: string; err?: string });
+      expect(warned.map((line) => line.egressReason)).toContain('127.0.0.1 is a loopback address');
+      expect(warned.every((line) => !line.err?.includes('loopback'))).toBe(true);
     } finally {
       await strict.close();
     }

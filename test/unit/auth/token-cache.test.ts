@@ -53,7 +53,7 @@ describe('authenticator cache', () => {
     let now = Date.now();
     const secret = 's'.repeat(40);
     const auth = await createAuthenticator(
-      { jwt: { secret, tenantClaim: 'tenant', rolesClaim: 'roles', clockToleranceSec: 0, requireExp: true }, apiKeys: [], operators: [], authorizationServers: [], scopesSupported: [], cache: { max: 10, ttlMs: 600_000 } },
+      { jwt: { secret, tenantClaim: 'tenant', rolesClaim: 'roles', clockToleranceSec: 0, requireExp: true, maxTokenLifetimeSec: 3600 }, apiKeys: [], operators: [], authorizationServers: [], scopesSupported: [], cache: { max: 10, ttlMs: 600_000 } },
       { now: () => now },
     );
     const exp = Math.floor(now / 1000) + 10;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkEgress, type Resolve } from '../../../src/egress/check-egress.js';
+import { checkEgress, EGRESS_REFUSED, type Resolve } from '../../../src/egress/check-egress.js';
 import { deniedRangeOf, embeddedIPv4 } from '../../../src/egress/address-ranges.js';
 import { compileAllowlist } from '../../../src/egress/allowlist.js';
 
@@ -36,14 +36,14 @@ describe('checkEgress', () => {
     ['javascript:alert(1)', /scheme javascript:/],
     ['not a url', /not valid/],
     ['', /missing/],
-  ])('refuses %s', async (url, message) => {
+  ])('refuses %s', async (url, reason) => {
     const verdict = await check(url);
     expect(verdict).toMatchObject({ ok: false, code: 'TG_EGRESS_DENIED' });
-    if (!verdict.ok) expect(verdict.message).toMatch(message);
+    if (!verdict.ok) expect(verdict.reason).toMatch(reason);
   });
 
   it('refuses credentials in the URL', async () => {
-    expect(await check('http://user:pw@public.test/')).toMatchObject({ ok: false, message: expect.stringMatching(/credentials/) });
+    expect(await check('http://user:pw@public.test/')).toMatchObject({ ok: false, reason: expect.stringMatching(/credentials/) });
     expect(await check('http://user@public.test/')).toMatchObject({ ok: false });
   });
 
@@ -51,7 +51,7 @@ describe('checkEgress', () => {
     'refuses the empty userinfo of %s before any DNS lookup',
     async (url) => {
       const before = resolved.length;
-      expect(await check(url)).toMatchObject({ ok: false, code: 'TG_EGRESS_DENIED', message: expect.stringMatching(/credentials/) });
+      expect(await check(url)).toMatchObject({ ok: false, code: 'TG_EGRESS_DENIED', reason: expect.stringMatching(/credentials/) });
       expect(resolved.length - before).toBe(0);
     },
   );
@@ -100,7 +100,7 @@ describe('checkEgress', () => {
   ])('refuses the IP literal in %s (%s)', async (url, range) => {
     const verdict = await check(url);
     expect(verdict.ok).toBe(false);
-    if (!verdict.ok) expect(verdict.message).toContain(`a ${range} address`);
+    if (!verdict.ok) expect(verdict.reason).toContain(`a ${range} address`);
   });
 
   it.each([
@@ -116,17 +116,17 @@ describe('checkEgress', () => {
     const verdict = await check(url);
     expect(verdict.ok).toBe(false);
     if (!verdict.ok) {
-      expect(verdict.message).toContain(`resolves to a ${range} address`);
-      expect(verdict.message).not.toMatch(/\d+\.\d+\.\d+\.\d+|::/);
+      expect(verdict.reason).toContain(`resolves to a ${range} address`);
+      expect(verdict.reason).not.toMatch(/\d+\.\d+\.\d+\.\d+|::/);
     }
   });
 
   it('refuses a host when any one of its addresses is private', async () => {
-    expect(await check('http://mixed.test/')).toMatchObject({ ok: false, message: expect.stringContaining('private') });
+    expect(await check('http://mixed.test/')).toMatchObject({ ok: false, reason: expect.stringContaining('private') });
   });
 
   it('refuses a host that does not resolve', async () => {
-    expect(await check('http://nowhere.test/')).toMatchObject({ ok: false, message: expect.stringContaining('could not be resolved') });
+    expect(await check('http://nowhere.test/')).toMatchObject({ ok: false, reason: expect.stringContaining('could not be resolved') });
   });
 
   it('accepts public hosts and returns every checked address for pinning', async () => {
@@ -158,14 +158,30 @@ describe('checkEgress', () => {
     expect(await check('http://CORP.test/', ['corp.test'])).toMatchObject({ ok: true });
     expect(await check('http://corp-meta.test/', ['corp-meta.test'])).toMatchObject({
       ok: false,
-      message: expect.stringContaining('metadata'),
+      reason: expect.stringContaining('metadata'),
     });
     // The hostname entry is exact: a sub-domain is not covered.
     expect(await check('http://x.corp.test/', ['corp.test'])).toMatchObject({ ok: false });
   });
 
+  it('tells the caller one sentence for every refusal, so an answer is no DNS oracle; the reason is apart', async () => {
+    const refused = ['http://v6loop.test/', 'http://nowhere.test/', 'http://private.test/', 'http://metadata.test/', 'http://127.0.0.1/', 'ftp://public.test/', 'http://u@public.test/'];
+    const verdicts = await Promise.all(refused.map((url) => check(url)));
+    expect(verdicts.map((verdict) => (verdict.ok ? 'allowed' : verdict.message))).toEqual(refused.map(() => EGRESS_REFUSED));
+    // The detail still tells the log and the audit what happened, without the resolved address.
+    expect(verdicts.map((verdict) => (verdict.ok ? '' : verdict.reason))).toEqual([
+      'host v6loop.test resolves to a loopback address',
+      'host nowhere.test could not be resolved',
+      'host private.test resolves to a private address',
+      'host metadata.test resolves to a metadata address',
+      '127.0.0.1 is a loopback address',
+      'scheme ftp: is not allowed (only http and https)',
+      'credentials in the URL are not allowed (use headers)',
+    ]);
+  });
+
   it('refuses everything when the allowlist itself is malformed', async () => {
-    expect(await check('http://public.test/', ['10.0.0.0/99'])).toMatchObject({ ok: false, message: expect.stringContaining('CIDR') });
+    expect(await check('http://public.test/', ['10.0.0.0/99'])).toMatchObject({ ok: false, reason: expect.stringContaining('CIDR') });
   });
 });
 

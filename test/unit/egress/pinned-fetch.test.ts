@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEgress, type Resolve } from '../../../src/egress/check-egress.js';
+import { checkEgress, EGRESS_REFUSED, type Resolve } from '../../../src/egress/check-egress.js';
 import { createPinnedFetch, EgressDeniedError } from '../../../src/egress/pinned-fetch.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
 
@@ -59,7 +59,8 @@ describe('pinned fetch', () => {
         (failure: unknown) => failure,
       );
       expect(causeOf(error)).toBeInstanceOf(EgressDeniedError);
-      expect(String((causeOf(error) as Error).message)).toContain('private');
+      expect((causeOf(error) as EgressDeniedError).reason).toContain('private');
+      expect((causeOf(error) as EgressDeniedError).message).toBe(EGRESS_REFUSED);
       expect(guard.dialled.length).toBe(dialledBefore);
     } finally {
       pinned.close();

@@ -36,17 +36,39 @@ function keyFrom(value: string | undefined, prefix: string): { key: string; gene
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * The one line that sets the variables every README example uses. A generated key is shown (the banner
- * prints it once anyway); a key chosen through the environment is named by its variable, never echoed.
+ * The one line that sets the variables every example of the README and docs/ uses. A generated key is
+ * shown (the banner prints it once anyway); a key chosen through the environment is named by its variable,
+ * never echoed, with `:?` so a shell where that variable is empty stops with its name instead of exporting ''.
  */
 export function demoExports(demo: DemoConfig, port: number): string {
-  const key = (value: string, generated: boolean, variable: string) => (generated ? value : `"$${variable}"`);
+  const key = (value: string, generated: boolean, variable: string) =>
+    generated ? value : `"\${${variable}:?set ${variable} in this shell too}"`;
   return [
     'export',
     `TOOLGATE_URL=http://localhost:${port}`,
     `TOOLGATE_API_KEY=${key(demo.apiKey, demo.generated, 'TOOLGATE_DEV_API_KEY')}`,
     `TOOLGATE_APPROVER_KEY=${key(demo.approverKey, demo.approverKeyGenerated, 'TOOLGATE_DEV_APPROVER_KEY')}`,
+    `TOOLGATE_OPERATOR_KEY=${key(demo.operatorKey, demo.operatorKeyGenerated, 'TOOLGATE_DEV_OPERATOR_KEY')}`,
   ].join(' ');
+}
+
+/**
+ * What `npm start` prints once the demo listens: each of the three keys (its value when generated, the
+ * variable it came from otherwise), where the console is, and the export line of the examples.
+ */
+export function demoBanner(demo: DemoConfig, port: number): string {
+  const key = (value: string, generated: boolean, variable: string) =>
+    generated ? `${value}  (generated, printed once; set ${variable} to choose one)` : `the value of $${variable}`;
+  return [
+    `toolgate demo: tenant "demo" on http://localhost:${port}`,
+    `  API key       (user demo-user: tenant admin, may run every demo tool): ${key(demo.apiKey, demo.generated, 'TOOLGATE_DEV_API_KEY')}`,
+    `  approver key  (user demo-approver: decides send_announcement calls):  ${key(demo.approverKey, demo.approverKeyGenerated, 'TOOLGATE_DEV_APPROVER_KEY')}`,
+    `  operator key  (reload and the other gateway-wide admin routes):       ${key(demo.operatorKey, demo.operatorKeyGenerated, 'TOOLGATE_DEV_OPERATOR_KEY')}`,
+    `console: http://localhost:${port}/console/ (sign in with one of these keys)`,
+    'for the examples of the README and docs/:',
+    `  ${demoExports(demo, port)}`,
+    '  try: curl -H "Authorization: Bearer $TOOLGATE_API_KEY" "$TOOLGATE_URL/v1/tools"',
+  ].join('\n');
 }
 
 /**

@@ -77,6 +77,7 @@ describe('operator modules outside the repo (the real server process: Node resol
   apiKeys:
     - { id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot, roles: [admin] }
 audit: { sink: "off" }
+metrics: { port: 0 }
 functions:
   - module: ./glob-tool.mjs
 mcp:

@@ -4,6 +4,7 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './app.js';
+import { configPathFrom, EXIT_USAGE, UsageError } from './cli.js';
 import { demoBanner, demoConfig } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
@@ -12,8 +13,7 @@ import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { logReload } from './plugins/gateway.js';
 
-async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
-  const path = process.env.TOOLGATE_CONFIG;
+async function initialConfig(path: string | undefined): Promise<{ config: GatewayConfig; banner?: string }> {
   if (path) return { config: await loadConfigFile(path) };
   const demo = demoConfig();
   const banner = demoBanner(demo, demo.config.server.port);
@@ -53,9 +53,17 @@ async function listenOrExplain(app: FastifyInstance, listeners: Listener[]): Pro
 }
 
 async function main(): Promise<void> {
+  let configPath: string | undefined;
+  try {
+    configPath = configPathFrom(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`toolgate: ${error.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
   let loaded;
   try {
-    loaded = await initialConfig();
+    loaded = await initialConfig(configPath);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`toolgate: ${error.message}\n`);
@@ -64,7 +72,6 @@ async function main(): Promise<void> {
     throw error;
   }
   const { config, banner } = loaded;
-  const configPath = process.env.TOOLGATE_CONFIG;
   // Building can still find the configuration wrong (a bad OTEL_* variable, an OpenAPI document that does not
   // import): the same one-line message and exit code as a bad config file, not a stack trace.
   const app = await buildServer(config, {

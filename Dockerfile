@@ -30,7 +30,8 @@ COPY --from=build /app/dist ./dist
 # The embedded demo's and the compose config's files only, not the whole examples/ folder.
 COPY examples/functions/demo-tools.mjs ./examples/functions/demo-tools.mjs
 COPY examples/kb.jsonl ./examples/kb.jsonl
-COPY examples/config/compose.yaml ./examples/config/compose.yaml
+COPY examples/mcp/calc.mjs ./examples/mcp/calc.mjs
+COPY examples/configs/compose.yaml ./examples/configs/compose.yaml
 # Built-in file tools write under ./workspaces; it must belong to the user the process runs as.
 RUN mkdir -p /app/workspaces && chown node:node /app/workspaces
 VOLUME ["/app/workspaces", "/tmp"]

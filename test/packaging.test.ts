@@ -103,7 +103,7 @@ describe('docker-compose.yml', () => {
       expect(gateway.ports, `${name} is reached through the load balancer only`).toBeUndefined();
       expect(gateway.read_only, name).toBe(true);
       expect(gateway.tmpfs, name).toContain('/tmp');
-      expect(gateway.volumes, name).toContain('./examples/config/compose.yaml:/app/examples/config/compose.yaml:ro');
+      expect(gateway.volumes, name).toContain('./examples/configs/compose.yaml:/app/examples/configs/compose.yaml:ro');
       expect(gateway.volumes?.some((v) => v.endsWith(':/app/workspaces')), name).toBe(true);
       expect(gateway.environment?.TOOLGATE_REDIS_URL, name).toBe('redis://redis:6379');
       expect(Object.keys(gateway.environment ?? {})).toEqual(expect.arrayContaining(['TOOLGATE_CONFIG', 'TOOLGATE_DEV_API_KEY']));
@@ -137,11 +137,11 @@ describe('docker-compose.yml', () => {
       rule_files: string[];
       scrape_configs: Array<{ metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
     };
-    // Metrics are on each replica's metrics listener (examples/config/compose.yaml), never on a published port.
+    // Metrics are on each replica's metrics listener (examples/configs/compose.yaml), never on a published port.
     const targets = scrape.scrape_configs.flatMap((config) => config.static_configs.flatMap((s) => s.targets));
     expect(targets.sort()).toEqual(replicas.map((name) => `${name}:9464`).sort());
     expect(scrape.scrape_configs.every((config) => (config.metrics_path ?? '/metrics') === '/metrics')).toBe(true);
-    const composeConfig = parseYaml(await readFile(join(root, 'examples/config/compose.yaml'), 'utf8')) as { metrics?: { host?: string; port?: number } };
+    const composeConfig = parseYaml(await readFile(join(root, 'examples/configs/compose.yaml'), 'utf8')) as { metrics?: { host?: string; port?: number } };
     expect(composeConfig.metrics).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(scrape.rule_files).toContain('/etc/prometheus/rules/*.yml');
 
@@ -239,7 +239,11 @@ describe('Dockerfile', () => {
     expect(sources).not.toContain('examples/');
     // Every file the embedded demo reads is copied.
     const demo = demoConfig({ TOOLGATE_DEV_API_KEY: 'tg_packaging_test' }).config;
-    const needed = [...demo.functions.map((f) => ('module' in f ? f.module : undefined)), ...demo.rag.map((r) => (r.backend.kind === 'embedded' ? r.backend.documents : undefined))]
+    const needed = [
+      ...demo.functions.map((f) => ('module' in f ? f.module : undefined)),
+      ...demo.rag.map((r) => (r.backend.kind === 'embedded' ? r.backend.documents : undefined)),
+      ...demo.mcp.local.map((m) => ('module' in m ? m.module : undefined)),
+    ]
       .filter((p): p is string => typeof p === 'string')
       .map((p) => relative(root, p));
     expect(needed.length).toBeGreaterThan(0);
@@ -252,7 +256,7 @@ describe('Dockerfile', () => {
     const runtime = stages(await readFile(join(root, 'Dockerfile'), 'utf8')).at(-1)!;
     const volumes = runtime.filter((line) => /^VOLUME\s/.test(line)).flatMap((line) => JSON.parse(line.replace(/^VOLUME\s+/, '')) as string[]);
     expect(volumes).toEqual(expect.arrayContaining(['/app/workspaces', '/tmp']));
-    const config = await loadConfigFile(join(root, 'examples/config/compose.yaml'), composeEnv);
+    const config = await loadConfigFile(join(root, 'examples/configs/compose.yaml'), composeEnv);
     expect(volumes).toContain(config.builtins.workspaceRoot.replace(root, '/app'));
   });
 
@@ -262,11 +266,11 @@ describe('Dockerfile', () => {
   });
 });
 
-describe('examples/config/compose.yaml', () => {
+describe('examples/configs/compose.yaml', () => {
   const env = composeEnv;
 
   it('loads with the environment docker-compose.yml provides', async () => {
-    const config = await loadConfigFile(join(root, 'examples/config/compose.yaml'), env);
+    const config = await loadConfigFile(join(root, 'examples/configs/compose.yaml'), env);
     expect(config.store).toMatchObject({ kind: 'redis', url: env.TOOLGATE_REDIS_URL });
     expect(config.auth.jwt?.secret).toBe(env.TOOLGATE_JWT_SECRET);
     expect(config.functions).toEqual([{ module: join(root, 'examples/functions/demo-tools.mjs') }]);
@@ -275,6 +279,6 @@ describe('examples/config/compose.yaml', () => {
 
   it('names the missing variable when a secret is not in the environment', async () => {
     const { TOOLGATE_JWT_SECRET: _omitted, ...partial } = env;
-    await expect(loadConfigFile(join(root, 'examples/config/compose.yaml'), partial)).rejects.toThrow(/TOOLGATE_JWT_SECRET/);
+    await expect(loadConfigFile(join(root, 'examples/configs/compose.yaml'), partial)).rejects.toThrow(/TOOLGATE_JWT_SECRET/);
   });
 });

@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { apiKeyDigest as sha256, newApiKey } from '../shared/api-key-digest.js';
 import { validateConfigObject } from './load.js';
 import type { GatewayConfig } from './types.js';
 
@@ -30,10 +30,8 @@ export interface DemoConfig {
 }
 
 function keyFrom(value: string | undefined, prefix: string): { key: string; generated: boolean } {
-  return value && value.length > 0 ? { key: value, generated: false } : { key: `${prefix}${randomBytes(24).toString('base64url')}`, generated: true };
+  return value && value.length > 0 ? { key: value, generated: false } : { key: newApiKey(prefix), generated: true };
 }
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
  * The one line that sets the variables every example of the README and docs/ uses. A generated key is
@@ -101,6 +99,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     store: { kind: 'memory' },
     audit: { sink: 'off' },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
+    // An MCP upstream in the demo: a tiny MCP server of this repository, run in-process (its tools are calc_<tool>).
+    mcp: { local: [{ service: 'calc', module: './examples/mcp/calc.mjs' }] },
     // Two tenants share examples/kb.jsonl; the filter is bound from the caller's token, never from the model.
     rag: [
       {
@@ -112,7 +112,15 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
         filter: { tenant: '${principal.tenant}' },
       },
     ],
-    tenants: { demo: { tools: { allow: ['*'], deny: [] }, policies: { approval: { tools: ['send_announcement'], expiresMs: 900_000 } } }, ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}) },
+    tenants: {
+      demo: {
+        tools: { allow: ['*'], deny: [] },
+        policies: { approval: { tools: ['send_announcement'], expiresMs: 900_000 } },
+        // A named subset of the pool, mixing a function tool and the MCP upstream's: ?toolset=desk, /mcp/desk.
+        toolsets: { desk: { description: 'Weather and sums', tools: ['get_weather', 'calc_*'] } },
+      },
+      ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}),
+    },
     logging: { level: env.LOG_LEVEL ?? 'info' },
     console: { enabled: true },
   };

@@ -41,20 +41,20 @@ const runBlock = (marker: string) => run('bash', ['-euo', 'pipefail', '-c', read
 describe('the README examples, against a real listening demo server', () => {
   it('the Python (stdlib) client lists tools, runs one and shows an error', async () => {
     const { stdout } = await run('python3', [join(root, 'examples/clients/python_client.py')], { env: env(), timeout: 20_000 });
-    expect(stdout).toContain("tools: ['add_numbers', 'echo', 'get_weather', 'knowledge_search', 'send_announcement']");
+    expect(stdout).toContain("tools: ['add_numbers', 'calc_add', 'echo', 'get_weather', 'knowledge_search', 'send_announcement']");
     expect(stdout).toContain('result: True {"city":"Paris","tempC":18,"conditions":"cloudy"}');
     expect(stdout).toMatch(/error: VALIDATION_ERROR TOOL_ERROR: \{"errorType":"VALIDATION_ERROR"/);
   });
 
   it('the TypeScript client lists tools and runs calls', async () => {
     const { stdout } = await run(join(root, 'node_modules/.bin/tsx'), [join(root, 'examples/clients/typescript-client.ts')], { env: env(), timeout: 30_000 });
-    expect(stdout).toContain('tools: add_numbers, echo, get_weather, knowledge_search');
+    expect(stdout).toContain('tools: add_numbers, calc_add, echo, get_weather, knowledge_search');
     expect(stdout).toContain('result: true {"sum":42}');
   });
 
   it('the MCP client (official SDK) lists and calls tools through /mcp', async () => {
     const { stdout } = await run(join(root, 'node_modules/.bin/tsx'), [join(root, 'examples/clients/mcp-client.ts')], { env: env(), timeout: 30_000 });
-    expect(stdout).toContain('tools: add_numbers, echo, get_weather, knowledge_search');
+    expect(stdout).toContain('tools: add_numbers, calc_add, echo, get_weather, knowledge_search');
     expect(stdout).toContain('result: [{"type":"text","text":"{\\"city\\":\\"Paris\\",\\"tempC\\":18,\\"conditions\\":\\"cloudy\\"}"}]');
     expect(stdout).toContain('isError: true');
   });

@@ -16,7 +16,7 @@ FROM node:24-bookworm-slim AS runtime
 # tini: PID 1 that forwards signals and reaps the built-in shell's orphaned children.
 # grep runs ripgrep; bubblewrap sandboxes bash and grep where the container may create user namespaces
 # (otherwise set builtins.sandbox: none, and bash stays off unless builtins.allowUnsandboxedShell is true;
-# see the README's Deployment section).
+# see docs/operations.md#image).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini ripgrep bubblewrap \
  && rm -rf /var/lib/apt/lists/*

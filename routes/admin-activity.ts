@@ -6,7 +6,7 @@ import { CATALOG_ERROR_TYPES } from '../src/audit/types.js';
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets;
-// see README "The audit log").
+// see docs/governance.md#the-audit-log).
 const auditEvent = {
   type: 'object',
   additionalProperties: true,

@@ -21,7 +21,7 @@ const headers = bearer(API_KEY);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolgate-operator-modules-'));
-  // A local MCP server written as the README shows it, in a folder with no node_modules.
+  // A local MCP server written as docs/mcp.md shows it, in a folder with no node_modules.
   await writeFile(
     join(dir, 'calc.mjs'),
     `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

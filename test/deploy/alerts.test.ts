@@ -43,9 +43,9 @@ describe('deploy/prometheus/alerts.yml', () => {
 
   it('are loaded by the compose Prometheus', async () => {
     const compose = parseYaml(await readFile(join(packageRoot(), 'docker-compose.yml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
-    expect(compose.services.prometheus?.volumes).toContain('./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro');
+    expect(compose.services.prometheus?.volumes).toContain('./deploy/prometheus:/etc/prometheus/prometheus:ro');
     const prometheusConfig = parseYaml(await readFile(join(packageRoot(), 'deploy/prometheus.yml'), 'utf8')) as { rule_files: string[] };
-    expect(prometheusConfig.rule_files).toContain('/etc/prometheus/alerts.yml');
+    expect(prometheusConfig.rule_files).toContain('prometheus/alerts.yml');
   });
 
   it('gives every alert a summary, a description and a runbook', async () => {

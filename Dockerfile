@@ -16,7 +16,7 @@ FROM node:24-bookworm-slim AS runtime
 # tini: PID 1 that forwards signals and reaps the built-in shell's orphaned children.
 # grep runs ripgrep; bubblewrap sandboxes bash and grep where the container may create user namespaces
 # (otherwise set builtins.sandbox: none, and bash stays off unless builtins.allowUnsandboxedShell is true;
-# see the README's Deployment section).
+# see docs/operations.md#image).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini ripgrep bubblewrap \
  && rm -rf /var/lib/apt/lists/*
@@ -30,7 +30,8 @@ COPY --from=build /app/dist ./dist
 # The embedded demo's and the compose config's files only, not the whole examples/ folder.
 COPY examples/functions/demo-tools.mjs ./examples/functions/demo-tools.mjs
 COPY examples/kb.jsonl ./examples/kb.jsonl
-COPY examples/config/compose.yaml ./examples/config/compose.yaml
+COPY examples/mcp/calc.mjs ./examples/mcp/calc.mjs
+COPY examples/configs/compose.yaml ./examples/configs/compose.yaml
 # Built-in file tools write under ./workspaces; it must belong to the user the process runs as.
 RUN mkdir -p /app/workspaces && chown node:node /app/workspaces
 VOLUME ["/app/workspaces", "/tmp"]

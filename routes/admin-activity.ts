@@ -6,7 +6,7 @@ import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
-// security events; see README "The audit log" and docs/security-model.md#audited-security-events).
+// security events; see docs/governance.md#the-audit-log and docs/security-model.md#audited-security-events).
 const auditEvent = {
   type: 'object',
   additionalProperties: true,

@@ -5,8 +5,8 @@ export const openapiDocument = {
     title: 'toolgate',
     version: '0.1.0',
     description: 'Tool gateway for AI agents: which tools a model may see, and governed execution of its tool calls.',
-    // No licence has been granted (package.json says the same).
-    license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
+    // The LICENSE file's (package.json says the same; test/packaging.test.ts checks all three agree).
+    license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   },
   // Relative: the gateway that serves this document, whatever its host and port (a fixed URL was wrong
   // on every other port, and one built from the Host header would echo what the caller sent).

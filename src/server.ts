@@ -2,8 +2,10 @@
 // shuts down gracefully: readiness 503, stop accepting, let in-flight calls finish within the grace, then
 // cancel and answer the rest, close upstreams, flush the audit log (src/http/shutdown.ts).
 import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
 import { buildServer } from './app.js';
-import { demoConfig, demoExports } from './config/demo.js';
+import { configPathFrom, EXIT_USAGE, UsageError } from './cli.js';
+import { demoBanner, demoConfig } from './config/demo.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
@@ -11,30 +13,57 @@ import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { logReload } from './plugins/gateway.js';
 
-async function initialConfig(): Promise<{ config: GatewayConfig; banner?: string }> {
-  const path = process.env.TOOLGATE_CONFIG;
+async function initialConfig(path: string | undefined): Promise<{ config: GatewayConfig; banner?: string }> {
   if (path) return { config: await loadConfigFile(path) };
   const demo = demoConfig();
-  const banner = [
-    demo.generated
-      ? `toolgate demo: tenant "demo", API key (printed once, set TOOLGATE_DEV_API_KEY to choose one):\n  ${demo.apiKey}`
-      : 'toolgate demo: tenant "demo", API key from TOOLGATE_DEV_API_KEY',
-    demo.operatorKeyGenerated
-      ? `operator key for reload and other gateway-wide admin routes (printed once, set TOOLGATE_DEV_OPERATOR_KEY to choose one):\n  ${demo.operatorKey}`
-      : 'operator key from TOOLGATE_DEV_OPERATOR_KEY',
-    demo.approverKeyGenerated
-      ? `approver key (decides send_announcement calls in the console's Approvals page; printed once, set TOOLGATE_DEV_APPROVER_KEY to choose one):\n  ${demo.approverKey}`
-      : 'approver key from TOOLGATE_DEV_APPROVER_KEY',
-    `console: http://localhost:${demo.config.server.port}/console/ (sign in with one of the keys above)`,
-    `for the README's examples:\n  ${demoExports(demo, demo.config.server.port)}`,
-  ].join('\n');
+  const banner = demoBanner(demo, demo.config.server.port);
   return { config: demo.config, banner };
 }
 
+/** Exit code when a listener cannot bind (EX_UNAVAILABLE): a port in use is not a configuration error. */
+const EXIT_CANNOT_LISTEN = 69;
+const LISTEN_ERRORS: Record<string, string> = { EADDRINUSE: 'address already in use', EACCES: 'permission denied', EADDRNOTAVAIL: 'address not available on this host' };
+
+interface Listener {
+  server: FastifyInstance;
+  host: string;
+  port: number;
+  /** The setting that chose the port, named in the message. */
+  key: string;
+}
+
+/**
+ * Binds each listener in order and returns their addresses. A port that cannot be bound closes the app
+ * (upstreams, the listeners already bound) and exits with one line on stderr and no stack.
+ */
+async function listenOrExplain(app: FastifyInstance, listeners: Listener[]): Promise<string[]> {
+  const addresses: string[] = [];
+  for (const { server, host, port, key } of listeners) {
+    try {
+      addresses.push(await server.listen({ host, port }));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === undefined || !Object.hasOwn(LISTEN_ERRORS, code)) throw error;
+      await app.close().catch(() => undefined);
+      process.stderr.write(`toolgate: cannot listen on ${host}:${port} (${key}): ${LISTEN_ERRORS[code]} (${code})\n`);
+      process.exit(EXIT_CANNOT_LISTEN);
+    }
+  }
+  return addresses;
+}
+
 async function main(): Promise<void> {
+  let configPath: string | undefined;
+  try {
+    configPath = configPathFrom(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`toolgate: ${error.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
   let loaded;
   try {
-    loaded = await initialConfig();
+    loaded = await initialConfig(configPath);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`toolgate: ${error.message}\n`);
@@ -43,7 +72,6 @@ async function main(): Promise<void> {
     throw error;
   }
   const { config, banner } = loaded;
-  const configPath = process.env.TOOLGATE_CONFIG;
   // Building can still find the configuration wrong (a bad OTEL_* variable, an OpenAPI document that does not
   // import): the same one-line message and exit code as a bad config file, not a stack trace.
   const app = await buildServer(config, {
@@ -71,13 +99,14 @@ async function main(): Promise<void> {
 
   const host = process.env.HOST ?? config.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;
-  await app.listen({ host, port });
-  // Metrics cover every tenant: their own listener, loopback by default (see README "Metrics").
-  if (app.metricsServer) {
-    const address = await app.metricsServer.listen({ host: config.metrics.host, port: config.metrics.port });
-    app.log.info({ address }, 'metrics listener');
-  }
-  if (banner) process.stdout.write(`${banner}\n  try: curl -H "Authorization: Bearer $TOOLGATE_API_KEY" "$TOOLGATE_URL/v1/tools"\n`);
+  // Metrics cover every tenant: their own listener, loopback by default (docs/operations.md#metrics). It binds
+  // first and silently, so a port in use on either listener stops the process before any "listening" line.
+  const listened = await listenOrExplain(app, [
+    ...(app.metricsServer ? [{ server: app.metricsServer, host: config.metrics.host, port: config.metrics.port, key: 'metrics.port' }] : []),
+    { server: app, host, port, key: 'server.port (or PORT)' },
+  ]);
+  if (app.metricsServer) app.log.info({ address: listened[0] }, 'metrics listener');
+  if (banner) process.stdout.write(`${banner}\n`);
 
   const reload = (trigger: string) => () => {
     app.reloadConfig().then(

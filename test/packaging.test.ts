@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ describe('docker-compose.yml', () => {
       expect(gateway.ports, `${name} is reached through the load balancer only`).toBeUndefined();
       expect(gateway.read_only, name).toBe(true);
       expect(gateway.tmpfs, name).toContain('/tmp');
-      expect(gateway.volumes, name).toContain('./examples/config/compose.yaml:/app/examples/config/compose.yaml:ro');
+      expect(gateway.volumes, name).toContain('./examples/configs/compose.yaml:/app/examples/configs/compose.yaml:ro');
       expect(gateway.volumes?.some((v) => v.endsWith(':/app/workspaces')), name).toBe(true);
       expect(gateway.environment?.TOOLGATE_REDIS_URL, name).toBe('redis://redis:6379');
       expect(Object.keys(gateway.environment ?? {})).toEqual(expect.arrayContaining(['TOOLGATE_CONFIG', 'TOOLGATE_DEV_API_KEY']));
@@ -132,18 +132,18 @@ describe('docker-compose.yml', () => {
     const replicas = gatewayReplicas(services).map(([name]) => name);
     const prometheus = services.prometheus!;
     expect(prometheus.volumes).toContain('./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
-    expect(prometheus.volumes).toContain('./deploy/prometheus/rules:/etc/prometheus/rules:ro');
+    expect(prometheus.volumes).toContain('./deploy/prometheus:/etc/prometheus/prometheus:ro');
     const scrape = parseYaml(await readFile(join(root, 'deploy/prometheus.yml'), 'utf8')) as {
       rule_files: string[];
       scrape_configs: Array<{ metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
     };
-    // Metrics are on each replica's metrics listener (examples/config/compose.yaml), never on a published port.
+    // Metrics are on each replica's metrics listener (examples/configs/compose.yaml), never on a published port.
     const targets = scrape.scrape_configs.flatMap((config) => config.static_configs.flatMap((s) => s.targets));
     expect(targets.sort()).toEqual(replicas.map((name) => `${name}:9464`).sort());
     expect(scrape.scrape_configs.every((config) => (config.metrics_path ?? '/metrics') === '/metrics')).toBe(true);
-    const composeConfig = parseYaml(await readFile(join(root, 'examples/config/compose.yaml'), 'utf8')) as { metrics?: { host?: string; port?: number } };
+    const composeConfig = parseYaml(await readFile(join(root, 'examples/configs/compose.yaml'), 'utf8')) as { metrics?: { host?: string; port?: number } };
     expect(composeConfig.metrics).toEqual({ host: '0.0.0.0', port: 9464 });
-    expect(scrape.rule_files).toContain('/etc/prometheus/rules/*.yml');
+    expect(scrape.rule_files).toContain('prometheus/rules/*.yml');
 
     const grafana = services.grafana!;
     expect(grafana.depends_on?.prometheus?.condition).toBe('service_healthy');
@@ -160,7 +160,19 @@ describe('docker-compose.yml', () => {
   });
 
   it.skipIf(!promtoolAvailable)('the Prometheus config and alert rules pass promtool, and an alert says when the store is down', async () => {
-    await run('promtool', ['check', 'config', '--syntax-only', join(root, 'deploy/prometheus.yml')], { timeout: 20_000 });
+    // The full check: every rule file the config names resolves (relative to the config, as in the container,
+    // where compose mounts deploy/prometheus/ next to it) and passes.
+    const checked = await run('promtool', ['check', 'config', join(root, 'deploy/prometheus.yml')], { timeout: 20_000 });
+    const ruleFiles = ['deploy/prometheus/alerts.yml', ...(await readdir(join(root, 'deploy/prometheus/rules'))).filter((name) => name.endsWith('.yml')).map((name) => `deploy/prometheus/rules/${name}`)];
+    expect(checked.stdout).toContain(`SUCCESS: ${ruleFiles.length} rule files found`);
+    expect(checked.stdout.match(/SUCCESS: \d+ rules found/g)).toHaveLength(ruleFiles.length);
+    const mounts = Object.fromEntries((await readCompose()).services.prometheus!.volumes!.map((volume) => volume.split(':').slice(0, 2).reverse()));
+    for (const file of ruleFiles) {
+      const inContainer = join('/etc/prometheus', relative(join(root, 'deploy'), join(root, file)));
+      const mount = Object.keys(mounts).find((target) => inContainer === target || inContainer.startsWith(`${target}/`));
+      expect(mount, `${file} is mounted at ${inContainer}`).toBeDefined();
+      expect(join(root, mounts[mount!]!, inContainer.slice(mount!.length))).toBe(join(root, file));
+    }
     const { stdout } = await run('promtool', ['check', 'rules', join(root, 'deploy/prometheus/rules/store.yml')], { timeout: 20_000 });
     expect(stdout).toMatch(/SUCCESS/);
     const rules = parseYaml(await readFile(join(root, 'deploy/prometheus/rules/store.yml'), 'utf8')) as {
@@ -239,7 +251,11 @@ describe('Dockerfile', () => {
     expect(sources).not.toContain('examples/');
     // Every file the embedded demo reads is copied.
     const demo = demoConfig({ TOOLGATE_DEV_API_KEY: 'tg_packaging_test' }).config;
-    const needed = [...demo.functions.map((f) => ('module' in f ? f.module : undefined)), ...demo.rag.map((r) => (r.backend.kind === 'embedded' ? r.backend.documents : undefined))]
+    const needed = [
+      ...demo.functions.map((f) => ('module' in f ? f.module : undefined)),
+      ...demo.rag.map((r) => (r.backend.kind === 'embedded' ? r.backend.documents : undefined)),
+      ...demo.mcp.local.map((m) => ('module' in m ? m.module : undefined)),
+    ]
       .filter((p): p is string => typeof p === 'string')
       .map((p) => relative(root, p));
     expect(needed.length).toBeGreaterThan(0);
@@ -252,7 +268,7 @@ describe('Dockerfile', () => {
     const runtime = stages(await readFile(join(root, 'Dockerfile'), 'utf8')).at(-1)!;
     const volumes = runtime.filter((line) => /^VOLUME\s/.test(line)).flatMap((line) => JSON.parse(line.replace(/^VOLUME\s+/, '')) as string[]);
     expect(volumes).toEqual(expect.arrayContaining(['/app/workspaces', '/tmp']));
-    const config = await loadConfigFile(join(root, 'examples/config/compose.yaml'), composeEnv);
+    const config = await loadConfigFile(join(root, 'examples/configs/compose.yaml'), composeEnv);
     expect(volumes).toContain(config.builtins.workspaceRoot.replace(root, '/app'));
   });
 
@@ -262,19 +278,20 @@ describe('Dockerfile', () => {
   });
 });
 
-describe('examples/config/compose.yaml', () => {
+describe('examples/configs/compose.yaml', () => {
   const env = composeEnv;
 
   it('loads with the environment docker-compose.yml provides', async () => {
-    const config = await loadConfigFile(join(root, 'examples/config/compose.yaml'), env);
+    const config = await loadConfigFile(join(root, 'examples/configs/compose.yaml'), env);
     expect(config.store).toMatchObject({ kind: 'redis', url: env.TOOLGATE_REDIS_URL });
     expect(config.auth.jwt?.secret).toBe(env.TOOLGATE_JWT_SECRET);
     expect(config.functions).toEqual([{ module: join(root, 'examples/functions/demo-tools.mjs') }]);
     expect(Object.keys(config.tenants)).toEqual(['demo']);
+    expect(config.console.enabled).toBe(true);
   });
 
   it('names the missing variable when a secret is not in the environment', async () => {
     const { TOOLGATE_JWT_SECRET: _omitted, ...partial } = env;
-    await expect(loadConfigFile(join(root, 'examples/config/compose.yaml'), partial)).rejects.toThrow(/TOOLGATE_JWT_SECRET/);
+    await expect(loadConfigFile(join(root, 'examples/configs/compose.yaml'), partial)).rejects.toThrow(/TOOLGATE_JWT_SECRET/);
   });
 });

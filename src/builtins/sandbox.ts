@@ -3,8 +3,8 @@ import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * How `bash` commands and `grep`'s ripgrep are launched, and what each mode isolates (the README's
- * "Security: what each sandbox mode guarantees" is the user-facing statement of the same).
+ * How `bash` commands and `grep`'s ripgrep are launched, and what each mode isolates (docs/tools.md#security-what-each-sandbox-mode-guarantees
+ * is the user-facing statement of the same).
  *
  * Both modes: cwd in the workspace, HOME there, the environment scrubbed to PATH, HOME, LANG, TERM; each
  * program leads its own process group, so a timeout, stop, abort or shutdown can signal the whole group

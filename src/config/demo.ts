@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { apiKeyDigest as sha256, newApiKey } from '../shared/api-key-digest.js';
 import { validateConfigObject } from './load.js';
 import type { GatewayConfig } from './types.js';
 
@@ -30,23 +30,43 @@ export interface DemoConfig {
 }
 
 function keyFrom(value: string | undefined, prefix: string): { key: string; generated: boolean } {
-  return value && value.length > 0 ? { key: value, generated: false } : { key: `${prefix}${randomBytes(24).toString('base64url')}`, generated: true };
+  return value && value.length > 0 ? { key: value, generated: false } : { key: newApiKey(prefix), generated: true };
 }
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-
 /**
- * The one line that sets the variables every README example uses. A generated key is shown (the banner
- * prints it once anyway); a key chosen through the environment is named by its variable, never echoed.
+ * The one line that sets the variables every example of the README and docs/ uses. A generated key is
+ * shown (the banner prints it once anyway); a key chosen through the environment is named by its variable,
+ * never echoed, with `:?` so a shell where that variable is empty stops with its name instead of exporting ''.
  */
 export function demoExports(demo: DemoConfig, port: number): string {
-  const key = (value: string, generated: boolean, variable: string) => (generated ? value : `"$${variable}"`);
+  const key = (value: string, generated: boolean, variable: string) =>
+    generated ? value : `"\${${variable}:?set ${variable} in this shell too}"`;
   return [
     'export',
     `TOOLGATE_URL=http://localhost:${port}`,
     `TOOLGATE_API_KEY=${key(demo.apiKey, demo.generated, 'TOOLGATE_DEV_API_KEY')}`,
     `TOOLGATE_APPROVER_KEY=${key(demo.approverKey, demo.approverKeyGenerated, 'TOOLGATE_DEV_APPROVER_KEY')}`,
+    `TOOLGATE_OPERATOR_KEY=${key(demo.operatorKey, demo.operatorKeyGenerated, 'TOOLGATE_DEV_OPERATOR_KEY')}`,
   ].join(' ');
+}
+
+/**
+ * What `npm start` prints once the demo listens: each of the three keys (its value when generated, the
+ * variable it came from otherwise), where the console is, and the export line of the examples.
+ */
+export function demoBanner(demo: DemoConfig, port: number): string {
+  const key = (value: string, generated: boolean, variable: string) =>
+    generated ? `${value}  (generated, printed once; set ${variable} to choose one)` : `the value of $${variable}`;
+  return [
+    `toolgate demo: tenant "demo" on http://localhost:${port}`,
+    `  API key       (user demo-user: tenant admin, may run every demo tool): ${key(demo.apiKey, demo.generated, 'TOOLGATE_DEV_API_KEY')}`,
+    `  approver key  (user demo-approver: decides send_announcement calls):  ${key(demo.approverKey, demo.approverKeyGenerated, 'TOOLGATE_DEV_APPROVER_KEY')}`,
+    `  operator key  (reload and the other gateway-wide admin routes):       ${key(demo.operatorKey, demo.operatorKeyGenerated, 'TOOLGATE_DEV_OPERATOR_KEY')}`,
+    `console: http://localhost:${port}/console/ (sign in with one of these keys)`,
+    'for the examples of the README and docs/:',
+    `  ${demoExports(demo, port)}`,
+    '  try: curl -H "Authorization: Bearer $TOOLGATE_API_KEY" "$TOOLGATE_URL/v1/tools"',
+  ].join('\n');
 }
 
 /**
@@ -79,6 +99,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     store: { kind: 'memory' },
     audit: { sink: 'off' },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
+    // An MCP upstream in the demo: a tiny MCP server of this repository, run in-process (its tools are calc_<tool>).
+    mcp: { local: [{ service: 'calc', module: './examples/mcp/calc.mjs' }] },
     // Two tenants share examples/kb.jsonl; the filter is bound from the caller's token, never from the model.
     rag: [
       {
@@ -90,7 +112,15 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
         filter: { tenant: '${principal.tenant}' },
       },
     ],
-    tenants: { demo: { tools: { allow: ['*'], deny: [] }, policies: { approval: { tools: ['send_announcement'], expiresMs: 900_000 } } }, ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}) },
+    tenants: {
+      demo: {
+        tools: { allow: ['*'], deny: [] },
+        policies: { approval: { tools: ['send_announcement'], expiresMs: 900_000 } },
+        // A named subset of the pool, mixing a function tool and the MCP upstream's: ?toolset=desk, /mcp/desk.
+        toolsets: { desk: { description: 'Weather and sums', tools: ['get_weather', 'calc_*'] } },
+      },
+      ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}),
+    },
     logging: { level: env.LOG_LEVEL ?? 'info' },
     console: { enabled: true },
   };

@@ -25,7 +25,7 @@ export interface PolicyContext extends ToolContext {
 
 export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;
 
-/** A custom policy as a module's factory returns it (the operators' API, see README "Governance"). */
+/** A custom policy as a module's factory returns it (the operators' API, see docs/governance.md#governance-the-policy-chain). */
 export type Policy = (call: ToolCall, ctx: PolicyContext, next: Next) => Promise<ToolResult>;
 
 /** Counts a call a policy answered itself (did not hand on) in the decision metric, and returns it. */

@@ -62,7 +62,7 @@ function openaiFunction(pool: Pool, tool: Tool, options: ListingOptions): { name
   return { name: tool.name, description: tool.description, parameters: strict ?? schema, strict: strict !== undefined };
 }
 
-/** The listing body in one of the client shapes (README.md#listing-formats). */
+/** The listing body in one of the client shapes (docs/api.md#listing-formats). */
 export function formatPool(pool: Pool, format: ListingFormat, options: ListingOptions = { strict: false }): unknown {
   switch (format) {
     case 'native':

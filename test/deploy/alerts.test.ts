@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { packageRoot } from '../../src/config/demo.js';
 import { findBinary } from '../helpers/binary.js';
+import { docBlock } from '../helpers/doc-blocks.js';
 
 const run = promisify(execFile);
 const folder = join(packageRoot(), 'deploy/prometheus');
@@ -34,19 +35,17 @@ describe('deploy/prometheus/alerts.yml', () => {
     expect([...fired].sort()).toEqual([...alerts].sort());
   });
 
-  it.skipIf(!promtool)('the README\'s promtool commands run as written', async () => {
-    const readme = await readFile(join(packageRoot(), 'README.md'), 'utf8');
-    const block = /<!-- alert-rule-checks -->\s*```bash\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, 'README.md needs a ```bash block after <!-- alert-rule-checks -->').toBeDefined();
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block!], { cwd: packageRoot(), timeout: 30_000 });
+  it.skipIf(!promtool)('the promtool commands of docs/operations.md run as written', async () => {
+    const block = docBlock('docs/operations.md', 'alert-rule-checks');
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { cwd: packageRoot(), timeout: 30_000 });
     expect(stdout.match(/SUCCESS/g)).toHaveLength(2);
   });
 
   it('are loaded by the compose Prometheus', async () => {
     const compose = parseYaml(await readFile(join(packageRoot(), 'docker-compose.yml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
-    expect(compose.services.prometheus?.volumes).toContain('./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro');
+    expect(compose.services.prometheus?.volumes).toContain('./deploy/prometheus:/etc/prometheus/prometheus:ro');
     const prometheusConfig = parseYaml(await readFile(join(packageRoot(), 'deploy/prometheus.yml'), 'utf8')) as { rule_files: string[] };
-    expect(prometheusConfig.rule_files).toContain('/etc/prometheus/alerts.yml');
+    expect(prometheusConfig.rule_files).toContain('prometheus/alerts.yml');
   });
 
   it('gives every alert a summary, a description and a runbook', async () => {

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../../src/config/demo.js';
+import { loadConfigFile } from '../../src/config/load.js';
 
 const root = packageRoot();
 
@@ -34,7 +35,14 @@ export interface Started {
  * Runs src/server.ts (through tsx) on the config file `file`, or with `built` the compiled dist/src/server.js
  * (`npm run build`); `children` collects it for cleanup.
  */
-export async function startServer(file: string, children: ChildProcess[], env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<Started> {
+export async function startServer(file: string, children: ChildProcess[], env: Record<string, string> = {}, options: { built?: boolean; allowFixedMetricsPort?: boolean } = {}): Promise<Started> {
+  // Tests never bind fixed ports: the metrics listener's default (9464) collides with a running demo and
+  // with other test runs. A config that leaves it on is refused here, unless the test is about that port.
+  // A file that does not load is the server's to report (tests of bad configs).
+  const metrics = await loadConfigFile(file, { ...process.env, ...env }).then((config) => config.metrics, () => undefined);
+  if (metrics?.enabled && metrics.port !== 0 && !options.allowFixedMetricsPort) {
+    throw new Error(`${file}: set metrics: { port: 0 } or { enabled: false } (the listener would bind the fixed port ${metrics.port})`);
+  }
   const args = options.built ? [join(root, 'dist/src/server.js')] : ['--import', 'tsx', join(root, 'src/server.ts')];
   const child = spawn(process.execPath, args, {
     cwd: root,

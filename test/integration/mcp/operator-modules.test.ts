@@ -21,7 +21,7 @@ const headers = bearer(API_KEY);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolgate-operator-modules-'));
-  // A local MCP server written as the README shows it, in a folder with no node_modules.
+  // A local MCP server written as docs/mcp.md shows it, in a folder with no node_modules.
   await writeFile(
     join(dir, 'calc.mjs'),
     `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -77,6 +77,7 @@ describe('operator modules outside the repo (the real server process: Node resol
   apiKeys:
     - { id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot, roles: [admin] }
 audit: { sink: "off" }
+metrics: { port: 0 }
 functions:
   - module: ./glob-tool.mjs
 mcp:

@@ -79,7 +79,7 @@ describe('the sandbox a config gets, and the unsandboxed shell', () => {
     expect(quiet).not.toHaveBeenCalled();
   });
 
-  it('quotes the start-up warning word for word in the README', () => {
-    expect(readFileSync(path.join(packageRoot(), 'README.md'), 'utf8')).toContain(UNSANDBOXED_SHELL_WARNING);
+  it('quotes the start-up warning word for word in docs/tools.md', () => {
+    expect(readFileSync(path.join(packageRoot(), 'docs/tools.md'), 'utf8')).toContain(UNSANDBOXED_SHELL_WARNING);
   });
 });

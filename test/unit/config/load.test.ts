@@ -1,9 +1,17 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
-import { demoConfig, demoExports } from '../../../src/config/demo.js';
+import { demoBanner, demoConfig, demoExports } from '../../../src/config/demo.js';
+
+/** Runs a bash script (the way a user pastes the banner's line) and returns its outcome. */
+function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', script], { env, timeout: 10_000 }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+  });
+}
 
 let dir: string;
 beforeAll(async () => {
@@ -133,11 +141,42 @@ describe('the embedded demo', () => {
     expect(generated.operatorKey).not.toBe(generated.apiKey);
   });
 
-  it('prints one export line with the variables of the README examples, naming (never echoing) keys chosen by env', () => {
-    const chosen = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key', TOOLGATE_DEV_APPROVER_KEY: 'my-approver-key' });
-    expect(demoExports(chosen, 8080)).toBe('export TOOLGATE_URL=http://localhost:8080 TOOLGATE_API_KEY="$TOOLGATE_DEV_API_KEY" TOOLGATE_APPROVER_KEY="$TOOLGATE_DEV_APPROVER_KEY"');
+  it('prints one export line with the variables of the examples, naming (never echoing) keys chosen by env, and stopping on an empty one', () => {
+    const chosen = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key', TOOLGATE_DEV_APPROVER_KEY: 'my-approver-key', TOOLGATE_DEV_OPERATOR_KEY: 'my-operator-key' });
+    expect(demoExports(chosen, 8080)).toBe(
+      'export TOOLGATE_URL=http://localhost:8080 TOOLGATE_API_KEY="${TOOLGATE_DEV_API_KEY:?set TOOLGATE_DEV_API_KEY in this shell too}"' +
+        ' TOOLGATE_APPROVER_KEY="${TOOLGATE_DEV_APPROVER_KEY:?set TOOLGATE_DEV_APPROVER_KEY in this shell too}"' +
+        ' TOOLGATE_OPERATOR_KEY="${TOOLGATE_DEV_OPERATOR_KEY:?set TOOLGATE_DEV_OPERATOR_KEY in this shell too}"',
+    );
     const generated = demoConfig({});
-    expect(demoExports(generated, 9000)).toBe(`export TOOLGATE_URL=http://localhost:9000 TOOLGATE_API_KEY=${generated.apiKey} TOOLGATE_APPROVER_KEY=${generated.approverKey}`);
+    expect(demoExports(generated, 9000)).toBe(
+      `export TOOLGATE_URL=http://localhost:9000 TOOLGATE_API_KEY=${generated.apiKey} TOOLGATE_APPROVER_KEY=${generated.approverKey} TOOLGATE_OPERATOR_KEY=${generated.operatorKey}`,
+    );
+  });
+
+  it('export line: a shell without the chosen variable stops naming it instead of exporting an empty key', async () => {
+    const chosen = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key' });
+    const script = `${demoExports(chosen, 8080)}; echo "key=$TOOLGATE_API_KEY operator=$TOOLGATE_OPERATOR_KEY"`;
+    const { TOOLGATE_DEV_API_KEY: _unset, ...rest } = process.env;
+    const withIt = await runBash(script, { ...rest, TOOLGATE_DEV_API_KEY: 'my-dev-key' });
+    expect(withIt).toMatchObject({ code: 0, stdout: `key=my-dev-key operator=${chosen.operatorKey}\n` });
+    const without = await runBash(script, rest);
+    expect(without.code).not.toBe(0);
+    expect(without.stderr).toContain('TOOLGATE_DEV_API_KEY: set TOOLGATE_DEV_API_KEY in this shell too');
+    expect(without.stdout).toBe('');
+  });
+
+  it('banner: prints every generated key, names the variable of a chosen one, and always shows the operator key', () => {
+    const generated = demoConfig({});
+    const banner = demoBanner(generated, 8080);
+    for (const key of [generated.apiKey, generated.approverKey, generated.operatorKey]) expect(banner.split(key).length - 1, key).toBe(2); // key line + export line
+    expect(banner).toContain('sign in with one of these keys');
+    const chosen = demoConfig({ TOOLGATE_DEV_API_KEY: 'my-dev-key', TOOLGATE_DEV_APPROVER_KEY: 'my-approver-key', TOOLGATE_DEV_OPERATOR_KEY: 'my-operator-key' });
+    const named = demoBanner(chosen, 8080);
+    expect(named).not.toMatch(/my-(dev|approver|operator)-key/);
+    expect(named).toMatch(/API key .*:\s+the value of \$TOOLGATE_DEV_API_KEY$/m);
+    expect(named).toMatch(/approver key .*:\s+the value of \$TOOLGATE_DEV_APPROVER_KEY$/m);
+    expect(named).toMatch(/operator key .*:\s+the value of \$TOOLGATE_DEV_OPERATOR_KEY$/m);
   });
 
   it('generates a random key when none is set', () => {

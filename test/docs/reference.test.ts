@@ -1,21 +1,23 @@
-// The README is what a new user reads first: its error table and its reference configuration must
-// match the code and the repository.
+// The reference parts of docs/: the error table of docs/api.md and the whole-file configuration of
+// docs/configuration.md must match the code and the repository.
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { packageRoot } from '../src/config/demo.js';
-import { errors } from '../src/errors.js';
+import { packageRoot } from '../../src/config/demo.js';
+import { errors } from '../../src/errors.js';
 
 const root = packageRoot();
-let readme: string;
+let api: string;
+let configuration: string;
 
 beforeAll(async () => {
-  readme = await readFile(join(root, 'README.md'), 'utf8');
+  api = await readFile(join(root, 'docs/api.md'), 'utf8');
+  configuration = await readFile(join(root, 'docs/configuration.md'), 'utf8');
 });
 
-/** The rows `| <status> | \`TG_…\` | … |` of the README's error table. */
+/** The rows `| <status> | \`TG_…\` | … |` of the error table of docs/api.md. */
 function errorTable(text: string): Map<string, number> {
   const rows = new Map<string, number>();
   for (const match of text.matchAll(/^\| (\d{3}) \| `(TG_[A-Z_]+)` \|/gm)) rows.set(match[2]!, Number(match[1]));
@@ -35,9 +37,9 @@ async function codesInSources(): Promise<Set<string>> {
   return found;
 }
 
-describe('the README', () => {
-  it('lists every code of src/errors.ts in its error table, with its HTTP status, and no other', () => {
-    const table = errorTable(readme);
+describe('the reference documents', () => {
+  it('docs/api.md lists every code of src/errors.ts in its error table, with its HTTP status, and no other', () => {
+    const table = errorTable(api);
     const expected = new Map(Object.entries(errors).map(([code, Make]) => [code, new Make('x').statusCode]));
     expect([...table.keys()].sort()).toEqual([...expected.keys()].sort());
     for (const [code, status] of expected) expect(table.get(code), code).toBe(status);
@@ -48,9 +50,9 @@ describe('the README', () => {
     expect(unlisted).toEqual([]);
   });
 
-  it('names only files that exist in its reference configuration', () => {
-    const block = /## Configuration[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, 'README.md needs the reference configuration as a ```yaml block under "## Configuration"').toBeDefined();
+  it('docs/configuration.md names only files that exist in its whole-file configuration', () => {
+    const block = /## The whole file at a glance[\s\S]*?```yaml\n([\s\S]*?)```/.exec(configuration)?.[1];
+    expect(block, 'docs/configuration.md needs the whole file as a ```yaml block under "## The whole file at a glance"').toBeDefined();
     const paths: string[] = [];
     const visit = (value: unknown, key?: string): void => {
       if (Array.isArray(value)) value.forEach((item) => visit(item, key));

@@ -1,23 +1,22 @@
-// The README's OpenAPI config, as written, with GitHub's published description as the spec file.
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+// The OpenAPI config of docs/tools.md, as written, with GitHub's published description as the spec file.
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../../src/config/demo.js';
-import { loadConfigFile } from '../../../src/config/load.js';
-import { bearer, buildTestApp, signToken, sha256, API_KEY } from '../../helpers/build.js';
+import { packageRoot } from '../../src/config/demo.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { docBlock } from '../helpers/doc-blocks.js';
+import { bearer, buildTestApp, signToken, sha256, API_KEY } from '../helpers/build.js';
 
 const GITHUB_SPEC = createRequire(import.meta.url).resolve('@octokit/openapi/generated/api.github.com.json');
 let dir: string;
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  const readme = await readFile(join(packageRoot(), 'README.md'), 'utf8');
-  const block = /<!-- openapi-config -->\s*```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error('README.md needs a ```yaml block after <!-- openapi-config -->');
-  dir = await mkdtemp(join(tmpdir(), 'toolgate-readme-openapi-'));
+  const block = docBlock('docs/tools.md', 'openapi-config', 'yaml');
+  dir = await mkdtemp(join(tmpdir(), 'toolgate-docs-openapi-'));
   await mkdir(join(dir, 'specs'));
   await symlink(GITHUB_SPEC, join(dir, 'specs/api.github.com.json'));
   const auth = `auth:\n  jwt: { secret: "${'s'.repeat(40)}", issuer: https://issuer.test, audience: toolgate }\n  apiKeys: [{ id: ci, sha256: "${sha256(API_KEY)}", tenant: acme, user: ci-bot }]\naudit: { sink: "off" }\nlogging: { level: silent }\n`;
@@ -29,7 +28,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('the README OpenAPI example', () => {
+describe('the OpenAPI example of docs/tools.md', () => {
   it('exposes the included GitHub operations, deferred, minus the excluded ones', async () => {
     const tools = (await app.inject({ url: '/v1/tools', headers: bearer(API_KEY) })).json().tools as Array<{ name: string; deferLoading?: boolean }>;
     const github = tools.filter((tool) => tool.name.startsWith('github_'));

@@ -1,11 +1,12 @@
 // The project's own documents stay usable: every relative link of README.md and docs/*.md, and every
-// `docs/<name>.md#anchor` a code comment cites, leads to a file and a heading that exist; the configuration
-// reference names every key the loader accepts at the top level and under a tenant.
+// `docs/<name>.md#anchor` a code comment or config cites, leads to a file and a heading that exist; the
+// README stays a short product page that links every document; the code map names files that exist; the
+// configuration reference names every key the loader accepts at the top level and under a tenant.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../src/config/demo.js';
-import { validateConfigObject } from '../src/config/load.js';
+import { packageRoot } from '../../src/config/demo.js';
+import { validateConfigObject } from '../../src/config/load.js';
 
 const root = packageRoot();
 const documents = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
@@ -36,7 +37,7 @@ function brokenTarget(path: string, anchor: string | undefined): string | undefi
 function sourceFiles(folder: string): string[] {
   if (!existsSync(join(root, folder))) return [];
   return readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
-    .filter((name) => /\.(ts|mjs|js)$/.test(name) && !name.includes('node_modules'))
+    .filter((name) => /\.(ts|mjs|js|ya?ml)$/.test(name) && !name.includes('node_modules'))
     .map((name) => `${folder}/${name}`);
 }
 
@@ -58,13 +59,33 @@ describe('the documentation', () => {
 
   it('has every section a code comment cites', () => {
     const broken: string[] = [];
-    for (const file of ['src', 'routes', 'policies', 'bench', 'scripts', 'test'].flatMap(sourceFiles)) {
-      for (const [citation, path, anchor] of read(file).matchAll(/\b(docs\/(?:architecture|security-model|configuration)\.md)(?:#([\w-]+))?/g)) {
+    const configs = readdirSync(join(root, 'examples/configs')).map((name) => `examples/configs/${name}`);
+    for (const file of [...['src', 'routes', 'policies', 'bench', 'scripts', 'test', 'deploy'].flatMap(sourceFiles), ...configs, 'Dockerfile', 'docker-compose.yml']) {
+      for (const [citation, path, anchor] of read(file).matchAll(/\b(docs\/[\w-]+\.md)(?:#([\w-]+))?/g)) {
+        // Tests also hold made-up paths as data; there only the real documents' anchors are checked.
+        if (file.startsWith('test/') && !documents.includes(path!)) continue;
         const problem = brokenTarget(path!, anchor);
         if (problem) broken.push(`${file}: ${citation} (${problem})`);
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('keeps the README a product page of at most 20 KB that links every document in docs/', () => {
+    const readme = read('README.md');
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(20 * 1024);
+    const linked = new Set([...prose(readme).matchAll(/\]\((docs\/[^)#\s]+)/g)].map((match) => match[1]));
+    const documents = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+    expect(documents.filter((file) => !linked.has(file))).toEqual([]);
+  });
+
+  it('has a code map in docs/architecture.md whose files and folders all exist', () => {
+    const architecture = read('docs/architecture.md');
+    const map = architecture.slice(architecture.indexOf('## Code map'));
+    expect(map.length).toBeGreaterThan(1000);
+    const paths = [...map.matchAll(/`((?:src|routes|policies)\/[^`<*]*)`/g)].map((match) => match[1]!.replace(/\/$/, ''));
+    expect(paths.length).toBeGreaterThan(40);
+    expect(paths.filter((path) => !existsSync(join(root, path)))).toEqual([]);
   });
 
   it('names every configuration key, top-level and per tenant, in the configuration reference', () => {

@@ -113,9 +113,10 @@ export function createRedisClient(config: RedisTopology, role: RedisRole, option
       password,
       sentinelPassword,
       sentinelCommandTimeout: options.connectTimeoutMs,
-      // Sentinels are asked again after a lost connection; +switch-master reconnects at once.
+      // The Sentinels are asked for the master again on every reconnect. A master that was demoted (a
+      // planned failover) answers writes with READONLY: that reconnects too, without re-sending the write.
       sentinelRetryStrategy: reconnectDelay,
-      failoverDetector: true,
+      reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 1 : false),
       retryStrategy: reconnectDelay,
     });
   }

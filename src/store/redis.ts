@@ -39,6 +39,13 @@ redis.call('PEXPIRE', KEYS[1], window)
 return {1, count + 1, 0}
 `;
 
+// KEYS: the list. ARGV: value, max.
+const PUSH_CAPPED = `
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1
+`;
+
 // Compare and replace in one step; without a TTL argument the key keeps its expiry (KEEPTTL, Redis ≥ 6).
 const COMPARE_AND_SET = `
 local current = redis.call('GET', KEYS[1])
@@ -112,6 +119,7 @@ type ScriptClient = RedisClient & {
   tgReleaseLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgHitWindow(key: string, windowMs: number, limit: number, nonce: string): Promise<[number, number, number]>;
   tgCompareAndSet(key: string, expected: string, value: string, ttlMs: string): Promise<number>;
+  tgPushCapped(key: string, value: string, max: number): Promise<number>;
 };
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
@@ -134,6 +142,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   const client = createRedisClient(options, 'commands', { commandTimeoutMs, connectTimeoutMs }) as ScriptClient;
   client.defineCommand('tgHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
   client.defineCommand('tgCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+  client.defineCommand('tgPushCapped', { numberOfKeys: 1, lua: PUSH_CAPPED });
   client.defineCommand('tgAcquireLease', { numberOfKeys: 3, lua: ACQUIRE_LEASE });
   // Without numberOfKeys the first argument says how many keys follow (a lease counts in any number of groups).
   client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
@@ -267,9 +276,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       });
     },
     pushCapped(key, value, max) {
-      // One MULTI: the list never holds more than `max` entries between the two commands.
+      // One script: the list never holds more than `max` entries between the two commands (a script, not
+      // MULTI, so a Cluster redirect or failover fails it cleanly instead of aborting a half-sent transaction).
       return guarded('pushCapped', async () => {
-        await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
+        await client.tgPushCapped(k(key), value, max);
       });
     },
     recent(key, limit, offset = 0) {

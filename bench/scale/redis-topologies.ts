@@ -86,8 +86,11 @@ export interface TestSentinels {
   currentMasterPort(): Promise<number>;
 }
 
-/** A master, its replica and three Sentinels (quorum 2, a master is down after 1 s without an answer). */
-export async function startSentinels(binary: string, sentinelBinary: string, dir: string): Promise<TestSentinels> {
+/**
+ * A master, its replica and three Sentinels (quorum 2, a master is down after 1 s without an answer).
+ * Without a `redis-sentinel` binary, `redis-server <conf> --sentinel` is the same program.
+ */
+export async function startSentinels(binary: string, sentinelBinary: string | undefined, dir: string): Promise<TestSentinels> {
   const name = 'toolgate';
   const masterPort = await freePort();
   const replicaPort = await freePort();
@@ -112,7 +115,7 @@ export async function startSentinels(binary: string, sentinelBinary: string, dir
       `sentinel parallel-syncs ${name} 1`,
       '',
     ].join('\n'));
-    sentinels.push(new RedisNode(sentinelBinary, port, sentinelDir, [conf]));
+    sentinels.push(new RedisNode(sentinelBinary ?? binary, port, sentinelDir, sentinelBinary ? [conf] : [conf, '--sentinel']));
   }
   for (const sentinel of sentinels) sentinel.start();
   for (const sentinel of sentinels) {

@@ -366,7 +366,7 @@ async function tlsPhase(redisBin: string, dir: string, prefix: string): Promise<
 
 async function main(): Promise<void> {
   const redisBin = findExecutable('redis-server') ?? findExecutable('redis-server', '/usr/sbin:/usr/bin');
-  const sentinelBin = findExecutable('redis-sentinel') ?? redisBin;
+  const sentinelBin = findExecutable('redis-sentinel') ?? findExecutable('redis-sentinel', '/usr/sbin:/usr/bin');
   const missing = [!redisBin && 'redis-server', !findExecutable('redis-cli') && 'redis-cli', !findExecutable('openssl') && 'openssl'].filter(Boolean);
   if (!redisBin || missing.length > 0) {
     process.stderr.write(`test:redis-topologies needs ${missing.join(', ')}: apt-get install -y redis-server redis-sentinel openssl\n`);
@@ -402,7 +402,7 @@ async function main(): Promise<void> {
   // Sentinel.
   if (part('sentinel')) {
     const prefix = `topo-${randomBytes(4).toString('hex')}:`;
-    const group = await startSentinels(redisBin, sentinelBin!, dir);
+    const group = await startSentinels(redisBin, sentinelBin, dir);
     const store: RedisTopology = { sentinel: { name: group.name, sentinels: group.sentinels.map((s) => s.address) } };
     const gateways = await startGateways('sentinel', store, prefix, dir);
     console.log(`sentinel: master :${group.master.port}, replica :${group.replica.port}, sentinels ${group.sentinels.map((s) => `:${s.port}`).join(', ')}`);

@@ -98,6 +98,11 @@ async function startGateways(label: string, store: RedisTopology, prefix: string
   return gateways;
 }
 
+async function storeUnavailableTotal(gateway: Replica): Promise<number> {
+  const text = await gateway.metrics().catch(() => '');
+  return [...text.matchAll(/^toolgate_store_unavailable_total\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
 async function storeUp(gateway: Replica): Promise<number | undefined> {
   const text = await gateway.metrics().catch(() => '');
   const value = /^toolgate_store_up (\S+)$/m.exec(text)?.[1];
@@ -275,6 +280,7 @@ async function failover(topology: 'cluster' | 'sentinel', gateways: Replica[], s
     console.log(`${topology}: failover under load`);
     const before = await delivered('before', 5_000);
     await sleep(3_000);
+    const unavailableBefore = await Promise.all(gateways.map(storeUnavailableTotal));
     const killedAt = Date.now();
     await kill();
     await waitFor(`${topology}: the replica is promoted`, promoted, 30_000);
@@ -303,6 +309,8 @@ async function failover(topology: 'cluster' | 'sentinel', gateways: Replica[], s
     const afterErrors = after.filter((s) => s.outcome !== 'ok').length;
     const downSeen = upSamples.filter((s) => s.at >= killedAt && s.at < afterFrom).some((s) => s.up.some((v) => v === 0));
     const upAfter = (await Promise.all(gateways.map(storeUp))).join('/');
+    const unavailableAfter = await Promise.all(gateways.map(storeUnavailableTotal));
+    const unavailableDelta = unavailableAfter.map((n, i) => `+${n - unavailableBefore[i]!}`).join('/');
 
     // Counted once: the exact user's window read back from Redis never holds more hits than calls that may have run.
     const reader = createRedisClient(store, 'commands', { commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 });
@@ -317,7 +325,7 @@ async function failover(topology: 'cluster' | 'sentinel', gateways: Replica[], s
       topology,
       topology === 'cluster' ? 'SIGKILL of a master under load' : 'SIGKILL of the Sentinel-watched master under load',
       unclear === 0 && unanswered === 0 && downSeen,
-      `replica promoted ${((promotedAt - killedAt) / 1000).toFixed(1)} s after the kill; failing-call window ${window.toFixed(1)} s; ${during.length} calls until recovered, ${failures.length} failed closed (${tally(failures) || 'none'}); ${unclear} other errors; ${unanswered} unanswered; toolgate_store_up 0 seen: ${downSeen ? 'yes' : 'NO'}`,
+      `replica promoted ${((promotedAt - killedAt) / 1000).toFixed(1)} s after the kill; failing-call window ${window.toFixed(1)} s; ${during.length} calls until recovered, ${failures.length} failed closed (${tally(failures) || 'none'}); ${unclear} other errors; ${unanswered} unanswered; toolgate_store_up 0 seen: ${downSeen ? 'yes' : 'NO'}; toolgate_store_unavailable_total ${unavailableDelta}`,
     );
     note(topology, 'after the failover (5 s)', afterErrors === 0 && upAfter.split('/').every((v) => v === '1'), `${after.length} calls, ${afterErrors} errors; toolgate_store_up ${upAfter}`);
     note(topology, 'nothing counted twice', countedOnce, `the exact user's window holds ${hits} hits for ${load.exact.admitted} admitted + ${load.exact.failedClosed} failed-closed calls${hits < load.exact.admitted ? ` (${load.exact.admitted - hits} acknowledged hits lost with the killed master's unreplicated writes)` : ''}`);

@@ -92,6 +92,9 @@ export function createRedisClient(config: RedisTopology, role: RedisRole, option
       slotsRefreshInterval: 1000,
       slotsRefreshTimeout: options.connectTimeoutMs,
       shardedSubscribers: role === 'subscriber',
+      // Seed host names reach the socket unresolved (ioredis would swap them for addresses first), so a
+      // TLS certificate is checked against the name in `cluster.nodes`, which managed Clusters' carry.
+      dnsLookup: (address, callback) => callback(null, address),
       redisOptions: { ...connection, ...clusterAuth(urls), ...(tlsWanted(urls) ? { tls: tlsOptions(config.tls) } : {}) },
     };
     return new Cluster(urls.map(clusterNode), clusterOptions);

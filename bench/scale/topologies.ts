@@ -18,7 +18,9 @@ import { stringify } from 'yaml';
 import { findExecutable } from '../../src/builtins/sandbox.js';
 import type { RedisTopology } from '../../src/store/redis-client.js';
 import { createRedisClient } from '../../src/store/redis-client.js';
+import { createMcpSessions } from '../../src/mcp-server/sessions.js';
 import { createRedisBus } from '../../src/store/redis-bus.js';
+import { createRedisStore } from '../../src/store/redis.js';
 import { startMcpUpstream, textTool } from '../../test/helpers/mcp-upstream.js';
 import { freePort, killAll, Replica, waitFor } from './processes.js';
 import { cli, makeCertificates, startCluster, startSentinels, startTlsRedis, type TestCluster } from './redis-topologies.js';
@@ -192,6 +194,29 @@ async function slotDistribution(cluster: TestCluster, [g1, g2]: Replica[], prefi
     spread === TENANTS.length && [...perMaster.values()].every((n) => n > 0),
     `keys per master ${[...perMaster].map(([port, n]) => `:${port} ${n}`).join(', ')} (${stored} in all); masters per tenant ${perTenant.map((t) => `${t.tenant} ${t.masters}`).join(', ')}`,
   );
+}
+
+// ---- The multi-key scripts and the scan, straight through the store on the Cluster ----
+
+async function clusterScripts(store: RedisTopology, prefix: string): Promise<void> {
+  const client = createRedisStore({ ...store, prefix, commandTimeoutMs: 2_000 });
+  try {
+    await client.verifyConnection?.();
+    const sessions = createMcpSessions(client);
+    const limits = { idleTimeoutMs: 60_000, maxPerPrincipal: 2, maxPerTenant: 10 };
+    const who = { tenant: 'scale', user: 'session-user', roles: [], claims: {} };
+    const first = await sessions.create(who, undefined, limits);
+    await sessions.create(who, undefined, limits);
+    const third = await sessions.create(who, undefined, limits);
+    const resumed = await sessions.resume(who, third.id, undefined, limits);
+    const firstGone = !(await sessions.resume(who, first.id, undefined, limits));
+    const ended = await sessions.end(who, third.id, undefined);
+    const approvals = await client.scan('approval:scale:');
+    const ok = third.ended.includes(first.id) && resumed && firstGone && ended && approvals.length > 0;
+    note('cluster', 'session lease scripts (acquire with an eviction, renew, release) and a scan, on the Cluster', ok, `evicted the oldest: ${third.ended.includes(first.id)}; renewed: ${resumed}; released: ${ended}; scan over every master found ${approvals.length} approvals of tenant scale`);
+  } finally {
+    await client.close();
+  }
 }
 
 // ---- Failover under steady load ----
@@ -397,6 +422,7 @@ async function main(): Promise<void> {
     console.log(`cluster: masters ${mastersBefore.map((m) => `:${m.port} [${m.slots}]`).join(', ')}; gateways ${gateways.map((g) => g.url).join(', ')}`);
     await sharedState('cluster', gateways);
     await slotDistribution(cluster, gateways, prefix);
+    await clusterScripts(store, prefix);
     const victim = cluster.nodes.find((n) => n.port === mastersBefore[0]!.port)!;
     const witness = cluster.nodes.find((n) => n !== victim)!;
     await failover('cluster', gateways, store, prefix, () => victim.kill(), async () => {

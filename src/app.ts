@@ -100,6 +100,12 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
   const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });
+  // A store that can never connect (a Redis certificate that is not trusted) stops start-up with the reason;
+  // one that is merely down does not (docs/architecture.md#state-store).
+  await governance.store.verifyConnection?.().catch(async (error: unknown) => {
+    await governance.close();
+    throw error;
+  });
   // User-level MCP servers (docs/security-model.md#user-mcp-servers): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.

@@ -29,7 +29,8 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
-function start(file: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+/** Starts a tracked child (killed by killAll) whose output goes to `logFile`. */
+export function start(file: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
   const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stdout?.pipe(log);
@@ -109,11 +110,11 @@ export class Replica {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  async start(): Promise<void> {
+  async start(readyWithinMs = 20_000): Promise<void> {
     const env = { ...process.env, TOOLGATE_CONFIG: this.spec.configFile, PORT: String(this.spec.port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     this.child = start(process.execPath, [this.serverJs], join(this.logDir, `${this.spec.name}.log`), env);
     if (this.child.pid !== undefined) this.pids.push(this.child.pid);
-    await waitFor(`${this.spec.name} /readyz`, async () => (await fetch(`${this.url}/readyz`)).status === 200, 20_000);
+    await waitFor(`${this.spec.name} /readyz`, async () => (await fetch(`${this.url}/readyz`)).status === 200, readyWithinMs);
   }
 
   /** SIGTERM (graceful drain) or SIGKILL; resolves when the process is gone. */

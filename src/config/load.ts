@@ -102,6 +102,10 @@ function resolvePaths(config: GatewayConfig): void {
   for (const entry of config.rag) if (entry.backend.kind === 'embedded') entry.backend.documents = abs(entry.backend.documents);
   for (const entry of config.openapi) if (entry.spec !== undefined) entry.spec = abs(entry.spec);
   if (config.audit.sink === 'file') config.audit.path = abs(config.audit.path);
+  if (config.store.kind === 'redis' && config.store.tls) {
+    const tls = config.store.tls;
+    for (const file of ['ca', 'cert', 'key'] as const) if (tls[file] !== undefined) tls[file] = abs(tls[file]);
+  }
   config.builtins.workspaceRoot = abs(config.builtins.workspaceRoot);
   config.builtins.readOnlyRoots = config.builtins.readOnlyRoots.map(abs);
 }

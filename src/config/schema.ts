@@ -133,17 +133,61 @@ export const authSchema = Section({
 /** What the rate-limit policy does while the store cannot count: admit the call uncounted, or refuse it. */
 export const onStoreUnavailableSchema = Type.Enum(['fail-open', 'fail-closed'], { default: 'fail-closed' });
 
+/** PEM files for a TLS connection to Redis (`rediss://` turns TLS on; these add trust and a client certificate). */
+export const redisTlsSchema = Section({
+  /** CA bundle the server's certificate must chain to (instead of the system's CAs). */
+  ca: Type.Optional(Type.String({ minLength: 1 })),
+  /** Client certificate and its key, for servers that require one (mutual TLS). */
+  cert: Type.Optional(Type.String({ minLength: 1 })),
+  key: Type.Optional(Type.String({ minLength: 1 })),
+  /** The name the server's certificate must carry (SNI), when it differs from the host connected to. */
+  servername: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+const redisUrl = () => Type.String({ pattern: '^rediss?://' });
+
+/**
+ * What every Redis topology shares. The prefix holds no `{` or `}`: the store places hash tags itself
+ * (docs/architecture.md#state-store), and a brace in the prefix would move every key's slot.
+ */
+const redisCommon = {
+  kind: Const('redis'),
+  prefix: Type.String({ default: 'toolgate:', pattern: '^[^{}]*$' }),
+  tls: Type.Optional(redisTlsSchema),
+  /** Rate limits while Redis does not answer (approvals and registrations always fail closed). */
+  onUnavailable: onStoreUnavailableSchema,
+  /** Longest wait for one Redis answer. */
+  commandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000, default: 1000 }),
+};
+
+/** One Redis server, by URL. */
+export const redisServerStoreSchema = Section({ ...redisCommon, url: redisUrl() });
+/** Redis Cluster: the nodes to discover it from (the rest are found through them). */
+export const redisClusterStoreSchema = Section({
+  ...redisCommon,
+  cluster: Section({ nodes: Type.Array(redisUrl(), { minItems: 1 }) }),
+});
+/** A master watched by Sentinels, which name the current master after a failover. */
+export const redisSentinelStoreSchema = Section({
+  ...redisCommon,
+  sentinel: Section({
+    /** The master's name in the Sentinels' configuration. */
+    name: Type.String({ minLength: 1 }),
+    sentinels: Type.Array(Type.String({ pattern: '^[^\\s:]+:[0-9]{1,5}$' }), { minItems: 1 }),
+    /** The master's (and replicas') AUTH, as a URL would carry it. */
+    username: Type.Optional(Type.String({ minLength: 1 })),
+    password: Type.Optional(Type.String({ minLength: 1 })),
+    /** The Sentinels' own AUTH, when they require one. */
+    sentinelPassword: Type.Optional(Type.String({ minLength: 1 })),
+  }),
+});
+
+/** `memory`, or `redis` with exactly one of `url`, `cluster` and `sentinel` (each branch is closed). */
 export const storeSchema = OneOf([
   Section({ kind: Const('memory') }),
-  Section({
-    kind: Const('redis'),
-    url: Type.String({ pattern: '^rediss?://' }),
-    prefix: Type.String({ default: 'toolgate:' }),
-    /** Rate limits while Redis does not answer (approvals and registrations always fail closed). */
-    onUnavailable: onStoreUnavailableSchema,
-    /** Longest wait for one Redis answer. */
-    commandTimeoutMs: Type.Integer({ minimum: 50, maximum: 60000, default: 1000 }),
-  }),
+  redisServerStoreSchema,
+  redisClusterStoreSchema,
+  redisSentinelStoreSchema,
 ], { type: 'object', default: { kind: 'memory' }, required: ['kind'] });
 
 export const auditSchema = OneOf([

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { McpServerConfig } from '../config/types.js';
 import { errors } from '../errors.js';
+import { hashTag } from '../store/hash-tag.js';
 import type { LeaseRef, StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 
@@ -13,7 +14,8 @@ interface SessionRecord {
 // 192 random bits, base64url: unguessable, and safe in a header and a store key.
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
-const tenantHash = (principal: Principal): string => digest(principal.tenant);
+// Hash-tagged: a lease script touches the record and both groups, which a Cluster needs in one slot.
+const tenantHash = (principal: Principal): string => hashTag(digest(principal.tenant));
 const ownerHash = (principal: Principal): string => digest(`${principal.tenant}\u0000${principal.user}`);
 /** The owner is part of the key: another principal's lookup of the same id reads another key, and finds nothing. */
 const recordPrefix = (principal: Principal): string => `mcp-session:${tenantHash(principal)}:${ownerHash(principal)}:`;
@@ -40,7 +42,7 @@ export interface McpSessions {
 
 /**
  * MCP session records in the state store, so any replica can serve any session's requests. A record is
- * `mcp-session:<tenant hash>:<owner hash>:<id>` with the idle timeout as TTL: the same id presented with
+ * `mcp-session:{<tenant hash>}:<owner hash>:<id>` with the idle timeout as TTL: the same id presented with
  * another token looks up a key that does not exist, exactly like an id nobody issued (no oracle). The
  * bounds are counted in two lease groups (the tenant's and the owner's sessions), checked and added in
  * one atomic store operation whose cost is bounded by the bounds, not by the keyspace

@@ -8,14 +8,14 @@ import type { StateStore } from './types.js';
 /** What the process wants to hear from a store that can become unreachable. */
 export type StoreHooks = Pick<RedisStoreOptions, 'onStateChange' | 'onUnavailable'>;
 
-/** The store named by `store.kind` in config. */
+/** The store named by `store.kind` in config (with Redis: one server, a Cluster or a Sentinel-watched master). */
 export function createStore(config: StoreConfig, hooks: StoreHooks = {}): StateStore {
-  return config.kind === 'redis'
-    ? createRedisStore({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.commandTimeoutMs, ...hooks })
-    : createMemoryStore();
+  if (config.kind !== 'redis') return createMemoryStore();
+  const { onUnavailable: _rateLimitsWhileDown, kind: _kind, ...connection } = config;
+  return createRedisStore({ ...connection, ...hooks });
 }
 
 /** The message bus beside that store: Redis pub/sub with `kind: redis`, in-process otherwise. */
 export function createBus(config: StoreConfig): MessageBus {
-  return config.kind === 'redis' ? createRedisBus({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.commandTimeoutMs }) : createMemoryBus();
+  return config.kind === 'redis' ? createRedisBus(config) : createMemoryBus();
 }

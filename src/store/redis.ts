@@ -1,23 +1,23 @@
-import { Redis, ReplyError } from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { ReplyError } from 'ioredis';
+import clusterKeySlot from 'cluster-key-slot';
+import { ConfigError } from '../config/interpolate.js';
+import { createRedisClient, type RedisClient, type RedisTopology } from './redis-client.js';
 import type { LeaseGrant, StateStore, WindowHit } from './types.js';
-import { storeUnavailable } from './unavailable.js';
+import { isTlsTrustError, storeUnavailable } from './unavailable.js';
 
-export interface RedisStoreOptions {
-  url: string;
+export type RedisStoreOptions = RedisTopology & {
   /** Prepended to every key, so several deployments (or test runs) can share one Redis. */
   prefix: string;
   /** Longest wait for one command's answer before it fails as unavailable (default 1000 ms). */
   commandTimeoutMs?: number;
   /** Longest wait for a connection (default 2000 ms); reconnecting goes on in the background. */
   connectTimeoutMs?: number;
-  /** Told when the connection comes up or goes down (`error` is the reason it went down, when known). */
+  /** Told when the store comes up or goes down (`error` is the reason it went down, when known). */
   onStateChange?: (up: boolean, error?: Error) => void;
   /** Told about every operation that failed because the store did not answer. */
   onUnavailable?: (operation: string) => void;
-}
-
-/** Reconnect delay: fast at first, then at most every second, so a store that comes back is used within ~1 s. */
-const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.min(attempt, 5), 1000);
+};
 
 // Sliding window on a sorted set scored by Redis' own clock (TIME), so replicas with skewed clocks agree.
 // Refused hits are not recorded: a caller hammering a closed window does not push its own reopening back.
@@ -37,6 +37,13 @@ end
 redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[3])
 redis.call('PEXPIRE', KEYS[1], window)
 return {1, count + 1, 0}
+`;
+
+// KEYS: the list. ARGV: value, max.
+const PUSH_CAPPED = `
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1
 `;
 
 // Compare and replace in one step; without a TTL argument the key keeps its expiry (KEEPTTL, Redis ≥ 6).
@@ -106,48 +113,51 @@ for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
 `;
 
-type ScriptClient = Redis & {
+type ScriptClient = RedisClient & {
   tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string): Promise<[number, ...string[]]>;
   tgRenewLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgReleaseLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgHitWindow(key: string, windowMs: number, limit: number, nonce: string): Promise<[number, number, number]>;
   tgCompareAndSet(key: string, expected: string, value: string, ttlMs: string): Promise<number>;
+  tgPushCapped(key: string, value: string, max: number): Promise<number>;
 };
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
 
+/** Reply errors that mean "not now" (a failover, a node still loading), not a bug: they count as unavailable. */
+const OUTAGE_REPLY = /^(CLUSTERDOWN|TRYAGAIN|MOVED|ASK|READONLY|LOADING|MASTERDOWN|NOREPLICAS) /;
+
 /**
- * The shared store for N replicas: every operation that must be atomic is one command or one Lua script.
- * Nothing waits on a store that is down: without a connection a command fails at once (no offline queue,
- * which would also run a write the caller was already told had failed), and one that gets no answer
- * fails after `commandTimeoutMs`. Either way the operation throws TG_STORE_UNAVAILABLE; Redis' own
- * reply errors (a bug, not an outage) pass through unchanged. The client reconnects by itself.
+ * The shared store for N replicas: every operation that must be atomic is one command or one Lua script,
+ * whose keys share one hash slot (docs/architecture.md#state-store), so it runs the same on one server,
+ * behind Sentinels and on a Cluster. Nothing waits on a store that is down: without a connection a
+ * command fails at once (no offline queue, which would also run a write the caller was already told had
+ * failed), one that gets no answer fails after `commandTimeoutMs`, and no operation outlives twice that.
+ * Either way the operation throws TG_STORE_UNAVAILABLE; Redis' own reply errors (a bug, not an outage)
+ * pass through unchanged. The client reconnects (and finds a promoted master) by itself.
  */
 export function createRedisStore(options: RedisStoreOptions): StateStore {
   const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
-  const client = new Redis(options.url, {
-    lazyConnect: false,
-    enableOfflineQueue: false,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: options.connectTimeoutMs ?? 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: reconnectDelay,
-  }) as ScriptClient;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
+  const client = createRedisClient(options, 'commands', { commandTimeoutMs, connectTimeoutMs }) as ScriptClient;
   client.defineCommand('tgHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
   client.defineCommand('tgCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+  client.defineCommand('tgPushCapped', { numberOfKeys: 1, lua: PUSH_CAPPED });
   client.defineCommand('tgAcquireLease', { numberOfKeys: 3, lua: ACQUIRE_LEASE });
   // Without numberOfKeys the first argument says how many keys follow (a lease counts in any number of groups).
   client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
   client.defineCommand('tgReleaseLease', { lua: RELEASE_LEASE });
+  const cluster = 'cluster' in options ? (client as Cluster) : undefined;
   const k = (key: string): string => options.prefix + key;
   let nonce = 0;
+  let closed = false;
 
   // Up once the connection is ready; down when it is lost. Only changes are reported (one log line per
   // outage, not one per failed reconnect).
   let up = false;
   let lastError: Error | undefined;
   const report = (next: boolean): void => {
-    if (next === up) return;
+    if (next === up || closed) return;
     up = next;
     options.onStateChange?.(up, up ? undefined : lastError);
   };
@@ -158,26 +168,72 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   });
   client.on('close', () => report(false));
 
+  // A Cluster stays "ready" while one master is down (the others serve their slots): a failed operation
+  // marks it down, and it is up again once every master answers a PING (probed every 500 ms meanwhile).
+  let probe: NodeJS.Timeout | undefined;
+  const probeCluster = (): void => {
+    if (!cluster || probe || closed) return;
+    probe = setInterval(() => {
+      const masters = cluster.nodes('master');
+      Promise.all(masters.map((node) => node.ping()))
+        .then(() => {
+          if (masters.length === 0) return;
+          clearInterval(probe);
+          probe = undefined;
+          report(true);
+        })
+        .catch(() => undefined);
+    }, 500);
+  };
+
   // Until the first connection is ready (start-up), an operation waits for it, at most commandTimeout;
   // after that a lost connection fails operations at once.
   let firstReady: Promise<void> | undefined = new Promise<void>((resolve) => client.once('ready', resolve)).then(() => {
     firstReady = undefined;
   });
-  const startUp = (): Promise<void> | undefined => {
-    if (!firstReady) return undefined;
+  const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => T | Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, commandTimeoutMs)));
-    return Promise.race([firstReady, timeout]).finally(() => clearTimeout(timer));
+    const timeout = new Promise<T>((resolve, reject) => (timer = setTimeout(() => Promise.resolve().then(onTimeout).then(resolve, reject), ms)));
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   };
+
+  // Start-up check: settles on the first connection or the first failed attempt (Redis down is an outage
+  // the gateway rides out), and rejects only when the server's certificate is not trusted, a configuration
+  // error no reconnect repairs.
+  const firstAttempt = bounded(
+    new Promise<void>((resolve, reject) => {
+      client.once('ready', resolve);
+      const onError = (error: Error): void => {
+        client.off('error', onError);
+        if (isTlsTrustError(error)) reject(new ConfigError(`config /store: the Redis server's TLS certificate is not trusted (${error.message}); check store.tls.ca and store.tls.servername`));
+        else resolve();
+      };
+      client.on('error', onError);
+    }),
+    connectTimeoutMs + 500,
+    () => undefined,
+  );
+  firstAttempt.catch(() => undefined);
 
   /** Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is. */
   const guarded = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {
     try {
-      const waiting = startUp();
-      if (waiting) await waiting;
-      return await run();
+      const attempt = async (): Promise<T> => {
+        if (firstReady) await bounded(firstReady, commandTimeoutMs, () => undefined);
+        return run();
+      };
+      // The client's own timeouts bound each command; this bounds the whole operation (a scan's several
+      // commands, a Cluster redirect) so no caller ever waits on the store longer than twice the timeout.
+      return await bounded(attempt(), 2 * commandTimeoutMs, () => {
+        throw new Error(`no answer within ${2 * commandTimeoutMs} ms`);
+      });
     } catch (error) {
-      if (error instanceof ReplyError) throw error;
+      if (error instanceof ReplyError && !OUTAGE_REPLY.test((error as Error).message)) throw error;
+      if (error instanceof Error) lastError = error;
+      if (cluster) {
+        report(false);
+        probeCluster();
+      }
       options.onUnavailable?.(operation);
       throw storeUnavailable(operation, error);
     }
@@ -220,9 +276,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       });
     },
     pushCapped(key, value, max) {
-      // One MULTI: the list never holds more than `max` entries between the two commands.
+      // One script: the list never holds more than `max` entries between the two commands (a script, not
+      // MULTI, so a Cluster redirect or failover fails it cleanly instead of aborting a half-sent transaction).
       return guarded('pushCapped', async () => {
-        await client.multi().lpush(k(key), value).ltrim(k(key), 0, max - 1).exec();
+        await client.tgPushCapped(k(key), value, max);
       });
     },
     recent(key, limit, offset = 0) {
@@ -240,28 +297,50 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     releaseLease({ id, record, groups }) {
       return guarded('releaseLease', async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
     },
+    verifyConnection: () => firstAttempt,
     async close() {
+      closed = true;
+      clearInterval(probe);
       await client.quit().catch(() => client.disconnect());
     },
   };
 
   async function scanPrefix(prefix: string): Promise<Array<{ key: string; value: string }>> {
+    const pattern = `${escapeGlob(k(prefix))}*`;
+    // A Cluster's keys live on its masters: each is scanned (a scan sees one node's keys only).
+    const nodes: RedisClient[] = cluster ? cluster.nodes('master') : [client];
     const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await client.scan(cursor, 'MATCH', `${escapeGlob(k(prefix))}*`, 'COUNT', 500);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== '0');
+    }
     const unique = [...new Set(keys)].sort();
     if (unique.length === 0) return [];
+    // One MGET per hash slot (a Cluster refuses one across slots; on one server it is a single MGET).
     // MGET answers null for expired keys and for non-string keys (sliding windows), so both drop out.
-    const values = await client.mget(...unique);
+    const bySlot = new Map<number, string[]>();
+    for (const key of unique) {
+      const slot = cluster ? clusterKeySlot(key) : 0;
+      const group = bySlot.get(slot);
+      if (group) group.push(key);
+      else bySlot.set(slot, [key]);
+    }
+    const values = new Map<string, string | null>();
+    await Promise.all(
+      [...bySlot.values()].map(async (group) => {
+        const answers = await client.mget(...group);
+        group.forEach((key, i) => values.set(key, answers[i] ?? null));
+      }),
+    );
     const found: Array<{ key: string; value: string }> = [];
-    unique.forEach((key, i) => {
-      const value = values[i];
+    for (const key of unique) {
+      const value = values.get(key);
       if (typeof value === 'string') found.push({ key: key.slice(options.prefix.length), value });
-    });
+    }
     return found;
   }
 }

@@ -7,6 +7,11 @@ export interface StateStore {
   readonly kind: 'memory' | 'redis';
   /** Whether the store is reachable now (a store without it is always reachable: it lives in this process). */
   readonly up?: () => boolean;
+  /**
+   * Start-up check: settles once the first connection attempt is decided (a store that is merely down is an
+   * outage to ride out) and rejects when it can never succeed (e.g. an untrusted TLS certificate).
+   */
+  readonly verifyConnection?: () => Promise<void>;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   /** Writes only when the key does not exist; true when written. */

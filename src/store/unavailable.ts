@@ -16,3 +16,26 @@ export function storeUnavailable(operation: string, cause: unknown): StoreUnavai
 export function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
   return error instanceof errors.TG_STORE_UNAVAILABLE;
 }
+
+// Node's codes for a server certificate that does not verify (docs/configuration.md#store, `tls.ca`).
+const TLS_TRUST_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** True when `error` (or what it wraps: a Cluster reports its nodes' last error) is a certificate the client does not trust. */
+export function isTlsTrustError(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 3) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== undefined && TLS_TRUST_CODES.has(code)) return true;
+  const wrapped = (error as Error & { lastNodeError?: unknown }).lastNodeError ?? error.cause;
+  return isTlsTrustError(wrapped, depth + 1);
+}

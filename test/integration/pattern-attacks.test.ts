@@ -7,9 +7,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { executorFor, victimLatenciesDuring, type Execute } from '../helpers/liveness.js';
 import { startMcpUpstream, type TestUpstream } from '../helpers/mcp-upstream.js';
 import { startPetsApi, type PetsApi } from '../helpers/pets-api.js';
 
@@ -39,10 +40,10 @@ const hostileDocument = {
 
 let dir: string;
 let app: FastifyInstance;
-let base: string;
 let userServer: TestUpstream;
 let api: PetsApi;
 let attacker: string;
+let execute: Execute;
 const agent = new Agent({ connections: 16 });
 
 beforeAll(async () => {
@@ -84,7 +85,7 @@ beforeAll(async () => {
       },
     }),
   );
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  execute = executorFor(await app.listen({ host: '127.0.0.1', port: 0 }), agent);
   attacker = await signToken({ tenant: 'attacker', sub: 'mallory' });
   const put = await app.inject({ method: 'PUT', url: '/v1/users/mallory/mcp-servers/own', headers: bearer(attacker), payload: { url: userServer.url } });
   expect(put.statusCode).toBe(201);
@@ -97,55 +98,16 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  ok: boolean;
-  output: string;
-  error?: { errorType: string; error: string };
-}
-
-async function execute(token: string, name: string, args: Record<string, unknown>): Promise<{ body: Answer; ms: number }> {
-  const started = performance.now();
-  const res = await request(`${base}/v1/execute`, {
-    method: 'POST',
-    dispatcher: agent,
-    headers: { ...bearer(token), 'content-type': 'application/json' },
-    body: JSON.stringify({ name, arguments: args }),
-  });
-  const body = (await res.body.json()) as Answer;
-  return { body, ms: performance.now() - started };
-}
-
-/**
- * Runs the attack in two loops while another tenant calls get_weather every 50 ms, and answers how long
- * each of that tenant's calls took from the moment it was due: a loop held by the attack delays the
- * timer too, so the hold is counted even when it falls between two calls.
- */
-async function victimLatenciesDuring(attack: () => Promise<void>): Promise<number[]> {
-  let victimDone = false;
-  const attackLoop = async () => {
-    for (let i = 0; i < 10_000 && !victimDone; i += 1) await attack();
-  };
-  const victimLoop = async () => {
-    const latencies: number[] = [];
-    const until = Date.now() + ATTACK_MS;
-    try {
-      for (let i = 0; i < 1000 && (Date.now() < until || i < 6); i += 1) {
-        const due = performance.now() + 50;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        // A fresh token every time (its own sub): nothing is served from the verified-token cache.
-        const token = await signToken({ tenant: 'victim', sub: `victim-${i}` });
-        const { body } = await execute(token, 'get_weather', { city: 'Oslo' });
-        expect(body.ok).toBe(true);
-        latencies.push(performance.now() - due);
-      }
-    } finally {
-      victimDone = true;
-    }
-    return latencies;
-  };
-  const [, , latencies] = await Promise.all([attackLoop(), attackLoop(), victimLoop()]);
-  return latencies;
-}
+/** Another tenant calls get_weather (a fresh token each time: nothing from the verified-token cache) during the attack. */
+const victimLatencies = (attack: () => Promise<void>) =>
+  victimLatenciesDuring(
+    attack,
+    async (i) => {
+      const token = await signToken({ tenant: 'victim', sub: `victim-${i}` });
+      expect((await execute(token, 'get_weather', { city: 'Oslo' })).body.ok).toBe(true);
+    },
+    { durationMs: ATTACK_MS },
+  );
 
 const expectLive = (latencies: number[]) => {
   expect(Math.max(...latencies)).toBeLessThan(LIVENESS_MS);
@@ -154,7 +116,7 @@ const expectLive = (latencies: number[]) => {
 
 describe('patterns from outside the code never hold the event loop', () => {
   it('glob: a backtracking glob over a 100-character name answers at once, and other tenants stay live', async () => {
-    const latencies = await victimLatenciesDuring(async () => {
+    const latencies = await victimLatencies(async () => {
       const { body } = await execute(attacker, 'glob', { pattern: GLOB_ATTACK, path: 'names' });
       expect(body.ok, body.output).toBe(true);
       expect(JSON.parse(body.output)).toMatchObject({ matches: [], count: 0 });
@@ -163,7 +125,7 @@ describe('patterns from outside the code never hold the event loop', () => {
   }, 60_000);
 
   it("grep: the same glob as include, checked against one named file's name", async () => {
-    const latencies = await victimLatenciesDuring(async () => {
+    const latencies = await victimLatencies(async () => {
       const { body } = await execute(attacker, 'grep', { pattern: 'a', path: `names/${LONG_NAME}`, include: GLOB_ATTACK });
       expect(body.ok, body.output).toBe(true);
       expect(JSON.parse(body.output)).toMatchObject({ totalMatches: 0 });
@@ -172,7 +134,7 @@ describe('patterns from outside the code never hold the event loop', () => {
   }, 60_000);
 
   it("a user's own MCP server: its schema's ^(a+)+$ runs linear-time against 27 a's and a !", async () => {
-    const latencies = await victimLatenciesDuring(async () => {
+    const latencies = await victimLatencies(async () => {
       const { body } = await execute(attacker, 'user_mallory_tool_check', { word: `${'a'.repeat(27)}!` });
       expect(body.error?.errorType, body.output).toBe('VALIDATION_ERROR');
     });
@@ -180,7 +142,7 @@ describe('patterns from outside the code never hold the event loop', () => {
   }, 60_000);
 
   it('an imported OpenAPI document: ^(\\w|\\d)*$ against 28 digits and a !, ^(a|aa)*$ against 42 a\'s and a !', async () => {
-    const latencies = await victimLatenciesDuring(async () => {
+    const latencies = await victimLatencies(async () => {
       // \w and \d overlap on digits: 2^28 ways to split 28 of them for a backtracking engine; (a|aa)* has fib(42).
       for (const args of [{ id: 'abc', q: `${'1'.repeat(28)}!` }, { id: 'abc', r: `${'a'.repeat(42)}!` }]) {
         const { body } = await execute(attacker, 'hostile_getItem', args);

@@ -1,6 +1,6 @@
 import { Ajv, type CodeOptions, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { compileLinear, isRefusal, MatchBudgetError } from '../patterns/linear-regex.js';
+import { compileLinear, isRefusal, MatchBudgetError, MAX_PATTERN_LENGTH } from '../patterns/linear-regex.js';
 import type { JsonObject } from '../types.js';
 
 // ajv-formats is CommonJS: under NodeNext the default import is its `module.exports`, which carries the
@@ -31,6 +31,21 @@ const linearRegExp: NonNullable<CodeOptions['regExp']> = Object.assign(
 );
 
 /**
+ * `format: "regex"` asks whether a value is a regular expression: ajv-formats answers by compiling the value
+ * with V8, which took seconds for a 1 MB value. The value is only parsed, never run, so a length bound
+ * (the one patterns from outside the code have) keeps that parse short.
+ */
+function isBoundedRegex(value: string): boolean {
+  if (value.length > MAX_PATTERN_LENGTH) return false;
+  try {
+    new RegExp(value, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Compiles each model-visible schema once (cached by schema object identity). Upstream schemas
  * are untrusted: `addUsedSchema: false` keeps their `$id`s from colliding, and a schema that does not
  * compile only loses schema validation (the object check already passed) — it is logged by the caller.
@@ -40,6 +55,7 @@ const linearRegExp: NonNullable<CodeOptions['regExp']> = Object.assign(
 export function createSchemaValidator(): (schema: Readonly<JsonObject>) => Check | undefined {
   const ajv = new Ajv({ allErrors: false, strict: false, addUsedSchema: false, validateSchema: false, coerceTypes: false, code: { regExp: linearRegExp } });
   addFormats(ajv);
+  ajv.addFormat('regex', isBoundedRegex);
   // The check itself is cached per schema too, not only the compiled validator: no closure per call.
   const cache = new WeakMap<object, Check | null>();
   return (schema) => {

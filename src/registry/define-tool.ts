@@ -22,9 +22,10 @@ export function defineTool(spec: ToolSpec): Tool {
   return Object.freeze({
     name: spec.name,
     description: spec.description ?? '',
-    // Patterns the linear-time engine refuses are taken out (and noted) here, once, for every source.
+    // Patterns the linear-time engine refuses are taken out (and noted) here, once, for every source
+    // (the output schema too: upstream MCP clients check structured output with the same engine).
     inputSchema: Object.freeze(spec.inputSchema ? withRunnablePatterns(spec.inputSchema) : EMPTY_OBJECT_SCHEMA),
-    outputSchema: spec.outputSchema ? Object.freeze(spec.outputSchema) : undefined,
+    outputSchema: spec.outputSchema ? Object.freeze(withRunnablePatterns(spec.outputSchema)) : undefined,
     handler: spec.handler,
     source: spec.source ?? 'function',
     service: spec.service,

@@ -71,6 +71,16 @@ beforeAll(async () => {
       },
       call: (args) => ({ content: [{ type: 'text', text: `checked ${JSON.stringify(args)}` }] }),
     },
+    {
+      // The SDK's client checks structured output against the output schema the server listed.
+      definition: {
+        name: 'echo',
+        description: 'echoes a word as structured output',
+        inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+        outputSchema: { type: 'object', properties: { word: { type: 'string', pattern: '^(a+)+$' } } },
+      },
+      call: (args) => ({ content: [{ type: 'text', text: String(args.word) }], structuredContent: { word: String(args.word) } }),
+    },
   ]);
   app = await buildTestApp(
     testConfig({
@@ -79,7 +89,8 @@ beforeAll(async () => {
       builtins: { workspaceRoot: dir, sandbox: 'none' },
       openapi: [{ name: 'hostile', spec, baseUrl: api.base, timeoutMs: 5000 }],
       tenants: {
-        attacker: { builtins: ['glob', 'grep'], policies: { retry: false } },
+        // No breaker: the attack's refused outputs would open it and answer CIRCUIT_OPEN without calling.
+        attacker: { builtins: ['glob', 'grep'], policies: { retry: false, 'circuit-breaker': false } },
         victim: {},
         acme: {},
       },
@@ -137,6 +148,16 @@ describe('patterns from outside the code never hold the event loop', () => {
     const latencies = await victimLatencies(async () => {
       const { body } = await execute(attacker, 'user_mallory_tool_check', { word: `${'a'.repeat(27)}!` });
       expect(body.error?.errorType, body.output).toBe('VALIDATION_ERROR');
+    });
+    expectLive(latencies);
+  }, 60_000);
+
+  it("a user's own MCP server: its output schema's ^(a+)+$ against structured output of 27 a's and a !", async () => {
+    expect((await execute(attacker, 'user_mallory_tool_echo', { word: 'aaaa' })).body).toMatchObject({ ok: true, output: 'aaaa' });
+    const latencies = await victimLatencies(async () => {
+      const { body } = await execute(attacker, 'user_mallory_tool_echo', { word: `${'a'.repeat(27)}!` });
+      expect(body.ok).toBe(false);
+      expect(body.error?.error).toMatch(/does not match the tool's output schema/);
     });
     expectLive(latencies);
   }, 60_000);

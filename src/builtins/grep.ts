@@ -1,11 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { Tool } from '../types.js';
 import { optionalBoolean, optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
+import { globMatcherOrThrow } from './glob.js';
 import { RIPGREP_MISSING, ripgrep, type RipgrepResult } from './ripgrep.js';
 import type { CommandLauncher } from './sandbox.js';
 import { NotADirectoryError, withDirectory, withLocation } from './workspace-fs.js';
@@ -40,7 +40,7 @@ export function createGrepTool(deps: GrepDeps): Tool {
       {
         pattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, description: 'Regular expression (Rust regex syntax)' },
         path: { type: 'string', minLength: 1 },
-        include: { type: 'string', minLength: 1, description: 'File-name glob' },
+        include: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, description: 'File-name glob' },
         caseInsensitive: { type: 'boolean', default: false },
         maxResults: { type: 'integer', minimum: 1, maximum: 10000, default: DEFAULT_MAX_RESULTS },
       },
@@ -79,7 +79,8 @@ export function createGrepTool(deps: GrepDeps): Tool {
         const found = await withLocation(ws.scope, input, {}, async (file) => {
           if (!file.stat?.isFile()) throw new ToolError('VALIDATION_ERROR', `not a regular file: ${file.shown}`);
           // A single file: the include glob applies to its name, as it would during a walk.
-          if (include && !picomatch(include, { dot: true, basename: !include.includes('/') })(file.name)) return undefined;
+          // Matched on the linear-time engine like `glob` (rg applies it during a walk, off the loop).
+          if (include && !globMatcherOrThrow(include, 'the include glob')(file.name)) return undefined;
           shown = () => file.shown;
           return searchIn(file.dir, path.join(file.root.path, ...file.parts.slice(0, -1)), file.name);
         });

@@ -1,6 +1,7 @@
 // Names and URIs of upstream resources and prompts as toolgate's callers see them
 // (docs/architecture.md#resources-and-prompts). Each carries its service's scope and id, which contain no
 // `/`, so two services can never collide and a name parses back to exactly one service.
+import { compileLinear, isRefusal, MatchBudgetError } from '../patterns/linear-regex.js';
 import type { McpServiceScope } from '../registry/provider.js';
 
 export const RESOURCE_URI_PREFIX = 'toolgate://';
@@ -44,21 +45,38 @@ export const globSubject = (uri: string): string => (uri.startsWith(RESOURCE_URI
 
 export type Matcher = (subject: string) => boolean;
 
+/** A glob's RE2 source: `*` and `?` span any characters (newlines too); every other character is literal. */
+const globSource = (pattern: string): string =>
+  pattern.replace(/[^\p{L}\p{N}_]/gu, (c) => (c === '*' ? '(?s:.*)' : c === '?' ? '(?s:.)' : c.charCodeAt(0) < 0x80 ? `\\${c}` : c));
+
 /**
  * Globs over namespaced names, where `*` spans any characters (`/` included: resource URIs are full of
- * them) and `?` one character; everything else is literal. No patterns: nothing matches.
+ * them) and `?` one character; everything else is literal. No patterns: nothing matches. The operator's
+ * globs meet an upstream's names and URIs (a user's own server's too), so they run on the linear-time
+ * engine (docs/security-model.md#untrusted-patterns-and-schemas); a glob the engine refuses, or a name too
+ * long to check, takes `otherwise` (false for an allow list, true for a deny list: fail closed).
  */
-export function compileNameGlobs(patterns: readonly string[]): Matcher {
+export function compileNameGlobs(patterns: readonly string[], otherwise = false): Matcher {
   if (patterns.length === 0) return () => false;
   if (patterns.includes('*')) return () => true;
-  const sources = patterns.map((pattern) => pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]'));
-  const regex = new RegExp(`^(?:${sources.join('|')})$`);
-  return (subject) => regex.test(subject);
+  const matchers: Matcher[] = patterns.map((pattern) => {
+    const compiled = compileLinear(`^${globSource(pattern)}$`, 're2');
+    if (isRefusal(compiled)) return () => otherwise;
+    return (subject) => {
+      try {
+        return compiled.test(subject);
+      } catch (error) {
+        if (error instanceof MatchBudgetError) return otherwise;
+        throw error;
+      }
+    };
+  });
+  return (subject) => matchers.some((match) => match(subject));
 }
 
 /** A tenant's allow/deny pair: allowed when an allow glob matches and no deny glob does. */
 export function compileAllowDeny(rules: { allow: readonly string[]; deny: readonly string[] }): Matcher {
   const allow = compileNameGlobs(rules.allow);
-  const deny = compileNameGlobs(rules.deny);
+  const deny = compileNameGlobs(rules.deny, true);
   return (subject) => allow(subject) && !deny(subject);
 }

@@ -12,6 +12,7 @@ import type { JsonObject, Logger, ProgressUpdate } from '../types.js';
 import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 import { collectPages } from '../shared/pages.js';
+import { createOutputValidator } from './output-validator.js';
 
 export interface SessionHandlers {
   /** The transport closed (child exit, stream ended, close()). */
@@ -75,7 +76,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 
 async function connectOver(config: UpstreamTransportConfig, options: OpenSessionOptions): Promise<UpstreamSession> {
   const opened = await openTransport(config, options.log, { ...(options.mode ? { mode: options.mode } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
-  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: {} });
+  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: createOutputValidator() });
   const session: UpstreamSession = {
     client,
     kind: opened.kind,

@@ -2,7 +2,6 @@
 // gateway validates arguments with. Only keywords ajv knows are kept, so every generated schema
 // compiles under ajv's strict mode; the OpenAPI-only ones are translated (nullable, boolean
 // exclusiveMinimum/Maximum) or dropped (discriminator, xml, example, x-…).
-import safeRegex from 'safe-regex2';
 import { defineOwn, isObject } from './document.js';
 import type { JsonObject } from '../types.js';
 
@@ -29,26 +28,8 @@ const KNOWN_FORMATS = new Set([
   'int32', 'int64', 'float', 'double', 'password', 'binary',
 ]);
 
-const MAX_PATTERN_LENGTH = 1000;
-
 /** An open schema: what a recursive (`$ref` left by the parser) or unusable part becomes. */
 const OPEN: JsonObject = Object.freeze({});
-
-/**
- * A pattern ajv may run on model input: it must compile (with the `u` flag ajv uses) and be free of
- * nested quantifiers (safe-regex2), because a backtracking pattern from a third-party document would
- * let one caller's arguments stall the event loop for every tenant. A refused pattern is only not
- * checked here; the API still checks its own input.
- */
-function validPattern(pattern: unknown): pattern is string {
-  if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return false;
-  try {
-    new RegExp(pattern, 'u');
-  } catch {
-    return false;
-  }
-  return safeRegex(pattern);
-}
 
 function typeOf(schema: JsonObject): string[] | undefined {
   const raw = schema.type;
@@ -105,8 +86,10 @@ export function createSchemaConverter(): SchemaConverter {
       else if (key === 'items') out[key] = Array.isArray(value) ? value.map((item) => convert(item)) : convert(value);
       else if (key === 'prefixItems' && Array.isArray(value)) out.items = value.map((item) => convert(item)); // 2020-12 tuple → draft-07
       else if (key === 'additionalProperties') out[key] = typeof value === 'boolean' ? value : convert(value);
-      else if (SCHEMA_MAP.has(key) && isObject(value)) out[key] = convertMap(key, value);
-      else if (key === 'pattern' && validPattern(value)) out[key] = value;
+      else if (SCHEMA_MAP.has(key) && isObject(value)) out[key] = convertMap(value);
+      // Patterns are kept as written: every tool schema's patterns run on the linear-time engine, and
+      // defineTool takes out (and notes) one it cannot run (docs/security-model.md#untrusted-patterns-and-schemas).
+      else if (key === 'pattern' && typeof value === 'string') out[key] = value;
       else if (key === 'format' && typeof value === 'string' && KNOWN_FORMATS.has(value)) out[key] = value;
     }
     if (schema.nullable === true && types && !types.includes('null')) {
@@ -144,10 +127,9 @@ export function createSchemaConverter(): SchemaConverter {
     return out;
   }
 
-  function convertMap(key: string, value: JsonObject): JsonObject {
+  function convertMap(value: JsonObject): JsonObject {
     const out: JsonObject = {};
     for (const [name, sub] of Object.entries(value)) {
-      if (key === 'patternProperties' && !validPattern(name)) continue;
       defineOwn(out, name, convert(sub));
     }
     return out;

@@ -1,3 +1,4 @@
+import { withRunnablePatterns } from '../patterns/schema-patterns.js';
 import type { JsonObject, Tool, ToolSpec } from '../types.js';
 
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -8,7 +9,8 @@ const serialByDefault = (): boolean => false;
 
 /**
  * The only way to make a tool, for every source. Fills the fail-closed defaults of docs/architecture.md#tool-definitions
- * and freezes the result so no code path can mutate a shared definition.
+ * and freezes the result so no code path can mutate a shared definition. A schema pattern the linear-time
+ * engine cannot run is removed and noted (docs/security-model.md#untrusted-patterns-and-schemas).
  */
 export function defineTool(spec: ToolSpec): Tool {
   if (typeof spec?.name !== 'string' || spec.name.length === 0) throw new TypeError('defineTool: name is required');
@@ -20,8 +22,10 @@ export function defineTool(spec: ToolSpec): Tool {
   return Object.freeze({
     name: spec.name,
     description: spec.description ?? '',
-    inputSchema: Object.freeze(spec.inputSchema ?? EMPTY_OBJECT_SCHEMA),
-    outputSchema: spec.outputSchema ? Object.freeze(spec.outputSchema) : undefined,
+    // Patterns the linear-time engine refuses are taken out (and noted) here, once, for every source
+    // (the output schema too: upstream MCP clients check structured output with the same engine).
+    inputSchema: Object.freeze(spec.inputSchema ? withRunnablePatterns(spec.inputSchema) : EMPTY_OBJECT_SCHEMA),
+    outputSchema: spec.outputSchema ? Object.freeze(withRunnablePatterns(spec.outputSchema)) : undefined,
     handler: spec.handler,
     source: spec.source ?? 'function',
     service: spec.service,

@@ -4,9 +4,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { executorFor, type Execute } from '../helpers/liveness.js';
 import { testableSandboxes } from '../unit/builtins/helpers.js';
 
 // Issue: `(a|a)*b` over 100 files of 26 `a`s ran 93 s on the event loop and stalled every other tenant.
@@ -30,7 +31,7 @@ const slowSearches = (): number =>
 
 describe.each(testableSandboxes)('grep under sandbox: %s, attacked with a backtracking regex', (sandbox) => {
   let app: FastifyInstance;
-  let base: string;
+  let execute: Execute;
   let dir: string;
   const agent = new Agent({ connections: 32 });
 
@@ -57,25 +58,13 @@ describe.each(testableSandboxes)('grep under sandbox: %s, attacked with a backtr
         },
       }),
     );
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    execute = executorFor(await app.listen({ host: '127.0.0.1', port: 0 }), agent);
   });
   afterAll(async () => {
     await app?.close();
     await agent.close();
     await rm(dir, { recursive: true, force: true });
   });
-
-  const execute = async (token: string, name: string, args: Record<string, unknown>) => {
-    const started = performance.now();
-    const res = await request(`${base}/v1/execute`, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { ...bearer(token), 'content-type': 'application/json' },
-      body: JSON.stringify({ name, arguments: args }),
-    });
-    const body = (await res.body.json()) as { ok: boolean; output: string; error?: { errorType: string } };
-    return { status: res.statusCode, body, ms: performance.now() - started };
-  };
 
   it('answers the backtracking pattern at once, kills a slow search at its deadline, and other tenants stay live', async () => {
     const attacker = await signToken({ tenant: 'attacker' });

@@ -36,3 +36,23 @@ describe('resource and prompt globs', () => {
     expect(admits('local/calc/simple-prompt')).toBe(false);
   });
 });
+
+describe('resource and prompt globs meet upstream names on the linear-time engine', () => {
+  it('matches a glob with many stars against a long upstream URI at once, and fails closed past the match budget', () => {
+    const uri = `user/own/${'a'.repeat(3000)}`;
+    const started = performance.now();
+    expect(compileNameGlobs(['*a*a*a*a*a*a*a*ab'])(uri)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000); // generous: a backtracking engine takes hours
+    const huge = `user/own/${'a'.repeat(200_000)}`;
+    const rules = compileAllowDeny({ allow: ['user/*'], deny: ['*secret*'] });
+    expect(rules(`user/own/${'a'.repeat(100)}`)).toBe(true);
+    expect(rules(huge)).toBe(false); // too long to check against the deny glob: denied
+    expect(compileNameGlobs(['user/*'])(huge)).toBe(false);
+  });
+
+  it('keeps every other character literal, newlines and regex syntax included', () => {
+    expect(compileNameGlobs(['a(b)[c]{d}|e\\f.g+h^$'])('a(b)[c]{d}|e\\f.g+h^$')).toBe(true);
+    expect(compileNameGlobs(['*x'])('line\nx')).toBe(true);
+    expect(compileNameGlobs(['é?'])('é\n')).toBe(true);
+  });
+});

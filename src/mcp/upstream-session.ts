@@ -145,7 +145,8 @@ function mapCallError(error: unknown, label: string, signal: AbortSignal | undef
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${label}: ${error.message}`, { cause: error });
     if (error.code === ErrorCode.ConnectionClosed) onLost(error);
-    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error });
+    // The upstream refused this call's parameters: a definite answer to this caller, not a sign it is unwell.
+    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error, permanent: error.code === ErrorCode.InvalidParams });
   }
   onLost(error);
   return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });

@@ -114,7 +114,7 @@ export async function openSession(config: UpstreamTransportConfig, options: Open
 }
 
 /** Every page of the listing; bounded, so a server that pages forever cannot hold it hostage. */
-export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number }): Promise<McpTool[]> {
+export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number; maxItems?: number }): Promise<McpTool[]> {
   return collectPages(async (cursor) => {
     const result = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: options.timeoutMs });
     return { items: result.tools, nextCursor: result.nextCursor };

@@ -9,10 +9,11 @@ import type { EgressOptions } from '../egress/check-egress.js';
 import { describeError } from '../mcp/upstream-session.js';
 import type { McpService, UserToolProvider, UpstreamStatus } from '../registry/provider.js';
 import type { Logger, Principal, Tool } from '../types.js';
+import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey } from '../registry/user-names.js';
 import { registrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
-import { UserServer } from './user-server.js';
+import { UserServer, type SizedUserTool } from './user-server.js';
 
 export interface UserMcpProviderDeps {
   registrations: UserMcpRegistrations;
@@ -25,6 +26,8 @@ export interface UserMcpProviderDeps {
   idleMs?: number;
   /** Connect and tools/list timeout (default 10 s). */
   connectTimeoutMs?: number;
+  /** The tenant's `userMcp` bounds on what a user's servers may list, from the live config. */
+  limitsFor?: (tenant: string) => UserCatalogLimits;
 }
 
 export interface UserMcpProvider extends UserToolProvider {
@@ -42,19 +45,25 @@ const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${
 const fingerprintOf = (registration: UserMcpRegistration): string =>
   createHash('sha256').update(JSON.stringify([registration.url, registration.transport, registration.headers])).digest('hex');
 
+/** A server that could not be listed: one shared empty list, so the user's combined list stays the same object. */
+const UNAVAILABLE: readonly SizedUserTool[] = Object.freeze([]);
+
 /** Two of a user's servers may offer the same name: the older registration (listed first) wins, deterministically. */
-function oldestFirstWins(perService: Tool[][], log: Logger): Tool[] {
+function oldestFirstWins(perService: ReadonlyArray<readonly SizedUserTool[]>, log: Logger): SizedUserTool[][] {
   const seen = new Set<string>();
-  const tools: Tool[] = [];
-  for (const tool of perService.flat()) {
-    if (seen.has(tool.name)) {
+  return perService.map((tools) =>
+    tools.filter(({ tool }) => {
+      if (!seen.has(tool.name)) return seen.add(tool.name);
       log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
-      continue;
-    }
-    seen.add(tool.name);
-    tools.push(tool);
-  }
-  return tools;
+      return false;
+    }),
+  );
+}
+
+interface Combined {
+  parts: ReadonlyArray<readonly SizedUserTool[]>;
+  limits: UserCatalogLimits;
+  tools: readonly Tool[];
 }
 
 export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvider {
@@ -88,19 +97,30 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
     return current();
   }
 
-  async function toolsOf(principal: Principal, registration: UserMcpRegistration, log: Logger): Promise<Tool[]> {
+  async function toolsOf(principal: Principal, registration: UserMcpRegistration, limits: UserCatalogLimits, log: Logger): Promise<readonly SizedUserTool[]> {
     try {
-      return await (await serverFor(principal, registration, log)).tools();
+      return await (await serverFor(principal, registration, log)).tools(limits);
     } catch (error) {
       // Logged without URL or headers: both belong to the user. One broken server hides only its own tools.
       log.warn({ service: userServiceKey(principal.user, registration.serviceId), err: describeError(error) }, 'user MCP server unavailable');
       await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
-      return [];
+      return UNAVAILABLE;
     }
   }
 
-  async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<Tool[]> {
-    return oldestFirstWins(await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log))), log);
+  // The user's combined list, by the first server's list: each server returns the same array until its
+  // listing changes, so combining (and every pool built on the result) happens once per change, not per
+  // request. Weakly held: it goes when the servers' lists do.
+  const combined = new WeakMap<object, Combined>();
+
+  async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<readonly Tool[]> {
+    const limits = deps.limitsFor?.(principal.tenant) ?? DEFAULT_USER_CATALOG_LIMITS;
+    const parts = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, limits, log)));
+    const known = combined.get(parts[0]!);
+    if (known && known.limits === limits && known.parts.length === parts.length && known.parts.every((part, index) => part === parts[index])) return known.tools;
+    const tools = Object.freeze(withinCatalogBytes(oldestFirstWins(parts, log), limits.maxCatalogBytes, log));
+    combined.set(parts[0]!, { parts, limits, tools });
+    return tools;
   }
 
   // A user without registrations shares one frozen empty list.

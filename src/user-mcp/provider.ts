@@ -28,6 +28,8 @@ export interface UserMcpProviderDeps {
   connectTimeoutMs?: number;
   /** The tenant's `userMcp` bounds on what a user's servers may list, from the live config. */
   limitsFor?: (tenant: string) => UserCatalogLimits;
+  /** A server's listing is read again at most this often, however often it says it changed (default 2 s). */
+  minRelistMs?: number;
 }
 
 export interface UserMcpProvider extends UserToolProvider {
@@ -92,6 +94,7 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           // A dropped connection is forgotten, so the next listing or call reconnects.
           onLost: (server) => void cache.evictIfCurrent(key, server),
           current,
+          minRelistMs: deps.minRelistMs ?? 2000,
         }),
       );
     return current();

@@ -30,6 +30,11 @@ export interface UserServerOptions {
   onLost: (server: UserServer) => void;
   /** The live server for this registration at call time (reconnects after a drop). */
   current: () => Promise<UserServer>;
+  /**
+   * A listing is kept at least this long, even when the server says its list changed: a server that
+   * announces changes without end re-lists (and rebuilds) at most once per interval.
+   */
+  minRelistMs: number;
 }
 
 /** One of the owner's tools and what it weighs against `userMcp.maxCatalogBytes`. */
@@ -42,7 +47,7 @@ const sameLimits = (a: UserCatalogLimits, b: UserCatalogLimits): boolean =>
   a.maxToolsPerServer === b.maxToolsPerServer && a.maxDescriptionChars === b.maxDescriptionChars && a.maxSchemaBytes === b.maxSchemaBytes && a.maxCatalogBytes === b.maxCatalogBytes;
 
 export class UserServer {
-  private listing: { maxItems: number; tools: Promise<McpTool[]> } | undefined;
+  private listing: { maxItems: number; tools: Promise<McpTool[]>; at: number; stale: boolean } | undefined;
   /** Tools built from the last listing within the tenant's limits, rebuilt only when either changes. */
   private built: { from: McpTool[]; limits: UserCatalogLimits; tools: readonly SizedUserTool[] } | undefined;
 
@@ -64,7 +69,7 @@ export class UserServer {
         timeoutMs: options.timeoutMs,
         fetch: options.fetch,
         clientName: 'toolgate-user-mcp',
-        onToolsChanged: () => server?.forgetListing(),
+        onToolsChanged: () => server?.listingChanged(),
         onClose: () => {
           server?.forgetListing();
           if (server) options.onLost(server);
@@ -108,16 +113,22 @@ export class UserServer {
     this.listing = undefined;
   }
 
+  private listingChanged(): void {
+    if (this.listing) this.listing.stale = true;
+  }
+
   private list(maxItems: number): Promise<McpTool[]> {
-    if (this.listing?.maxItems !== maxItems) {
+    let listing = this.listing;
+    const now = Date.now();
+    if (!listing || listing.maxItems !== maxItems || (listing.stale && now - listing.at >= this.options.minRelistMs)) {
       const pending = listAllTools(this.session, { timeoutMs: this.options.timeoutMs, maxPages: MAX_LIST_PAGES, maxItems });
-      const listing = { maxItems, tools: pending };
-      this.listing = listing;
+      const fresh = { maxItems, tools: pending, at: now, stale: false };
+      listing = this.listing = fresh;
       pending.catch(() => {
-        if (this.listing === listing) this.listing = undefined;
+        if (this.listing === fresh) this.listing = undefined;
       });
     }
-    return this.listing.tools;
+    return listing.tools;
   }
 
   private toolFor(upstream: McpTool): Tool {

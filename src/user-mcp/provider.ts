@@ -55,9 +55,12 @@ function oldestFirstWins(perService: ReadonlyArray<readonly SizedUserTool[]>, lo
   const seen = new Set<string>();
   return perService.map((tools) =>
     tools.filter(({ tool }) => {
-      if (!seen.has(tool.name)) return seen.add(tool.name);
-      log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
-      return false;
+      if (seen.has(tool.name)) {
+        log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
+        return false;
+      }
+      seen.add(tool.name);
+      return true;
     }),
   );
 }

@@ -26,40 +26,41 @@ export const CircuitBreakerOptions = Type.Object(
 );
 export type CircuitBreakerOptions = Static<typeof CircuitBreakerOptions>;
 
-// Only failures that say "the upstream is unwell" count; a bad argument, a denial or a definite answer
-// from the upstream (an HTTP 404) says nothing about it.
+// Only failures the upstream caused count (docs/security-model.md#breaker-attribution): it did not answer
+// in time, could not be reached, answered 5xx or broke the protocol. A bad argument, a request the gateway
+// could not build, a size limit, a denial or a definite answer from the upstream (an HTTP 404: marked
+// permanent by its executor) says nothing about it.
 const countsAsFailure = (result: ToolResult): boolean =>
   (result.error?.errorType === 'UPSTREAM_ERROR' || result.error?.errorType === 'TIMEOUT') && !isPermanentFailure(result);
 
 /**
- * Per upstream service (`tool.service`; tools without one are not guarded): CIRCUIT_OPEN immediately while
- * open, one probe after the cool-down, closed again when the probe succeeds. State is per replica — see
- * policies/circuit-state.ts for why.
+ * Per upstream service (`tool.service`; tools without one are not guarded) and calling tenant: CIRCUIT_OPEN
+ * immediately while open, one probe after the cool-down, closed again when the probe succeeds. State is per
+ * replica and per tenant — see policies/circuit-state.ts for why.
  */
 export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const circuitOptions = parsePolicyOptions('circuit-breaker', CircuitBreakerOptions, options);
   const clock = deps.clock ?? systemClock;
-  const circuits = deps.circuits ?? createCircuitRegistry((label, state, service) => deps.metrics?.circuitState(label, state, service));
+  const circuits = deps.circuits ?? createCircuitRegistry((label, state, member) => deps.metrics?.circuitState(label, state, member));
   const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
     const service = call.tool.service;
     if (!service) return next(call, ctx);
-    // A user-level service is one user's, in one tenant: its circuit is keyed by tenant too (the same sub in
-    // another tenant is another user), and metrics name it only as the bucket `__user__`.
-    const circuit =
-      call.tool.source === 'user-mcp' ? circuits.get(`${ctx.principal.tenant}\u0000${service}`, circuitOptions, USER_TOOL_LABEL) : circuits.get(service, circuitOptions);
+    // Metrics name a user-level service (one user's, in one tenant) only as the bucket `__user__`.
+    const circuit = circuits.get(service, ctx.principal.tenant, circuitOptions, call.tool.source === 'user-mcp' ? USER_TOOL_LABEL : service);
     const admission = circuit.admit(clock.now());
     if (!admission.admit) {
       return answer(callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`));
     }
-    let failed = true; // a throw from below counts as a failure
+    // A throw from below is the gateway's own fault (executors answer failures as results): not counted.
+    let failed: boolean | undefined;
     try {
       const result = await next(call, ctx);
       failed = countsAsFailure(result);
       return result;
     } finally {
       // A call its caller gave up on (the client hung up, a batch was cancelled) ends as TIMEOUT or a throw,
-      // but says nothing about the upstream: counted, a burst of hang-ups would open the circuit for everyone.
-      if (failed && ctx.signal.aborted) circuit.release(admission.probe);
+      // but says nothing about the upstream: counted, a burst of hang-ups would open the circuit.
+      if (failed === undefined || (failed && ctx.signal.aborted)) circuit.release(admission.probe);
       else circuit.record(failed, clock.now(), admission.probe);
     }
   };

@@ -5,6 +5,8 @@ export type Admission = { admit: true; probe: boolean } | { admit: false; retryA
 
 export interface Circuit {
   readonly state: CircuitStateName;
+  /** Closed with no failure counted: it may be forgotten (docs/security-model.md#breaker-attribution). */
+  readonly idle: boolean;
   admit(now: number): Admission;
   /** Reports how an admitted call ended; `probe` as returned by `admit`. */
   record(failed: boolean, now: number, probe: boolean): void;
@@ -18,42 +20,86 @@ export interface Circuit {
 }
 
 export interface CircuitRegistry {
-  /** `label`: the service as metrics may name it (user-level services share one bucket label). */
-  get(service: string, options: CircuitOptions, label?: string): Circuit;
   /**
-   * A successful (re)connect of the service's upstream is a health signal: its breaker, if open, goes
-   * half-open now rather than after the rest of its cool-down (the outage may have lasted 0.5 s).
+   * The circuit of one tenant's calls to a service (docs/security-model.md#breaker-attribution).
+   * `label`: the service as metrics may name it (user-level services share one bucket label).
+   */
+  get(service: string, tenant: string, options: CircuitOptions, label?: string): Circuit;
+  /**
+   * A successful (re)connect of the service's upstream is a health signal: its breakers (every tenant's), if
+   * open, go half-open now rather than after the rest of their cool-down (the outage may have lasted 0.5 s).
    */
   upstreamRecovered(service: string, now?: number): void;
-  /** The state of a service's circuit in this process, or undefined before its first call (closed). */
-  stateOf(service: string): CircuitStateName | undefined;
+  /**
+   * The state of a tenant's circuit for a service in this process, or undefined before its first call
+   * (closed). Without a tenant: the worst state among every tenant's (open, then half-open).
+   */
+  stateOf(service: string, tenant?: string): CircuitStateName | undefined;
 }
 
-/** Reports a circuit's state under its metric label; `service` tells the circuits of one bucket apart. */
-export type CircuitStateListener = (label: string, state: CircuitStateName, service: string) => void;
+/**
+ * Reports a circuit's state under its metric label; `member` tells apart the circuits that share a label
+ * (every tenant's circuit of one service, every user-level service).
+ */
+export type CircuitStateListener = (label: string, state: CircuitStateName, member: string) => void;
+
+/** Circuits kept at most (tenants × services they call); idle ones are forgotten first. */
+export const DEFAULT_MAX_CIRCUITS = 10_000;
 
 /**
- * Breaker state per upstream service, in this process' memory. Deliberately not in the shared store:
- * a breaker reacts to what this replica sees (its own network path to the upstream), must answer without
- * a round trip on every call, and each replica opening on its own failures converges just as fast
- * (Envoy's outlier detection works the same way).
+ * Breaker state per (upstream service, tenant), in this process' memory.
+ *
+ * Per tenant, so that one tenant's failing calls — whatever made them fail — can never answer another
+ * tenant CIRCUIT_OPEN: each tenant is refused only on what its own calls saw. A real outage opens every
+ * calling tenant's circuit within that tenant's own few calls, and a reconnect of the upstream moves them
+ * all to half-open at once.
+ *
+ * Deliberately not in the shared store: a breaker reacts to what this replica sees (its own network path to
+ * the upstream), must answer without a round trip on every call, and each replica opening on its own
+ * failures converges just as fast (Envoy's outlier detection works the same way).
+ *
+ * Memory is bounded: past `maxCircuits` the idle circuits (closed, nothing counted) are forgotten; if none is
+ * idle, a new pair gets a fresh circuit that is not kept (its calls run unguarded until room is made).
  */
-export function createCircuitRegistry(onState: CircuitStateListener = () => {}): CircuitRegistry {
-  const circuits = new Map<string, Circuit>();
-  return {
-    get(service, options, label = service) {
-      let circuit = circuits.get(service);
-      if (!circuit) {
-        circuit = createCircuit(options, (state) => onState(label, state, service));
-        circuits.set(service, circuit);
-        onState(label, 'closed', service);
+export function createCircuitRegistry(onState: CircuitStateListener = () => {}, maxCircuits = DEFAULT_MAX_CIRCUITS): CircuitRegistry {
+  const byService = new Map<string, Map<string, Circuit>>();
+  let size = 0;
+
+  const makeRoom = (): boolean => {
+    for (const [service, tenants] of byService) {
+      for (const [tenant, circuit] of tenants) {
+        if (!circuit.idle) continue;
+        tenants.delete(tenant);
+        size -= 1;
       }
+      if (tenants.size === 0) byService.delete(service);
+    }
+    return size < maxCircuits;
+  };
+
+  return {
+    get(service, tenant, options, label = service) {
+      let tenants = byService.get(service);
+      const known = tenants?.get(tenant);
+      if (known) return known;
+      const member = `${service}\u0000${tenant}`;
+      const circuit = createCircuit(options, (state) => onState(label, state, member));
+      if (size >= maxCircuits && !makeRoom()) return circuit;
+      if (!tenants) byService.set(service, (tenants = new Map()));
+      tenants.set(tenant, circuit);
+      size += 1;
+      onState(label, 'closed', member);
       return circuit;
     },
     upstreamRecovered(service, now = Date.now()) {
-      circuits.get(service)?.recovered(now);
+      for (const circuit of byService.get(service)?.values() ?? []) circuit.recovered(now);
     },
-    stateOf: (service) => circuits.get(service)?.state,
+    stateOf(service, tenant) {
+      const tenants = byService.get(service);
+      if (!tenants || tenant !== undefined) return tenants?.get(tenant ?? '')?.state;
+      const states = new Set([...tenants.values()].map((circuit) => circuit.state));
+      return states.has('open') ? 'open' : states.has('half_open') ? 'half_open' : tenants.size > 0 ? 'closed' : undefined;
+    },
   };
 }
 
@@ -86,6 +132,10 @@ function createCircuit(options: CircuitOptions, onState: (state: CircuitStateNam
   return {
     get state() {
       return state;
+    },
+    get idle() {
+      // Remembered successes only dilute a failure rate: forgetting them can open this circuit sooner, never another's.
+      return state === 'closed' && consecutive === 0 && !outcomes.some((o) => o.failed);
     },
     admit(now) {
       if (state === 'closed') return { admit: true, probe: false };

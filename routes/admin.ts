@@ -71,9 +71,11 @@ const routes: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      // Breaker state as this replica sees it (circuits are per process), beside each upstream's own state.
+      // Breaker state as this replica sees it (circuits are per process and tenant), beside each upstream's own
+      // state: a tenant admin sees its tenant's circuit, a global operator the worst of every tenant's.
       const circuits = app.governance.policyDeps.circuits;
-      const withCircuit = (upstream: UpstreamStatus) => ({ ...upstream, circuit: circuits?.stateOf(upstream.service) ?? 'closed' });
+      const tenant = request.principal.operator === true ? undefined : request.principal.tenant;
+      const withCircuit = (upstream: UpstreamStatus) => ({ ...upstream, circuit: circuits?.stateOf(upstream.service, tenant) ?? 'closed' });
       if (request.principal.operator === true) return { upstreams: app.gateway.status().map(withCircuit) };
       // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them, and an
       // imported OpenAPI document only when its tenant is admitted to one of the document's tools.

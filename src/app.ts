@@ -46,6 +46,7 @@ import { resourcesRoutes } from '../routes/resources.js';
 import { userRoutes } from '../routes/users.js';
 import type { Resolve } from './egress/check-egress.js';
 import type { StateStore } from './store/types.js';
+import { DEFAULT_USER_CATALOG_LIMITS } from './user-mcp/catalog-limits.js';
 import { createUserMcpProvider } from './user-mcp/provider.js';
 import { createUserMcpRegistrations } from './user-mcp/registrations.js';
 
@@ -110,7 +111,12 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const egress = { allow: config.egress.allow, resolve: options.resolve };
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
   const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0 });
-  const userProvider = createUserMcpProvider({ registrations, egress });
+  const userProvider = createUserMcpProvider({
+    registrations,
+    egress,
+    // The tenant's view is rebuilt on reload, so its config object (and so the limits' identity) changes only then.
+    limitsFor: (tenant) => gateway.tenant(tenant)?.config.userMcp ?? DEFAULT_USER_CATALOG_LIMITS,
+  });
   // MCP definition pins in the state store: with Redis, an operator's accept on one replica releases the tool on all.
   const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
   const gateway = await Gateway.create(config, {

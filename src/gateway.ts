@@ -60,6 +60,12 @@ interface PoolCache {
   readonly subsets: WeakMap<Pool, Map<string, Pool>>;
   /** The `tool_search` of each toolset (by tenant and name): it searches that subset only. */
   readonly toolSearches: Map<string, Tool>;
+  /**
+   * Pools of callers with tools of their own, by their own tools' list (the same array until one of their
+   * servers changes, src/user-mcp/provider.ts) and then by tenant, mode and role set: built once per change,
+   * not per request (docs/security-model.md#user-catalog-bounds).
+   */
+  readonly byUserTools: WeakMap<readonly Tool[], Map<string, Pool>>;
 }
 
 const emptyPoolCache = (): PoolCache => ({
@@ -68,6 +74,7 @@ const emptyPoolCache = (): PoolCache => ({
   scopes: new WeakMap(),
   subsets: new WeakMap(),
   toolSearches: new Map(),
+  byUserTools: new WeakMap(),
 });
 
 const MAX_CACHED_POOLS = 1000;
@@ -251,11 +258,21 @@ export class Gateway {
       if (!isStoreUnavailable(error)) throw error;
       return { pool: this.sharedPool(snapshot, tenant, principal, mode), userToolsUnavailable: true };
     }
-    const pool =
-      userTools.length > 0
-        ? assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed })
-        : this.sharedPool(snapshot, tenant, principal, mode);
-    return { pool };
+    return { pool: userTools.length > 0 ? this.userPool(snapshot, tenant, principal, mode, userTools) : this.sharedPool(snapshot, tenant, principal, mode) };
+  }
+
+  /** The pool of a principal with tools of its own: cached on the snapshot by that list of tools. */
+  private userPool(snapshot: Snapshot, tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
+    let byKey = snapshot.pools.byUserTools.get(userTools);
+    if (!byKey) snapshot.pools.byUserTools.set(userTools, (byKey = new Map()));
+    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
+    let pool = byKey.get(key);
+    if (!pool) {
+      pool = assemblePool({ catalog: snapshot.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });
+      if (byKey.size >= MAX_CACHED_POOLS) byKey.clear();
+      byKey.set(key, pool);
+    }
+    return pool;
   }
 
   /** The pool of a principal without tools of its own: one per tenant, mode and role set, cached on the snapshot. */

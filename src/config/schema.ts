@@ -353,6 +353,11 @@ export const tenantSchema = Section({
   userMcp: Section({
     enabled: Type.Boolean({ default: true }),
     maxServers: Type.Integer({ minimum: 0, default: 10 }),
+    // What a user's own servers may list (docs/security-model.md#user-catalog-bounds).
+    maxToolsPerServer: Type.Integer({ minimum: 0, default: 200 }),
+    maxDescriptionChars: Type.Integer({ minimum: 1, default: 2048 }),
+    maxSchemaBytes: Type.Integer({ minimum: 1, default: 32_768 }),
+    maxCatalogBytes: Type.Integer({ minimum: 1, default: 524_288 }),
   }, { default: {} }),
   /**
    * Resources and prompts of the MCP services the tenant reaches, narrowed by globs over their namespaced

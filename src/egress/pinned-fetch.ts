@@ -35,6 +35,20 @@ export function egressRefusalOf(error: unknown): EgressDeniedError | undefined {
   return undefined;
 }
 
+/**
+ * A request that could not be built (a header value HTTP cannot carry, a malformed URL): nothing was sent,
+ * so it says nothing about the upstream (the `cause` of the TypeError fetch throws).
+ */
+export class RequestNotSentError extends Error {
+  readonly code = 'TG_REQUEST_NOT_SENT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestNotSentError';
+  }
+}
+
+const notSent = (error: unknown): TypeError => new TypeError('fetch failed', { cause: new RequestNotSentError((error as Error).message) });
+
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface PinnedFetch {
@@ -61,7 +75,12 @@ export function createPinnedFetch(options: PinnedFetchOptions): PinnedFetch {
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
   const pinnedFetch: FetchLike = async (input, init) => {
-    const request = new Request(input, { ...init, redirect: 'manual' });
+    let request: Request;
+    try {
+      request = new Request(input, { ...init, redirect: 'manual' });
+    } catch (error) {
+      throw notSent(error);
+    }
     const verdict = await checkEgress(request.url, options);
     if (!verdict.ok) throw new TypeError('fetch failed', { cause: new EgressDeniedError(verdict.reason) });
     const { url, addresses } = verdict;
@@ -75,31 +94,38 @@ export function createPinnedFetch(options: PinnedFetchOptions): PinnedFetch {
     const secure = url.protocol === 'https:';
 
     return new Promise<Response>((resolve, reject) => {
-      const outgoing = (secure ? https : http).request(
-        {
-          agent: agents[url.protocol as 'http:' | 'https:'],
-          host: addresses[0], // the checked address: no second DNS lookup happens
-          port: url.port || (secure ? 443 : 80),
-          path: `${url.pathname}${url.search}`,
-          method: request.method,
-          headers,
-          signal: request.signal,
-          // TLS still verifies (and sends SNI for) the hostname the user registered.
-          ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
-        },
-        (incoming) => {
-          const status = incoming.statusCode ?? 502;
-          const hasBody = request.method !== 'HEAD' && !NO_BODY_STATUS.has(status);
-          if (!hasBody) incoming.resume();
-          resolve(
-            new Response(hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null, {
-              status,
-              statusText: incoming.statusMessage,
-              headers: responseHeaders(incoming.rawHeaders),
-            }),
-          );
-        },
-      );
+      let outgoing: http.ClientRequest;
+      try {
+        outgoing = (secure ? https : http).request(
+          {
+            agent: agents[url.protocol as 'http:' | 'https:'],
+            host: addresses[0], // the checked address: no second DNS lookup happens
+            port: url.port || (secure ? 443 : 80),
+            path: `${url.pathname}${url.search}`,
+            method: request.method,
+            headers,
+            signal: request.signal,
+            // TLS still verifies (and sends SNI for) the hostname the user registered.
+            ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
+          },
+          (incoming) => {
+            const status = incoming.statusCode ?? 502;
+            const hasBody = request.method !== 'HEAD' && !NO_BODY_STATUS.has(status);
+            if (!hasBody) incoming.resume();
+            resolve(
+              new Response(hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null, {
+                status,
+                statusText: incoming.statusMessage,
+                headers: responseHeaders(incoming.rawHeaders),
+              }),
+            );
+          },
+        );
+      } catch (error) {
+        // node:http refuses a header it cannot send (ERR_INVALID_CHAR, …) before any byte leaves.
+        reject(notSent(error));
+        return;
+      }
       outgoing.on('error', (error) => reject(request.signal.aborted ? request.signal.reason : new TypeError('fetch failed', { cause: error })));
       outgoing.end(body);
     });

@@ -3,7 +3,7 @@ import type { HttpFunctionEntry } from '../config/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool, ToolContext } from '../types.js';
-import { readBodyCapped } from '../egress/http-client.js';
+import { isDefiniteClientError, readBodyCapped, ResponseTooLargeError } from '../egress/http-client.js';
 import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 
@@ -68,10 +68,13 @@ export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
       text = await readBodyCapped(response.body, MAX_RESPONSE_BYTES);
     } catch (error) {
       if (timeout.aborted) throw new ToolError('TIMEOUT', `webhook did not answer within ${entry.http.timeoutMs} ms`);
-      throw new ToolError('UPSTREAM_ERROR', `webhook response failed: ${(error as Error).message}`);
+      // The gateway's size limit, not the webhook's health: docs/security-model.md#breaker-attribution.
+      throw new ToolError('UPSTREAM_ERROR', `webhook response failed: ${(error as Error).message}`, { permanent: error instanceof ResponseTooLargeError });
     }
     if (response.statusCode >= 400) {
-      throw new ToolError('UPSTREAM_ERROR', `webhook answered HTTP ${response.statusCode}: ${text.slice(0, ERROR_SNIPPET_CHARS)}`);
+      throw new ToolError('UPSTREAM_ERROR', `webhook answered HTTP ${response.statusCode}: ${text.slice(0, ERROR_SNIPPET_CHARS)}`, {
+        permanent: isDefiniteClientError(response.statusCode),
+      });
     }
     const contentType = String(response.headers['content-type'] ?? '');
     if (contentType.includes('json') && text.length > 0) {

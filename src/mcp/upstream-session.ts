@@ -115,7 +115,7 @@ export async function openSession(config: UpstreamTransportConfig, options: Open
 }
 
 /** Every page of the listing; bounded, so a server that pages forever cannot hold it hostage. */
-export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number }): Promise<McpTool[]> {
+export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number; maxItems?: number }): Promise<McpTool[]> {
   return collectPages(async (cursor) => {
     const result = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: options.timeoutMs });
     return { items: result.tools, nextCursor: result.nextCursor };
@@ -146,7 +146,8 @@ function mapCallError(error: unknown, label: string, signal: AbortSignal | undef
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${label}: ${error.message}`, { cause: error });
     if (error.code === ErrorCode.ConnectionClosed) onLost(error);
-    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error });
+    // The upstream refused this call's parameters: a definite answer to this caller, not a sign it is unwell.
+    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error, permanent: error.code === ErrorCode.InvalidParams });
   }
   onLost(error);
   return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });

@@ -55,8 +55,9 @@ function appendQuery(query: URLSearchParams, parameter: ParameterPlan, value: un
 
 function headerValue(parameter: ParameterPlan, value: unknown): string {
   const text = parameter.json ? JSON.stringify(value) : Array.isArray(value) ? value.map(scalar).join(',') : scalar(value);
-  // A CR/LF would split the header; other control characters are refused by HTTP itself.
-  if (/[\0-\x08\x0a-\x1f\x7f]/.test(text)) throw new ToolError('VALIDATION_ERROR', `header parameter "${parameter.key}" holds control characters`);
+  // A CR/LF would split the header; HTTP carries only tab, visible ASCII, space and bytes 0x80–0xFF
+  // (node:http's own rule), so anything else is the caller's to fix, refused before a request exists.
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(text)) throw new ToolError('VALIDATION_ERROR', `header parameter "${parameter.key}" holds characters an HTTP header cannot carry`);
   return text;
 }
 

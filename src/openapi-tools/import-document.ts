@@ -6,6 +6,7 @@ import { MAX_TOOL_NAME } from '../registry/tool-names.js';
 import { sha256Hex } from '../shared/canonical-json.js';
 import type { Tool } from '../types.js';
 import { asString, isObject, type OpenApiDocument } from './document.js';
+import type { RefusedOperation } from './expansion.js';
 import { createSchemaConverter } from './json-schema.js';
 import { createOperationTool } from './operation-tool.js';
 import { listOperations, selectOperations, type Operation, type SkipReason } from './operations.js';
@@ -84,7 +85,8 @@ function uniqueName(entryName: string, operation: Operation, taken: Set<string>)
   return name;
 }
 
-export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike): ImportedDocument {
+/** `refused`: operations the parser never saw because they expand past the bounds (expansion.ts). */
+export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike, refused: readonly RefusedOperation[] = []): ImportedDocument {
   const baseUrl = resolveBaseUrl(entry, document);
   const operations = listOperations(document);
   const selection = selectOperations(operations, entry);
@@ -93,6 +95,7 @@ export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, f
     skipped[reason] = (skipped[reason] ?? 0) + 1;
   };
   for (const skip of selection.skipped) count(skip.reason);
+  for (let index = 0; index < refused.length; index += 1) count('schema too large');
 
   const convert = createSchemaConverter();
   const configuredHeaders = new Set(Object.keys(entry.headers).map((name) => name.toLowerCase()));
@@ -126,5 +129,5 @@ export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, f
       fetch,
     ),
   );
-  return { tools, report: { openapi: document.openapi, baseUrl, operations: operations.length, imported: tools.length, skipped, deferred } };
+  return { tools, report: { openapi: document.openapi, baseUrl, operations: operations.length + refused.length, imported: tools.length, skipped, deferred } };
 }

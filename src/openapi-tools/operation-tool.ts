@@ -2,7 +2,8 @@
 // fetch with the entry's timeout; only the entry's configured headers and the gateway's own are
 // sent — the caller's Authorization is never in reach of this code. Redirects are followed only
 // within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
-import { egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
+import { ResponseTooLargeError } from '../egress/http-client.js';
+import { egressRefusalOf, type FetchLike, type RequestNotSentError } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
 import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
@@ -42,13 +43,17 @@ function failureOf(error: unknown, timeout: AbortSignal, ctx: ToolContext, timeo
   if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace, permanent: error.permanent }) : error;
   if (timeout.aborted) return new ToolError('TIMEOUT', `API did not answer within ${timeoutMs} ms`, { trace });
   if (ctx.signal.aborted) return new ToolError('TIMEOUT', 'call was cancelled', { trace });
+  // Failures the gateway caused (a request it cannot build, an answer past its size limit, its egress policy)
+  // are never counted against the API's health: docs/security-model.md#breaker-attribution.
+  if (error instanceof ResponseTooLargeError) return new ToolError('UPSTREAM_ERROR', `API answer refused: ${error.message}`, { trace, permanent: true });
   const refusal = egressRefusalOf(error);
   if (refusal) {
     // The caller hears the one wording; why (how the host resolved) is for the log only (docs/security-model.md#egress).
     ctx.log.warn({ reason: refusal.reason }, 'OpenAPI call refused by the egress policy');
     return new ToolError('UPSTREAM_ERROR', refusal.message, { trace, permanent: true });
   }
-  const cause = (error as Error).cause as Error | undefined;
+  const cause = (error as Error).cause as Partial<RequestNotSentError> | Error | undefined;
+  if (cause && 'code' in cause && cause.code === 'TG_REQUEST_NOT_SENT') return new ToolError('VALIDATION_ERROR', `the arguments do not make a valid HTTP request: ${cause.message ?? ''}`, { trace });
   return new ToolError('UPSTREAM_ERROR', `API request failed: ${cause?.message ?? (error as Error).message}`, { trace });
 }
 

@@ -14,7 +14,7 @@ export interface Operation {
   parameters: ParameterObject[];
 }
 
-export type SkipReason = 'excluded' | 'not included' | 'deprecated' | 'unsupported request body' | 'required cookie parameter';
+export type SkipReason = 'excluded' | 'not included' | 'deprecated' | 'unsupported request body' | 'required cookie parameter' | 'schema too large';
 
 export interface Selection {
   selected: Operation[];

@@ -4,6 +4,7 @@
 import { dereference } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { isObject, type OpenApiDocument } from './document.js';
+import { boundExpansion, DEFAULT_EXPANSION_BOUNDS, type ExpansionBounds, type RefusedOperation } from './expansion.js';
 
 /** GitHub's 1,200 operations resolve in 1–2 s; a document that takes far longer is refused, not waited on. */
 const DEREFERENCE_TIMEOUT_MS = 30_000;
@@ -40,15 +41,24 @@ function checkVersion(document: Record<string, unknown>): string {
   return version;
 }
 
-export async function parseOpenApiDocument(text: string): Promise<OpenApiDocument> {
+export interface ParsedDocument {
+  document: OpenApiDocument;
+  /** Operations left out before resolving because they would expand past the bounds (expansion.ts). */
+  refused: RefusedOperation[];
+}
+
+export async function parseOpenApiDocument(text: string, bounds: ExpansionBounds = DEFAULT_EXPANSION_BOUNDS): Promise<ParsedDocument> {
   const parsed = parseText(text);
   if (!isObject(parsed)) throw new OpenApiDocumentError('the document is not a JSON/YAML object');
   checkVersion(parsed);
+  // Measured before the parser sees it: the parser's own walk grows with the expanded size
+  // (docs/security-model.md#schema-size-bounds).
+  const { document, refused } = boundExpansion(parsed, bounds);
   try {
     // `circular: 'ignore'` leaves a recursive schema's inner `$ref` in place (an object cycle could not
     // be serialised); json-schema.ts turns what is left into an open schema.
-    const resolved = await dereference(parsed as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' }, timeoutMs: DEREFERENCE_TIMEOUT_MS });
-    return resolved as unknown as OpenApiDocument;
+    const resolved = await dereference(document as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' }, timeoutMs: DEREFERENCE_TIMEOUT_MS });
+    return { document: resolved as unknown as OpenApiDocument, refused };
   } catch (error) {
     throw new OpenApiDocumentError(`$ref resolution failed: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -37,8 +37,12 @@ export function createOpenApiProvider(entries: readonly OpenApiEntry[], deps: Op
     const source = entry.url ?? entry.spec ?? '';
     try {
       const text = entry.url ? await fetchDocument(entry.url, pinned.fetch, deps.documents) : await readDocumentFile(source);
-      const document = await parseOpenApiDocument(text);
-      const imported = importDocument(entry, document, pinned.fetch);
+      const { document, refused } = await parseOpenApiDocument(text);
+      // One operation too large to import never takes the others down: it is left out, said here and counted.
+      for (const operation of refused) {
+        deps.log.warn({ entry: entry.name, operation: operation.id, method: operation.method, path: operation.path, nodes: operation.nodes }, `OpenAPI operation refused: ${operation.reason}`);
+      }
+      const imported = importDocument(entry, document, pinned.fetch, refused);
       return { entry, ...imported, loadMs: Math.round(performance.now() - started) };
     } catch (error) {
       throw new ConfigError(`config /openapi ${entry.name}: document ${source}: ${(error as Error).message}`);

@@ -1,12 +1,11 @@
 // An API's answer → what the model reads: JSON as compact JSON text, text as text, anything else
 // summarised (its body is not downloaded). Status ≥ 400 is UPSTREAM_ERROR with a bounded excerpt.
 import { ToolError } from '../execution/tool-error.js';
-import { readBodyCapped } from '../egress/http-client.js';
+import { isDefiniteClientError, readBodyCapped } from '../egress/http-client.js';
 
 /** The most an answer may hold before it is refused (the tool's maxResultChars cuts what the model sees). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const ERROR_EXCERPT_CHARS = 500;
-const TRANSIENT_CLIENT_ERRORS = new Set([408, 425, 429]);
 
 const isJson = (type: string): boolean => type === 'application/json' || type.endsWith('+json') || type.endsWith('/json');
 const isText = (type: string): boolean =>
@@ -32,8 +31,7 @@ export async function mapResponse(response: Response, trace: Record<string, unkn
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
     // A client error is the API's definite answer (not retried, not counted against its health);
     // 408, 425 and 429 say "try again" and 5xx "unwell".
-    const permanent = response.status < 500 && !TRANSIENT_CLIENT_ERRORS.has(response.status);
-    throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status}${excerpt ? `: ${isJson(type) ? compactJson(excerpt) : excerpt}` : ''}`, { trace, permanent });
+    throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status}${excerpt ? `: ${isJson(type) ? compactJson(excerpt) : excerpt}` : ''}`, { trace, permanent: isDefiniteClientError(response.status) });
   }
   if (response.status === 204 || response.status === 205) {
     await response.body?.cancel();

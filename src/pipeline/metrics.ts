@@ -13,10 +13,11 @@ export interface PolicyMetrics {
   decisionCell(policy: string, decision: string): CounterCell;
   batchGroup(size: number): void;
   /**
-   * A circuit's state under its metric label. Several circuits may share a label (user-level services,
-   * `__user__`): the label then shows the worst state among them (open, then half-open, then closed).
+   * A circuit's state under its metric label. Several circuits may share a label (every tenant's circuit of
+   * one service; user-level services, `__user__`), told apart by `member`: the label then shows the worst
+   * state among them (open, then half-open, then closed).
    */
-  circuitState(label: string, state: CircuitStateName, service?: string): void;
+  circuitState(label: string, state: CircuitStateName, member?: string): void;
   /** A call the rate-limit policy refused; `tenant` is a configured tenant (the chain runs only for those). */
   rateLimited(tenant: string): void;
   /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
@@ -55,12 +56,12 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[])
   const upstream = new PlainHistogram('toolgate_upstream_call_duration_seconds', 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', ['service', 'outcome'], durationBuckets, registry);
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();
-  const circuitState = (label: string, state: CircuitStateName, service = label): void => {
-    if (service === label) return void circuits.set({ service: label }, CIRCUIT_VALUE[state]);
+  const circuitState = (label: string, state: CircuitStateName, member = label): void => {
+    if (member === label) return void circuits.set({ service: label }, CIRCUIT_VALUE[state]);
     let members = unwell.get(label);
     if (!members) unwell.set(label, (members = new Map()));
-    if (state === 'closed') members.delete(service);
-    else members.set(service, state);
+    if (state === 'closed') members.delete(member);
+    else members.set(member, state);
     const states = new Set(members.values());
     circuits.set({ service: label }, CIRCUIT_VALUE[states.has('open') ? 'open' : states.has('half_open') ? 'half_open' : 'closed']);
   };

@@ -9,10 +9,11 @@ import type { EgressOptions } from '../egress/check-egress.js';
 import { describeError } from '../mcp/upstream-session.js';
 import type { McpService, UserToolProvider, UpstreamStatus } from '../registry/provider.js';
 import type { Logger, Principal, Tool } from '../types.js';
+import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey } from '../registry/user-names.js';
 import { registrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
-import { UserServer } from './user-server.js';
+import { UserServer, type SizedUserTool } from './user-server.js';
 
 export interface UserMcpProviderDeps {
   registrations: UserMcpRegistrations;
@@ -25,6 +26,10 @@ export interface UserMcpProviderDeps {
   idleMs?: number;
   /** Connect and tools/list timeout (default 10 s). */
   connectTimeoutMs?: number;
+  /** The tenant's `userMcp` bounds on what a user's servers may list, from the live config. */
+  limitsFor?: (tenant: string) => UserCatalogLimits;
+  /** A server's listing is read again at most this often, however often it says it changed (default 2 s). */
+  minRelistMs?: number;
 }
 
 export interface UserMcpProvider extends UserToolProvider {
@@ -42,19 +47,28 @@ const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${
 const fingerprintOf = (registration: UserMcpRegistration): string =>
   createHash('sha256').update(JSON.stringify([registration.url, registration.transport, registration.headers])).digest('hex');
 
+/** A server that could not be listed: one shared empty list, so the user's combined list stays the same object. */
+const UNAVAILABLE: readonly SizedUserTool[] = Object.freeze([]);
+
 /** Two of a user's servers may offer the same name: the older registration (listed first) wins, deterministically. */
-function oldestFirstWins(perService: Tool[][], log: Logger): Tool[] {
+function oldestFirstWins(perService: ReadonlyArray<readonly SizedUserTool[]>, log: Logger): SizedUserTool[][] {
   const seen = new Set<string>();
-  const tools: Tool[] = [];
-  for (const tool of perService.flat()) {
-    if (seen.has(tool.name)) {
-      log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
-      continue;
-    }
-    seen.add(tool.name);
-    tools.push(tool);
-  }
-  return tools;
+  return perService.map((tools) =>
+    tools.filter(({ tool }) => {
+      if (seen.has(tool.name)) {
+        log.warn({ tool: tool.name, service: tool.service }, 'user MCP tool shadowed by an older registration');
+        return false;
+      }
+      seen.add(tool.name);
+      return true;
+    }),
+  );
+}
+
+interface Combined {
+  parts: ReadonlyArray<readonly SizedUserTool[]>;
+  limits: UserCatalogLimits;
+  tools: readonly Tool[];
 }
 
 /**
@@ -92,24 +106,36 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           // A dropped connection is forgotten, so the next listing or call reconnects.
           onLost: (server) => void cache.evictIfCurrent(key, server),
           current,
+          minRelistMs: deps.minRelistMs ?? 2000,
         }),
       );
     return current();
   }
 
-  async function toolsOf(principal: Principal, registration: UserMcpRegistration, log: Logger): Promise<Tool[]> {
+  async function toolsOf(principal: Principal, registration: UserMcpRegistration, limits: UserCatalogLimits, log: Logger): Promise<readonly SizedUserTool[]> {
     try {
-      return await (await serverFor(principal, registration, log)).tools();
+      return await (await serverFor(principal, registration, log)).tools(limits);
     } catch (error) {
       // One broken server hides only its own tools.
       logUnavailable(log, principal, registration, error);
       await cache.evict(cacheKey(principal.tenant, principal.user, registration.serviceId));
-      return [];
+      return UNAVAILABLE;
     }
   }
 
-  async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<Tool[]> {
-    return oldestFirstWins(await Promise.all(registrations.map((registration) => toolsOf(principal, registration, log))), log);
+  // The user's combined list, by the first server's list: each server returns the same array until its
+  // listing changes, so combining (and every pool built on the result) happens once per change, not per
+  // request. Weakly held: it goes when the servers' lists do.
+  const combined = new WeakMap<object, Combined>();
+
+  async function toolsOfAll(principal: Principal, registrations: readonly UserMcpRegistration[], log: Logger): Promise<readonly Tool[]> {
+    const limits = deps.limitsFor?.(principal.tenant) ?? DEFAULT_USER_CATALOG_LIMITS;
+    const parts = await Promise.all(registrations.map((registration) => toolsOf(principal, registration, limits, log)));
+    const known = combined.get(parts[0]!);
+    if (known && known.limits === limits && known.parts.length === parts.length && known.parts.every((part, index) => part === parts[index])) return known.tools;
+    const tools = Object.freeze(withinCatalogBytes(oldestFirstWins(parts, log), limits.maxCatalogBytes, log));
+    combined.set(parts[0]!, { parts, limits, tools });
+    return tools;
   }
 
   // A user without registrations shares one frozen empty list.

@@ -11,6 +11,7 @@ import { callUpstreamTool, describeError, listAllTools, openSession, type Upstre
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../types.js';
 import { userServiceKey, userToolName } from '../registry/user-names.js';
+import { boundServerListing, type UserCatalogLimits } from './catalog-limits.js';
 import type { UserMcpRegistration } from './registrations.js';
 
 /** Pages of one listing: a server that pages forever cannot hold the listing hostage. */
@@ -29,12 +30,26 @@ export interface UserServerOptions {
   onLost: (server: UserServer) => void;
   /** The live server for this registration at call time (reconnects after a drop). */
   current: () => Promise<UserServer>;
+  /**
+   * A listing is kept at least this long, even when the server says its list changed: a server that
+   * announces changes without end re-lists (and rebuilds) at most once per interval.
+   */
+  minRelistMs: number;
 }
 
+/** One of the owner's tools and what it weighs against `userMcp.maxCatalogBytes`. */
+export interface SizedUserTool {
+  tool: Tool;
+  bytes: number;
+}
+
+const sameLimits = (a: UserCatalogLimits, b: UserCatalogLimits): boolean =>
+  a.maxToolsPerServer === b.maxToolsPerServer && a.maxDescriptionChars === b.maxDescriptionChars && a.maxSchemaBytes === b.maxSchemaBytes && a.maxCatalogBytes === b.maxCatalogBytes;
+
 export class UserServer {
-  private listing: Promise<McpTool[]> | undefined;
-  /** Tools built from the last listing, rebuilt only when the listing object changes. */
-  private built: { from: McpTool[]; tools: Tool[] } | undefined;
+  private listing: { maxItems: number; tools: Promise<McpTool[]>; at: number; stale: boolean } | undefined;
+  /** Tools built from the last listing within the tenant's limits, rebuilt only when either changes. */
+  private built: { from: McpTool[]; limits: UserCatalogLimits; tools: readonly SizedUserTool[] } | undefined;
 
   private constructor(
     private readonly options: UserServerOptions,
@@ -54,7 +69,7 @@ export class UserServer {
         timeoutMs: options.timeoutMs,
         fetch: options.fetch,
         clientName: 'toolgate-user-mcp',
-        onToolsChanged: () => server?.forgetListing(),
+        onToolsChanged: () => server?.listingChanged(),
         onClose: () => {
           server?.forgetListing();
           if (server) options.onLost(server);
@@ -65,10 +80,18 @@ export class UserServer {
     return server;
   }
 
-  /** The owner's tools from this server, listed once and kept until the server says its list changed. */
-  async tools(): Promise<Tool[]> {
-    const listed = await this.list();
-    if (this.built?.from !== listed) this.built = { from: listed, tools: listed.map((upstream) => this.toolFor(upstream)) };
+  /**
+   * The owner's tools from this server, listed once and kept until the server says its list changed, bounded
+   * by the tenant's `userMcp` limits (docs/security-model.md#user-catalog-bounds). The same array is returned
+   * until something changes, so what is built from it can be kept too.
+   */
+  async tools(limits: UserCatalogLimits): Promise<readonly SizedUserTool[]> {
+    // One more than the cap: enough to tell the server listed too many, without reading every page.
+    const listed = await this.list(limits.maxToolsPerServer + 1);
+    if (this.built?.from !== listed || !sameLimits(this.built.limits, limits)) {
+      const bounded = boundServerListing(listed, limits, this.service, this.options.log);
+      this.built = { from: listed, limits, tools: bounded.map(({ upstream, bytes }) => ({ tool: this.toolFor(upstream), bytes })) };
+    }
     return this.built.tools;
   }
 
@@ -90,15 +113,22 @@ export class UserServer {
     this.listing = undefined;
   }
 
-  private list(): Promise<McpTool[]> {
-    if (!this.listing) {
-      const pending = listAllTools(this.session, { timeoutMs: this.options.timeoutMs, maxPages: MAX_LIST_PAGES });
-      this.listing = pending;
+  private listingChanged(): void {
+    if (this.listing) this.listing.stale = true;
+  }
+
+  private list(maxItems: number): Promise<McpTool[]> {
+    let listing = this.listing;
+    const now = Date.now();
+    if (!listing || listing.maxItems !== maxItems || (listing.stale && now - listing.at >= this.options.minRelistMs)) {
+      const pending = listAllTools(this.session, { timeoutMs: this.options.timeoutMs, maxPages: MAX_LIST_PAGES, maxItems });
+      const fresh = { maxItems, tools: pending, at: now, stale: false };
+      listing = this.listing = fresh;
       pending.catch(() => {
-        if (this.listing === pending) this.listing = undefined;
+        if (this.listing === fresh) this.listing = undefined;
       });
     }
-    return this.listing;
+    return listing.tools;
   }
 
   private toolFor(upstream: McpTool): Tool {

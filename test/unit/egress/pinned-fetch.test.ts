@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEgress, EGRESS_REFUSED, type Resolve } from '../../../src/egress/check-egress.js';
-import { createPinnedFetch, EgressDeniedError } from '../../../src/egress/pinned-fetch.js';
+import { createPinnedFetch, EgressDeniedError, RequestNotSentError } from '../../../src/egress/pinned-fetch.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
 
 let server: Server;
@@ -34,6 +34,22 @@ function causeOf(error: unknown): unknown {
 }
 
 describe('pinned fetch', () => {
+  it('fails a request it cannot build with a RequestNotSentError cause, without dialling (nothing says the upstream is unwell)', async () => {
+    const pinned = createPinnedFetch({ allow: ['127.0.0.1'], resolve: async () => ['127.0.0.1'] });
+    const before = seenHosts.length;
+    try {
+      // \u2028 is no byte: the WHATWG Headers refuse it. \x01 is a byte node:http refuses to send.
+      for (const value of ['é\u2028', 'a\x01b']) {
+        const error = await pinned.fetch(`http://pinned.test:${port}/`, { headers: { 'x-tag': value } }).catch((failure: unknown) => failure);
+        expect(error).toBeInstanceOf(TypeError);
+        expect(causeOf(error)).toBeInstanceOf(RequestNotSentError);
+      }
+      expect(seenHosts.length).toBe(before);
+    } finally {
+      pinned.close();
+    }
+  });
+
   it('connects to the checked address while keeping the hostname in the Host header', async () => {
     const pinned = createPinnedFetch({ allow: ['127.0.0.1'], resolve: async () => ['127.0.0.1'] });
     try {

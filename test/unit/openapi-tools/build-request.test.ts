@@ -37,10 +37,13 @@ describe('building the outgoing request', () => {
     expect(() => buildRequest('https://api.test', plan([idParameter, owner, filter]), { id: 1, owner: 'acme', filter: { owner: 'victim' } }, {})).toThrow(/another query parameter/);
   });
 
-  it('lets configured headers win over a header parameter and refuses CR/LF in header values', () => {
+  it('lets configured headers win over a header parameter and refuses CR/LF and characters HTTP cannot carry in header values', () => {
     const auth = parameter({ key: 'X-Key', in: 'header', name: 'X-Key', style: 'simple', explode: false });
     expect(buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'model' }, { 'x-key': 'service' }).headers).toEqual({ 'x-key': 'service' });
-    expect(() => buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'a\r\nInjected: 1' }, {})).toThrow(/control characters/);
+    expect(() => buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'a\r\nInjected: 1' }, {})).toThrow(/an HTTP header cannot carry/);
+    // Beyond one byte per character: refused here, as the caller's error, before any request exists.
+    expect(() => buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'é\u2028' }, {})).toThrow(/an HTTP header cannot carry/);
+    expect(buildRequest('https://api.test', plan([idParameter, auth]), { id: 1, 'X-Key': 'café\tx' }, {}).headers).toEqual({ 'x-key': 'café\tx' });
   });
 
   it('sends the JSON body with its media type', () => {

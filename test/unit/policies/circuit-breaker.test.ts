@@ -134,3 +134,47 @@ describe('circuit-breaker policy', () => {
     expect(terminal.seen).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'ok']);
   });
 });
+
+describe('circuit attribution (per service and tenant)', () => {
+  const ctxOf = (tenant: string) => makeCtx({ principal: { ...makeCtx().principal, tenant } });
+
+  it("opens one tenant's circuit on its own failures only; a reconnect of the upstream reaches every tenant's circuit", async () => {
+    const clock = fakeClock();
+    const members: string[] = [];
+    const circuits = createCircuitRegistry((label, state, member) => void members.push(`${label} ${state} ${member}`));
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 30_000 }, makeDeps({ clock, circuits })));
+    for (let i = 0; i < 2; i++) await policy(makeCall(upstreamTool), ctxOf('acme'), scripted(['UPSTREAM_ERROR']));
+    expect((await policy(makeCall(upstreamTool), ctxOf('acme'), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+    expect((await policy(makeCall(upstreamTool), ctxOf('globex'), scripted(['ok']))).ok).toBe(true);
+    expect([circuits.stateOf('weather-api', 'acme'), circuits.stateOf('weather-api', 'globex'), circuits.stateOf('weather-api')]).toEqual(['open', 'closed', 'open']);
+    // Metrics: one label per service, each tenant's circuit a member of it.
+    expect(members).toContain('weather-api open weather-api\u0000acme');
+
+    circuits.upstreamRecovered('weather-api', clock.now());
+    expect(circuits.stateOf('weather-api', 'acme')).toBe('half_open');
+    expect((await policy(makeCall(upstreamTool), ctxOf('acme'), scripted(['ok']))).ok).toBe(true);
+    expect(circuits.stateOf('weather-api')).toBe('closed');
+  });
+
+  it('does not count a throw from below (the gateway\'s own fault, not the upstream\'s)', async () => {
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1 }, makeDeps({ clock: fakeClock() })));
+    for (let i = 0; i < 3; i++) {
+      await policy(makeCall(upstreamTool), makeCtx(), async () => {
+        throw new Error('bug');
+      }).catch(() => undefined);
+    }
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).ok).toBe(true);
+  });
+
+  it('keeps at most maxCircuits: idle circuits are forgotten first, an open one never', async () => {
+    const clock = fakeClock();
+    const circuits = createCircuitRegistry(undefined, 3);
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1, cooldownMs: 30_000 }, makeDeps({ clock, circuits })));
+    await policy(makeCall(upstreamTool), ctxOf('t0'), scripted(['UPSTREAM_ERROR'])); // t0: open
+    for (let i = 1; i <= 50; i++) await policy(makeCall(upstreamTool), ctxOf(`t${i}`), scripted(['ok']));
+    expect(circuits.stateOf('weather-api', 't0')).toBe('open');
+    const kept = Array.from({ length: 51 }, (_, i) => circuits.stateOf('weather-api', `t${i}`)).filter((state) => state !== undefined);
+    expect(kept.length).toBeLessThanOrEqual(3);
+    expect((await policy(makeCall(upstreamTool), ctxOf('t0'), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+  });
+});

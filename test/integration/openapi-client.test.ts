@@ -55,8 +55,8 @@ describe('a client generated from openapi.yaml', () => {
     const summary = await runSession(url, KEY, 'demo-user');
     expect(summary).toEqual({
       live: 'ok',
-      toolNames: ['add_numbers', 'echo', 'get_weather', 'knowledge_search', 'send_announcement'],
-      openaiNames: ['add_numbers', 'echo', 'get_weather', 'knowledge_search', 'send_announcement'],
+      toolNames: ['add_numbers', 'calc_add', 'echo', 'get_weather', 'knowledge_search', 'send_announcement'],
+      openaiNames: ['add_numbers', 'calc_add', 'echo', 'get_weather', 'knowledge_search', 'send_announcement'],
       searchHits: 1,
       weather: { ok: true, output: '{"city":"Paris","tempC":18,"conditions":"cloudy"}', source: 'function' },
       batchOutputs: ['{"sum":42}', 'hi'],

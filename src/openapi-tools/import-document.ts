@@ -4,7 +4,7 @@ import type { FetchLike } from '../egress/pinned-fetch.js';
 import { generateApiFunctionName } from '../mcp/naming.js';
 import { MAX_TOOL_NAME } from '../registry/tool-names.js';
 import { sha256Hex } from '../shared/canonical-json.js';
-import type { Tool } from '../types.js';
+import type { ServiceCredentials, Tool } from '../types.js';
 import { asString, isObject, type OpenApiDocument } from './document.js';
 import { createSchemaConverter } from './json-schema.js';
 import { createOperationTool } from './operation-tool.js';
@@ -84,7 +84,7 @@ function uniqueName(entryName: string, operation: Operation, taken: Set<string>)
   return name;
 }
 
-export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike): ImportedDocument {
+export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike, credentials?: ServiceCredentials): ImportedDocument {
   const baseUrl = resolveBaseUrl(entry, document);
   const operations = listOperations(document);
   const selection = selectOperations(operations, entry);
@@ -121,6 +121,7 @@ export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, f
         timeoutMs: entry.timeoutMs,
         maxResultChars: entry.maxResultChars,
         deferLoading: deferred,
+        ...(credentials ? { credentials } : {}),
         searchHint: `${operation.method.toUpperCase()} ${operation.path}${operation.tags.length > 0 ? ` (${operation.tags.join(', ')})` : ''}`.slice(0, MAX_SEARCH_HINT_CHARS),
       },
       fetch,

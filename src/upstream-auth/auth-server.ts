@@ -81,6 +81,10 @@ function boundedFetch(breaker: Breaker, timeoutMs: number, now: () => number): o
 
 /** The error an openid-client failure stands for; never its body or cause (they may echo a token). */
 function mapError(what: string, error: unknown): AuthServerError {
+  // openid-client wraps what the fetch threw: the bounded fetch's own verdict is in the cause chain.
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof AuthServerError) return new AuthServerError(cause.code, `${what}: ${cause.message}`);
+  }
   if (error instanceof AuthServerError) return new AuthServerError(error.code, `${what}: ${error.message}`);
   if (error instanceof oauth.ResponseBodyError) {
     const code = /^[a-z_]{1,64}$/.test(error.error) ? error.error : 'error';

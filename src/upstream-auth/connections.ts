@@ -9,7 +9,7 @@ import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
 import { freshUntil } from './token-cache.js';
-import type { Vault } from './vault.js';
+import { VaultError, type Vault } from './vault.js';
 
 /** How long a started connect flow (its `state`) may be completed. */
 export const FLOW_TTL_MS = 10 * 60_000;
@@ -173,8 +173,18 @@ export function createConnections(deps: ConnectionsDeps) {
     return freshUntil(record, record.refreshedAt) > now();
   }
 
+  /** A sealed token of the record; one that no longer opens (its key was rotated out) needs a new connection. */
+  function unseal(record: ConnectionRecord, sealed: string, part: 'access' | 'refresh'): string {
+    try {
+      return deps.vault.open(sealed, sealContext(record, part));
+    } catch (error) {
+      if (error instanceof VaultError) throw new NotConnectedError(record.service, 'the stored connection no longer opens (its key was removed)');
+      throw error;
+    }
+  }
+
   function openAccess(record: ConnectionRecord): TokenSet {
-    return { accessToken: deps.vault.open(record.access, sealContext(record, 'access')), ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}), scopes: record.scopes };
+    return { accessToken: unseal(record, record.access, 'access'), ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}), scopes: record.scopes };
   }
 
   async function forget(principal: Principal, service: string): Promise<void> {
@@ -201,7 +211,7 @@ export function createConnections(deps: ConnectionsDeps) {
           const held = await read(principal, goal.service);
           if (!held) throw new NotConnectedError(goal.service, 'not connected');
           if (isFresh(held.record)) return openAccess(held.record);
-          const refreshToken = deps.vault.open(held.record.refresh as string, sealContext(held.record, 'refresh'));
+          const refreshToken = unseal(held.record, held.record.refresh as string, 'refresh');
           let tokens: TokenSet;
           try {
             const response = await server.run('refresh', (config) => oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters));

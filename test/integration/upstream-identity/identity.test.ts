@@ -1,5 +1,7 @@
 // Calls run as their user at the upstream (docs/security-model.md#upstream-identity): the must-shows with a
 // real authorization server and upstreams that verify tokens and answer who called.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, bearer, buildTestApp, signToken } from '../../helpers/build.js';
@@ -125,5 +127,27 @@ describe('clientCredentials and tokenExchange', () => {
     const result = await call(app, API_KEY, 'exch_whoami');
     expect(result.error?.errorType).toBe('PERMISSION_DENIED');
     expect(result.error?.error).toMatch(/API keys have no token to exchange/);
+  });
+});
+
+describe('over toolgate\'s MCP endpoint', () => {
+  it('a call lacking a connection is a tool error carrying the connect URL; after connecting the same call runs as the user', async () => {
+    const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    const grace = await signToken({ sub: 'grace' });
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: bearer(grace) } }));
+    try {
+      const refused = await client.callTool({ name: 'jira_whoami', arguments: {} });
+      expect(refused.isError).toBe(true);
+      const url = (refused._meta as Record<string, string> | undefined)?.['toolgate/authorizationUrl'] ?? '';
+      expect(JSON.stringify(refused.content)).toContain(url);
+      const callback = await authorize(url, 'grace');
+      expect((await app.inject({ url: callback })).statusCode).toBe(200);
+      const done = await client.callTool({ name: 'jira_whoami', arguments: {} });
+      expect(done.isError).toBeFalsy();
+      expect(JSON.stringify(done.content)).toContain('\\"sub\\":\\"grace\\"');
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -22,6 +22,8 @@ export interface TestAuthServer {
   /** Access tokens issued live this many seconds (as `expires_in`; the JWT keeps its own `exp`). */
   expiresIn: number;
   mode: TokenEndpointMode;
+  /** Who is logged in at the server when the authorization request names nobody (`login_hint`): a browser's session. */
+  loginAs: string;
   close(): Promise<void>;
 }
 
@@ -51,11 +53,11 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
   const codeUsers = new Map<string, string>();
   const refreshUsers = new Map<string, string>();
   const usedCodes = new Set<string>();
-  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', close: async () => {} };
+  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', close: async () => {} };
 
   // Who logged in at the authorization endpoint (the test's browser says so with login_hint).
   mock.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
-    const hint = new URL(req.url ?? '/', mockUrl).searchParams.get('login_hint') ?? 'johndoe';
+    const hint = new URL(req.url ?? '/', mockUrl).searchParams.get('login_hint') ?? state.loginAs;
     const code = redirect.url.searchParams.get('code');
     if (code) codeUsers.set(code, hint);
   });

@@ -3,6 +3,7 @@ import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../types.js';
+import { recordCredential } from '../observability/tracing.js';
 import { toToolOutput } from './result.js';
 import type { UpstreamClient } from './upstream-client.js';
 import { holdCredential } from './upstream-fetch.js';
@@ -54,7 +55,7 @@ export function toolFromMcp(upstream: McpTool, options: McpToolOptions): Tool {
         const result = await client.callTool(upstream.name, args, { signal: ctx.signal, depth: ctx.depth, onProgress: ctx.onProgress, headers: { ...identity, ...held.headers } });
         const output = toToolOutput(result);
         // Which identity the upstream saw, for the caller's trace and the audit: a hash prefix, never the token.
-        return { ...output, trace: { ...(isObject(output.trace) ? output.trace : {}), credential: { kind: credential.kind, tokenHash: credential.tokenHash } } };
+        return { ...output, trace: { ...(isObject(output.trace) ? output.trace : {}), credential: recordCredential(credential) } };
       } finally {
         held.release();
       }

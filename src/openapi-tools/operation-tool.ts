@@ -4,7 +4,7 @@
 // within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
 import type { EgressDeniedError, FetchLike } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
-import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
+import { clientSpan, httpClientAttributes, isTracing, recordCredential } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, ServiceCredentials, Tool, ToolContext } from '../types.js';
@@ -93,7 +93,7 @@ export function createOperationTool(spec: OperationToolSpec, fetch: FetchLike): 
     try {
       const credential = await spec.credentials?.forCall(ctx.principal, signal);
       // Which identity the API saw: a hash prefix in the trace, never the token.
-      if (credential) trace.credential = { kind: credential.kind, tokenHash: credential.tokenHash };
+      if (credential) trace.credential = recordCredential(credential);
       const request = buildRequest(spec.baseUrl, plan, args, {
         ...spec.headers,
         ...(credential ? { authorization: credential.authorization } : {}),

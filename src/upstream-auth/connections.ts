@@ -18,6 +18,8 @@ const MAX_INDEXED_USERS = 10_000;
 /** Rows of one admin listing (each a store read). */
 const MAX_LISTED = 1000;
 const INDEX_RETRIES = 8;
+/** Connect flows one user may have open per service at once. */
+const MAX_PENDING_FLOWS = 3;
 const LEASE_POLL_MS = 100;
 
 /** A service whose calls need the caller's own connection. */
@@ -253,11 +255,13 @@ export function createConnections(deps: ConnectionsDeps) {
       const expiresAt = now() + FLOW_TTL_MS;
       const flow: FlowRecord = { tenant: principal.tenant, user: principal.user, service, verifier: deps.vault.seal(verifier, `flow\u0000${stateHash}`), expiresAt };
       await store.set(flowKey(stateHash), JSON.stringify(flow), { ttlMs: FLOW_TTL_MS });
-      // One pending flow per user and service: starting again ends the previous one.
+      // A few pending flows per user and service (a call needing the connection starts one, and must not end
+      // the one the user is completing in the browser); starting more ends the oldest.
       const pending = pendingKey(principal.tenant, principal.user, service);
-      const previous = await store.get(pending);
-      if (previous !== null) await store.delete(flowKey(previous));
-      await store.set(pending, stateHash, { ttlMs: FLOW_TTL_MS });
+      const raw = await store.get(pending);
+      const open = [...((raw === null ? [] : parseJson<string[]>(raw)) ?? []), stateHash];
+      for (const ended of open.splice(0, Math.max(0, open.length - MAX_PENDING_FLOWS))) await store.delete(flowKey(ended));
+      await store.set(pending, JSON.stringify(open), { ttlMs: FLOW_TTL_MS });
       const url = oauth.buildAuthorizationUrl(config, {
         response_type: 'code',
         redirect_uri: redirectUri(),

@@ -115,6 +115,17 @@ describe('the connect flow refuses', () => {
     expect(done.body).not.toContain('evil.test');
   });
 
+  it('a call needing the connection does not end the flow the user is completing; beyond 3 open flows the oldest ends', async () => {
+    const heidi = await signToken({ sub: 'heidi' });
+    const inBrowser = await authorize(await startFlow(heidi), 'heidi');
+    expect((await call(app, heidi, 'jira_whoami')).error?.errorType).toBe('CONNECTION_REQUIRED');
+    expect((await inject({ url: inBrowser })).statusCode).toBe(200);
+    const ivan = await signToken({ sub: 'ivan' });
+    const oldest = await authorize(await startFlow(ivan), 'ivan');
+    for (let flow = 0; flow < 3; flow += 1) await startFlow(ivan);
+    expect((await inject({ url: oldest })).statusCode).toBe(400);
+  });
+
   it('connecting on behalf of another user: the flow belongs to the caller, whatever the request says', async () => {
     const erin = await signToken({ sub: 'erin' });
     const started = await inject({ method: 'POST', url: '/v1/connections/jira?user=frank', headers: { ...bearer(erin), 'content-type': 'application/json' }, payload: { user: 'frank', tenant: 'globex' } });

@@ -110,6 +110,11 @@ function checkUpstreamAuth(config: GatewayConfig): void {
     if (config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: userOAuth keeps refresh tokens encrypted: configure credentials.keys`);
     if (!config.server.publicUrl) throw new ConfigError(`config ${where}: userOAuth needs server.publicUrl (the redirect URI is <publicUrl>/oauth/callback)`);
   }
+  // Connections are keyed by service: an OpenAPI entry's name must not be an MCP service's id too.
+  const mcpIds = new Set([...config.mcp.local.map((entry) => entry.service), ...config.mcp.global.map((entry) => entry.id)]);
+  for (const [index, entry] of config.openapi.entries()) {
+    if (entry.auth && mcpIds.has(entry.name)) throw new ConfigError(`config /openapi/${index}/name: "${entry.name}" is also an MCP service id; an entry with auth needs a name of its own`);
+  }
   const ids = new Set<string>();
   for (const [index, { id, key }] of config.credentials.keys.entries()) {
     if (ids.has(id)) throw new ConfigError(`config /credentials/keys/${index}/id: "${id}" is declared twice`);

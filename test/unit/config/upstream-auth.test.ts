@@ -26,5 +26,7 @@ describe('upstream auth in the configuration', () => {
     expect(() => load({ credentials: { keys: [{ id: 'k1', key }, { id: 'k1', key }] } })).toThrow(/declared twice/);
     expect(() => load({ mcp: { global: [{ id: 'x', transport: 'stdio', command: 'x', auth: userOAuth }] } })).toThrow(/invalid/);
     expect(() => load({ server: { publicUrl: 'https://toolgate.test/' } })).toThrow(/invalid/);
+    const both = { ...jira({ type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' }), openapi: [{ name: 'jira', spec: '/x.json', auth: { type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' } }] };
+    expect(() => load(both)).toThrow('config /openapi/0/name: "jira" is also an MCP service id; an entry with auth needs a name of its own');
   });
 });

@@ -229,6 +229,8 @@ describe('nothing anywhere holds a token', () => {
     const secrets = [...stage.as.issued, alice, bob];
     expect(stage.as.issued.length).toBeGreaterThan(10);
     for (const secret of secrets) expect(outputs.includes(secret), `a token appears in the captured output`).toBe(false);
+    // Nor the callback's code and state (single-use secrets of a flow).
+    expect(logLines.join('\n')).not.toMatch(/oauth\/callback\?(?!\[redacted\])/);
     // The audit names the kind and a hash prefix.
     const events = audit.trim().split('\n').map((line) => JSON.parse(line) as { tool: string; credential?: { kind: string; tokenHash: string } });
     expect(events.find((event) => event.tool === 'robot_whoami' && event.credential)?.credential).toEqual({ kind: 'service', tokenHash: expect.stringMatching(/^[0-9a-f]{12}$/) });

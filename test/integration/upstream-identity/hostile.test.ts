@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';
 import { storeUnavailable } from '../../../src/store/unavailable.js';
@@ -169,7 +169,16 @@ describe('tokens stay inside toolgate', () => {
 });
 
 describe('a slow, failing or hostile token endpoint', () => {
-  const exchangeAs = async (user: string) => call(app, await signToken({ sub: user }), 'exch_whoami');
+  // Each case on a replica of its own: breakers are per process, and one case's failures must not open the next one's.
+  let replica: FastifyInstance | undefined;
+  beforeEach(async () => {
+    replica = await buildTestApp(stage.config());
+  });
+  afterEach(async () => {
+    stage.as.mode = 'normal';
+    await replica?.close();
+  });
+  const exchangeAs = async (user: string) => call(replica as FastifyInstance, await signToken({ sub: user }), 'exch_whoami');
 
   it('a slow one costs a call a bounded wait', async () => {
     stage.as.mode = 'slow';
@@ -237,7 +246,7 @@ describe('nothing anywhere holds a token', () => {
     expect(events.some((event) => event.tool === 'jira_whoami' && event.credential?.kind === 'user')).toBe(true);
     // Token requests are counted by service and kind, never by user.
     expect(metrics).toMatch(/toolgate_upstream_token_fetches_total\{service="jira",kind="user"\} \d+/);
-    expect(metrics).toMatch(/toolgate_upstream_token_failures_total\{service="exch",kind="exchanged"\} \d+/);
+    expect(metrics).toMatch(/toolgate_upstream_token_failures_total\{service="jira",kind="user"\} \d+/);
     expect(metrics).not.toMatch(/toolgate_upstream_token_\w+\{[^}]*user=/);
   });
 });

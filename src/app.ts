@@ -49,6 +49,8 @@ import type { StateStore } from './store/types.js';
 import { DEFAULT_USER_CATALOG_LIMITS } from './user-mcp/catalog-limits.js';
 import { createUserMcpProvider } from './user-mcp/provider.js';
 import { createUserMcpRegistrations } from './user-mcp/registrations.js';
+import { createUpstreamIdentity } from './upstream-auth/identity.js';
+import { connectionRoutes } from '../routes/connections.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -119,6 +121,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
   // MCP definition pins in the state store: with Redis, an operator's accept on one replica releases the tool on all.
   const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
+  // Upstream identity (docs/security-model.md#upstream-identity): per-call OAuth credentials, connections in the store.
+  const identity = createUpstreamIdentity({ store: governance.store, config: () => gateway.config, metrics: metrics.registry });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     builtinPolicies,
@@ -126,7 +130,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
   });
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
@@ -190,6 +194,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });
+  await app.register(connectionRoutes, { identity });
   await app.register(mcpRoutes);
   return app;
 }

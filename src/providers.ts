@@ -12,7 +12,8 @@ import { createOpenApiProvider } from './openapi-tools/provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/provider.js';
 import type { Resolve } from './egress/check-egress.js';
-import type { Logger } from './types.js';
+import type { Logger, ServiceCredentials } from './types.js';
+import type { UpstreamAuthConfig } from './config/types.js';
 
 export interface ProviderDeps {
   log: Logger;
@@ -24,6 +25,8 @@ export interface ProviderDeps {
   circuits?: CircuitRegistry;
   /** Definition pins in the state store (src/mcp/pinning.ts), shared by replicas; one in memory when absent. */
   pins?: PinRegistry;
+  /** Upstream OAuth credentials of services with an `auth` object (src/upstream-auth/identity.ts). */
+  credentialsFor?: (service: string, auth: UpstreamAuthConfig) => ServiceCredentials;
 }
 
 /**
@@ -39,6 +42,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
     ...(deps.metrics ? { metrics: deps.metrics.registry } : {}),
     onShadowed: () => deps.metrics?.toolShadowed.inc({ winner: 'global-mcp', loser: 'global-mcp' }),
     onUpstreamReady: (service: string) => deps.circuits?.upstreamRecovered(service),
+    ...(deps.credentialsFor ? { credentialsFor: deps.credentialsFor } : {}),
   };
   // Fetched OpenAPI documents outlive reloads, so a reload revalidates (If-None-Match) instead of re-downloading.
   const documents: DocumentCache = new Map();
@@ -63,7 +67,12 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       // Always rebuilt on reload: documents (files or URLs) are re-read.
       key: `openapi:${JSON.stringify([config.openapi, config.egress])}:${Date.now()}`,
       create: () =>
-        createOpenApiProvider(config.openapi, { egress: { allow: config.egress.allow, resolve: deps.resolve }, log: deps.log, documents }),
+        createOpenApiProvider(config.openapi, {
+          egress: { allow: config.egress.allow, resolve: deps.resolve },
+          log: deps.log,
+          documents,
+          ...(deps.credentialsFor ? { credentialsFor: deps.credentialsFor } : {}),
+        }),
     },
     { key: `local-mcp:${JSON.stringify(config.mcp.local)}`, create: () => createLocalMcpProvider(config.mcp.local, mcpDeps) },
     { key: `global-mcp:${JSON.stringify(config.mcp.global)}`, create: () => createGlobalMcpProvider(config.mcp.global, mcpDeps) },

@@ -129,6 +129,7 @@ describe('the OpenAPI document', () => {
       'get /.well-known/oauth-protected-resource/mcp',
       'get /.well-known/oauth-protected-resource/mcp/{toolset}',
       'get /healthz',
+      'get /oauth/callback',
       'get /readyz',
     ]);
     const unsecured = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security === undefined).map(([m]) => `${m} ${path}`));

@@ -4,6 +4,7 @@ import { api, ApiError, isAdmin, session, type Me } from './api.js';
 import { ErrorNote } from './components.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
+import { ConnectionsPage } from './pages/connections.js';
 import { KeysPage } from './pages/keys.js';
 import { MyServersPage } from './pages/my-servers.js';
 import { OverviewPage } from './pages/overview.js';
@@ -24,6 +25,7 @@ const PAGES: PageDef[] = [
   { path: 'tools', title: 'Tools', allowed: () => true, render: (me) => <ToolsPage me={me} /> },
   { path: 'upstreams', title: 'Upstreams', allowed: (me) => isAdmin(me) || me.operator, render: (me) => <UpstreamsPage me={me} /> },
   { path: 'my-servers', title: 'My MCP servers', allowed: () => true, render: (me) => <MyServersPage me={me} /> },
+  { path: 'connections', title: 'Connections', allowed: () => true, render: (me) => <ConnectionsPage me={me} /> },
   { path: 'audit', title: 'Audit', allowed: isAdmin, render: () => <AuditPage /> },
   { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
   { path: 'overview', title: 'Overview', allowed: isAdmin, render: () => <OverviewPage /> },

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
-import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, JsonObject, ToolResult, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
 import { activeTraceId } from '../observability/tracing.js';
 import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 
@@ -51,7 +51,24 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId
   // Written inside the call's span (audit policy, or the execution path for refusals) when tracing is on.
   const traceId = activeTraceId();
   if (traceId !== undefined) event.traceId = traceId;
+  const credential = credentialOf(result.trace);
+  if (credential) event.credential = credential;
   return event;
+}
+
+const isCredentialKind = (kind: unknown): kind is UpstreamCredentialKind => kind === 'service' || kind === 'user' || kind === 'exchanged';
+
+/**
+ * The upstream credential a call carried, as the executors of services with `auth` put it in the trace
+ * (docs/security-model.md#upstream-identity): its kind and a hash prefix, never the token.
+ */
+function credentialOf(trace: unknown): CallAuditEvent['credential'] {
+  if (typeof trace !== 'object' || trace === null || !('credential' in trace)) return undefined;
+  const credential = trace.credential;
+  if (typeof credential !== 'object' || credential === null || !('kind' in credential) || !('tokenHash' in credential)) return undefined;
+  const { kind, tokenHash } = credential;
+  if (!isCredentialKind(kind) || typeof tokenHash !== 'string' || !/^[0-9a-f]{12}$/.test(tokenHash)) return undefined;
+  return { kind, tokenHash };
 }
 
 /** The event of a finished resources/read or prompts/get (`time`: its start, epoch ms). */

@@ -1,4 +1,4 @@
-import type { ErrorType, ToolSourceKind } from '../types.js';
+import type { ErrorType, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
 
 /** A call's outcome: `ok`, `pending_approval`, or its errorType. */
 export type CallOutcome = 'ok' | 'pending_approval' | ErrorType;
@@ -26,6 +26,8 @@ export interface CallAuditEvent {
   approvalId: string | null;
   /** The call's OpenTelemetry trace id, present only while tracing is on (joins the event to its trace). */
   traceId?: string;
+  /** Which upstream identity the call carried (a service with `auth`): its kind and SHA-256 prefix, never the token. */
+  credential?: { kind: UpstreamCredentialKind; tokenHash: string };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from 'jose';
 import type { AuthConfig, JwtConfig } from '../config/types.js';
 import type { Credential, Principal } from '../types.js';
+import { rememberSubjectToken } from './subject-tokens.js';
 import { TokenCache } from './token-cache.js';
 
 export class AuthenticationError extends Error {
@@ -132,6 +133,7 @@ export async function createAuthenticator(config: AuthConfig, options: Authentic
     const sub = payload.sub;
     const operator = operatorSubjects.some((entry) => entry.tenant === tenant && entry.sub === sub);
     const principal = freezePrincipal(tenant, sub, rolesFrom(payload[jwt.rolesClaim]), payload as Record<string, unknown>, operator, JWT_CREDENTIAL);
+    rememberSubjectToken(principal, token);
     return { principal, exp: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
   }
 

@@ -40,6 +40,7 @@ export function validateConfigObject(raw: unknown, baseDir: string, source: stri
   checkOpenApiEntries(config);
   resolvePaths(config);
   checkReferences(config);
+  checkUpstreamAuth(config);
   return config;
 }
 
@@ -92,6 +93,33 @@ function checkOpenApiEntries(config: GatewayConfig): void {
     }
     if (openapiNames.has(entry.name)) throw new ConfigError(`config /openapi/${index}/name: "${entry.name}" is declared twice`);
     openapiNames.add(entry.name);
+  }
+}
+
+/** Upstream `auth` objects name a usable authorization server; connections need the vault and a public URL. */
+function checkUpstreamAuth(config: GatewayConfig): void {
+  const entries = [
+    ...config.mcp.global.map((entry, index) => ({ where: `/mcp/global/${index}/auth`, auth: 'auth' in entry ? entry.auth : undefined })),
+    ...config.openapi.map((entry, index) => ({ where: `/openapi/${index}/auth`, auth: entry.auth })),
+  ];
+  for (const { where, auth } of entries) {
+    if (!auth) continue;
+    if (!auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
+    if (auth.type !== 'userOAuth') continue;
+    if (!auth.issuer && !auth.authorizationUrl) throw new ConfigError(`config ${where}: userOAuth needs "issuer" or "authorizationUrl"`);
+    if (config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: userOAuth keeps refresh tokens encrypted: configure credentials.keys`);
+    if (!config.server.publicUrl) throw new ConfigError(`config ${where}: userOAuth needs server.publicUrl (the redirect URI is <publicUrl>/oauth/callback)`);
+  }
+  // Connections are keyed by service: an OpenAPI entry's name must not be an MCP service's id too.
+  const mcpIds = new Set([...config.mcp.local.map((entry) => entry.service), ...config.mcp.global.map((entry) => entry.id)]);
+  for (const [index, entry] of config.openapi.entries()) {
+    if (entry.auth && mcpIds.has(entry.name)) throw new ConfigError(`config /openapi/${index}/name: "${entry.name}" is also an MCP service id; an entry with auth needs a name of its own`);
+  }
+  const ids = new Set<string>();
+  for (const [index, { id, key }] of config.credentials.keys.entries()) {
+    if (ids.has(id)) throw new ConfigError(`config /credentials/keys/${index}/id: "${id}" is declared twice`);
+    ids.add(id);
+    if (Buffer.from(key, 'base64').length !== 32) throw new ConfigError(`config /credentials/keys/${index}/key: must be 32 bytes, base64`);
   }
 }
 

@@ -70,6 +70,11 @@ export const serverSchema = Section({
   /** Open connections per client address; the excess is closed (0 = no bound). */
   maxConnectionsPerAddress: Type.Integer({ minimum: 0, default: 256 }),
   trustProxy: Type.Boolean({ default: false }),
+  /**
+   * toolgate's public base URL (scheme, host, optional path): the OAuth redirect URI of upstream
+   * connections is `<publicUrl>/oauth/callback`. Configured, never derived from a request's Host header.
+   */
+  publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^?#]+[^/?#]$' })),
 }, { default: {} });
 
 const stringOrList = () => OneOf([Type.String(), stringArray()]);
@@ -272,6 +277,28 @@ export const ragSchema = Section({
   maxResultChars: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
+/**
+ * How toolgate authenticates to one upstream (docs/configuration.md#upstream-identity): an OAuth client
+ * of an authorization server, found by `issuer` (RFC 8414 / OIDC discovery) or by explicit endpoints.
+ */
+export const upstreamAuthSchema = Section({
+  type: Type.Enum(['clientCredentials', 'tokenExchange', 'userOAuth'], { type: 'string' }),
+  issuer: Type.Optional(httpUrl()),
+  authorizationUrl: Type.Optional(httpUrl()),
+  tokenUrl: Type.Optional(httpUrl()),
+  /** RFC 7009 revocation endpoint (discovery fills it when the issuer offers one). */
+  revocationUrl: Type.Optional(httpUrl()),
+  clientId: Type.String({ minLength: 1 }),
+  clientSecret: Type.Optional(Type.String({ minLength: 1 })),
+  scopes: stringArray({ default: [] }),
+  /** RFC 8707 resource indicator sent with every token request. */
+  resource: Type.Optional(Type.String({ minLength: 1 })),
+  /** `audience` parameter (RFC 8693, and authorization servers that take one instead of `resource`). */
+  audience: Type.Optional(Type.String({ minLength: 1 })),
+  /** Longest wait for one answer of the authorization server. */
+  timeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 5000 }),
+});
+
 // A document is either `spec` (a file) or `url`; load.ts checks that exactly one is given so the
 // message names the entry (a oneOf here would only say "must match exactly one schema").
 /** One OpenAPI document whose operations become function tools (`openapi:` in config). */
@@ -293,6 +320,8 @@ export const openApiSchema = Section({
   maxResultChars: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Deferred listing; default: deferred when the entry imports more than 50 operations. */
   defer: Type.Optional(Type.Boolean()),
+  /** Per-call OAuth credentials (docs/configuration.md#upstream-identity), beside the static `headers`. */
+  auth: Type.Optional(upstreamAuthSchema),
 });
 
 export const mcpStdioSchema = Section({
@@ -308,6 +337,9 @@ export const mcpRemoteSchema = Section({
   url: httpUrl(),
   headers: stringMap({ default: {} }),
 });
+
+/** A global remote service: the remote transport plus its OAuth credentials (docs/configuration.md#upstream-identity). */
+export const mcpGlobalRemoteSchema = Section({ ...mcpRemoteSchema.properties, auth: Type.Optional(upstreamAuthSchema) });
 
 const localCommon = {
   service: serviceId(),
@@ -333,7 +365,7 @@ const globalCommon = {
 
 export const mcpGlobalSchema = OneOf([
   Section({ ...globalCommon, ...mcpStdioSchema.properties }),
-  Section({ ...globalCommon, ...mcpRemoteSchema.properties }),
+  Section({ ...globalCommon, ...mcpGlobalRemoteSchema.properties }),
 ], { type: 'object', required: ['id', 'transport'] });
 
 export const tenantSchema = Section({
@@ -388,6 +420,13 @@ export const configSchema = Section({
     global: Type.Array(mcpGlobalSchema, { default: [] }),
   }, { default: {} }),
   tools: Dict(toolOverrideSchema, { default: {} }),
+  /**
+   * Keys of the credential vault (AES-256-GCM, 32 bytes base64 each) that keeps upstream tokens at rest:
+   * the first encrypts, every one decrypts, so a new key goes first and an old one stays until rotated out.
+   */
+  credentials: Section({
+    keys: Type.Array(Section({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), key: Type.String({ minLength: 1 }) }), { default: [] }),
+  }, { default: {} }),
   tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
   logging: Section({ level: Type.String({ default: 'info' }), redact: stringArray({ default: [] }) }, { default: {} }),
   /**

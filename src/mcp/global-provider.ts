@@ -1,8 +1,8 @@
 // Global MCP services (docs/architecture.md#routing-precedence, precedence 5): shared upstreams, named by upstream tool name
 // (sanitized) or with a prefix; the tenant's `mcpServices` allowlist is the registry's job.
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpGlobalEntry } from '../config/types.js';
-import type { Principal, ToolSpec } from '../types.js';
+import type { McpGlobalEntry, UpstreamAuthConfig } from '../config/types.js';
+import type { Principal, ServiceCredentials, ToolSpec } from '../types.js';
 import { resolveIdentityHeaders } from './identity-headers.js';
 import { createMcpProvider, type McpProvider, type McpProviderDeps, type McpServiceSpec } from './mcp-provider.js';
 import { sanitizeUpstreamName } from './naming.js';
@@ -30,9 +30,17 @@ function extraFor(entry: McpGlobalEntry): (tool: McpTool) => Partial<ToolSpec> {
   });
 }
 
-export function createGlobalMcpProvider(entries: McpGlobalEntry[], deps: McpProviderDeps): McpProvider {
+export interface GlobalMcpProviderDeps extends McpProviderDeps {
+  /** The credentials of a service with an `auth` object (src/upstream-auth/identity.ts). */
+  credentialsFor?: (service: string, auth: UpstreamAuthConfig) => ServiceCredentials;
+}
+
+export function createGlobalMcpProvider(entries: McpGlobalEntry[], deps: GlobalMcpProviderDeps): McpProvider {
   const specs: McpServiceSpec[] = entries.map((entry) => {
     const templates = entry.forwardIdentity ?? {};
+    const auth = 'auth' in entry ? entry.auth : undefined;
+    if (auth && !deps.credentialsFor) throw new Error(`global MCP service ${entry.id}: auth is configured but no credential source was given`);
+    const credentials = auth && deps.credentialsFor ? deps.credentialsFor(entry.id, auth) : undefined;
     const hasIdentity = Object.keys(templates).length > 0;
     return {
       service: entry.id,
@@ -42,6 +50,7 @@ export function createGlobalMcpProvider(entries: McpGlobalEntry[], deps: McpProv
       pin: entry.pin,
       exposedName: (tool) => globalToolName(entry, tool),
       ...(hasIdentity ? { headersFor: (principal: Principal) => resolveIdentityHeaders(templates, principal) } : {}),
+      ...(credentials ? { credentials } : {}),
       extra: extraFor(entry),
     };
   });

@@ -1,9 +1,10 @@
 // The part local and global MCP providers share: a set of upstream clients in config order, pinning,
 // naming with first-wins collisions, and a cached tool list rebuilt whenever an upstream changes.
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Registry } from 'prom-client';
 import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
-import type { Logger, Principal, Tool, ToolSourceKind, ToolSpec } from '../types.js';
+import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../types.js';
 import { toolFromMcp } from './mcp-tool.js';
 import { gaugeIn } from './metrics.js';
 import { createNameMap } from './naming.js';
@@ -34,6 +35,8 @@ export interface McpServiceSpec {
   /** The model-visible name of an upstream tool (already legal and ≤ 64 chars). */
   exposedName: (upstream: string) => string;
   headersFor?: (principal: Principal) => Record<string, string>;
+  /** The service's OAuth credentials (`auth`), per call and for the session. */
+  credentials?: ServiceCredentials;
   extra?: (tool: McpTool) => Partial<ToolSpec>;
 }
 
@@ -47,6 +50,21 @@ export interface McpProvider extends ToolProvider {
   accept(name: string): Promise<HeldToolInfo | undefined>;
   heldTools(): HeldToolInfo[];
   status(): UpstreamStatus[];
+}
+
+/**
+ * The fetch under a service with `auth`: requests outside a call (initialize, listing, the GET stream)
+ * carry the service's own credential; a call's request already carries the caller's (upstream-fetch.ts).
+ */
+function sessionCredentialFetch(credentials: ServiceCredentials): FetchLike {
+  return async (url, init) => {
+    const headers = new Headers(init?.headers);
+    if (!headers.has('authorization')) {
+      const credential = await credentials.forSession();
+      if (credential) headers.set('authorization', credential.authorization);
+    }
+    return fetch(url, { ...init, headers });
+  };
 }
 
 export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[], deps: McpProviderDeps): McpProvider {
@@ -68,6 +86,7 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
       required: spec.required,
       ...(deps.backoff ? { backoff: deps.backoff } : {}),
       ...(deps.connectTimeoutMs ? { connectTimeoutMs: deps.connectTimeoutMs } : {}),
+      ...(spec.credentials ? { fetch: sessionCredentialFetch(spec.credentials) } : {}),
     }),
   }));
 
@@ -101,6 +120,7 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
             client,
             isHeld: () => spec.pin && pins.isHeld(spec.service, tool.name),
             ...(spec.headersFor ? { headersFor: spec.headersFor } : {}),
+            ...(spec.credentials ? { credentials: spec.credentials } : {}),
             ...(spec.extra ? { extra: spec.extra(tool) } : {}),
           }),
         );

@@ -1,6 +1,7 @@
 // One managed connection to one configured MCP server (global or local): connect, list, follow
 // list_changed, detect loss, reconnect with jittered backoff, and call tools without ever hanging on a
 // dead upstream. The session itself (transport, listing, calls, error mapping) is upstream-session.ts.
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../execution/tool-error.js';
@@ -29,6 +30,8 @@ export interface UpstreamClientOptions {
   connectTimeoutMs?: number;
   /** The SDK's own per-request cap; the timeout policy normally aborts earlier through the signal. */
   requestTimeoutMs?: number;
+  /** The fetch under HTTP transports (one that adds the service's own OAuth credential). */
+  fetch?: FetchLike;
 }
 
 export interface UpstreamClient {
@@ -266,6 +269,7 @@ class ManagedUpstream implements UpstreamClient {
       log: this.log,
       timeoutMs: this.connectTimeoutMs,
       ...(this.fellBackToSse ? { mode: 'sse' as const } : {}),
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       onClose: () => this.lost(new Error('upstream transport closed'), generation),
       onError: (error) => {
         this.log.debug({ err: error }, 'upstream transport error');

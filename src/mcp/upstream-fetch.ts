@@ -1,10 +1,26 @@
 // The `fetch` handed to the SDK's HTTP transports: the service's static headers and each call's own.
+import { randomBytes } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */
 const NEVER_FORWARDED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length']);
 
 export const DEPTH_HEADER = 'x-toolgate-depth';
+
+/**
+ * A call's upstream credential (docs/security-model.md#upstream-identity) rides as a handle, never as the
+ * token: the handle names an entry of this process' table, which the fetch turns into the Authorization
+ * header of that call's request. The token so never sits in a JSON-RPC message, a log line or an error.
+ */
+const CREDENTIAL_HANDLE = 'x-toolgate-credential';
+const heldCredentials = new Map<string, string>();
+
+/** Holds an Authorization value for one call: the header to send with it, and the release for when it ends. */
+export function holdCredential(authorization: string): { headers: Record<string, string>; release: () => void } {
+  const handle = randomBytes(16).toString('base64url');
+  heldCredentials.set(handle, authorization);
+  return { headers: { [CREDENTIAL_HANDLE]: handle }, release: () => void heldCredentials.delete(handle) };
+}
 
 /**
  * The `_meta` key that carries a call's headers (depth, forwarded identity) inside its own `tools/call`
@@ -60,7 +76,11 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): FetchLi
     // Traffic outside a call (initialize, tools/list, the GET stream) counts as one hop.
     headers.set(DEPTH_HEADER, '1');
     for (const [name, value] of Object.entries(taken.headers ?? {})) {
-      if (!NEVER_FORWARDED.has(name.toLowerCase())) headers.set(name, value);
+      const lower = name.toLowerCase();
+      if (lower === CREDENTIAL_HANDLE) {
+        const authorization = heldCredentials.get(value);
+        if (authorization !== undefined) headers.set('authorization', authorization);
+      } else if (!NEVER_FORWARDED.has(lower)) headers.set(name, value);
     }
     return base(url, { ...init, headers, body: taken.body });
   };

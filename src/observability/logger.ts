@@ -20,18 +20,30 @@ export const REDACT_PATHS = [
   'apiKey',
 ];
 
+const OAUTH_CALLBACK = '/oauth/callback';
+
+/**
+ * The URL as log lines show it: the OAuth callback's query (an authorization code and its flow's `state`,
+ * both single-use secrets of a user's connect flow) is never written (docs/security-model.md#upstream-identity).
+ */
+export function loggableUrl(url: string): string {
+  return url.startsWith(`${OAUTH_CALLBACK}?`) ? `${OAUTH_CALLBACK}?[redacted]` : url;
+}
+
 /**
  * One access line per request ("request completed" with method, url, status and time) instead of
  * Fastify's two; the "incoming request" line stays available at debug level.
  */
 export class AccessLogController extends LogController {
   override incomingRequest(request: FastifyRequest): void {
-    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+    if (this.isLogDisabled(request)) return;
+    const url = loggableUrl(request.url);
+    request.log.debug(url === request.url ? { req: request } : { req: { method: request.method, url } }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
-    const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime };
+    const line = { method: request.method, url: loggableUrl(request.url), statusCode: reply.statusCode, responseTime: reply.elapsedTime };
     // With tracing on, the line names the request's trace (logs, audit events and traces join on it).
     if (request.traceContext !== undefined) Object.assign(line, traceIds(request.traceContext));
     if (error) reply.log.error({ ...line, err: error }, 'request errored');

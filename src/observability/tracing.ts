@@ -4,6 +4,7 @@
 // Only the API package is loaded here: with no SDK registered it does nothing.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
+import type { UpstreamCredential } from '../types.js';
 import type { TraceSettings } from './trace-settings.js';
 
 export type { Context as TraceContext } from '@opentelemetry/api';
@@ -27,6 +28,9 @@ export const ATTR_DECISION = 'toolgate.decision';
 export const ATTR_RETRY_ATTEMPT = 'toolgate.retry.attempt';
 /** The upstream a client span calls: an MCP service id, or `http:<host>` of a webhook or retrieval service. */
 export const ATTR_UPSTREAM = 'toolgate.upstream';
+/** Which upstream identity a call carried (`service`, `user`, `exchanged`) and its token's SHA-256 prefix, never the token. */
+export const ATTR_CREDENTIAL_KIND = 'toolgate.upstream.credential.kind';
+export const ATTR_CREDENTIAL_HASH = 'toolgate.upstream.credential.token_hash';
 
 /** What tracing-sdk.ts hands back once the SDK runs. */
 export interface TracingRuntime {
@@ -103,6 +107,15 @@ export function traceIds(ctx: Context | undefined): { traceId: string; spanId: s
 /** The trace id of the span running now (audit events written inside a call), or undefined. */
 export function activeTraceId(): string | undefined {
   return active === undefined ? undefined : traceIds(context.active())?.traceId;
+}
+
+/**
+ * What a call's trace and span say of the upstream credential it carried (docs/security-model.md#upstream-identity):
+ * its kind and hash prefix, set on the span running now (the call's own) when tracing is on. Never the token.
+ */
+export function recordCredential(credential: Pick<UpstreamCredential, 'kind' | 'tokenHash'>): { kind: UpstreamCredential['kind']; tokenHash: string } {
+  if (active !== undefined) trace.getActiveSpan()?.setAttributes({ [ATTR_CREDENTIAL_KIND]: credential.kind, [ATTR_CREDENTIAL_HASH]: credential.tokenHash });
+  return { kind: credential.kind, tokenHash: credential.tokenHash };
 }
 
 /** A thrown error's kind for `error.type`: a ToolError's errorType, else the class name (never its message). */

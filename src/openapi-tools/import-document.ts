@@ -4,7 +4,7 @@ import type { FetchLike } from '../egress/pinned-fetch.js';
 import { generateApiFunctionName } from '../mcp/naming.js';
 import { MAX_TOOL_NAME } from '../registry/tool-names.js';
 import { sha256Hex } from '../shared/canonical-json.js';
-import type { Tool } from '../types.js';
+import type { ServiceCredentials, Tool } from '../types.js';
 import { asString, isObject, type OpenApiDocument } from './document.js';
 import type { RefusedOperation } from './expansion.js';
 import { createSchemaConverter } from './json-schema.js';
@@ -85,8 +85,16 @@ function uniqueName(entryName: string, operation: Operation, taken: Set<string>)
   return name;
 }
 
-/** `refused`: operations the parser never saw because they expand past the bounds (expansion.ts). */
-export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike, refused: readonly RefusedOperation[] = []): ImportedDocument {
+/** What the import takes beside the document. */
+export interface ImportOptions {
+  /** Operations the parser never saw because they expand past the bounds (expansion.ts). */
+  readonly refused?: readonly RefusedOperation[];
+  /** The entry's upstream credentials, when it has `auth`. */
+  readonly credentials?: ServiceCredentials;
+}
+
+export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, fetch: FetchLike, options: ImportOptions = {}): ImportedDocument {
+  const { refused = [], credentials } = options;
   const baseUrl = resolveBaseUrl(entry, document);
   const operations = listOperations(document);
   const selection = selectOperations(operations, entry);
@@ -124,6 +132,7 @@ export function importDocument(entry: OpenApiEntry, document: OpenApiDocument, f
         timeoutMs: entry.timeoutMs,
         maxResultChars: entry.maxResultChars,
         deferLoading: deferred,
+        ...(credentials ? { credentials } : {}),
         searchHint: `${operation.method.toUpperCase()} ${operation.path}${operation.tags.length > 0 ? ` (${operation.tags.join(', ')})` : ''}`.slice(0, MAX_SEARCH_HINT_CHARS),
       },
       fetch,

@@ -5,10 +5,10 @@
 import { ResponseTooLargeError } from '../egress/http-client.js';
 import { egressRefusalOf, type FetchLike, type RequestNotSentError } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
-import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
+import { clientSpan, httpClientAttributes, isTracing, recordCredential } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { defineTool } from '../registry/define-tool.js';
-import type { JsonObject, Tool, ToolContext } from '../types.js';
+import type { JsonObject, ServiceCredentials, Tool, ToolContext } from '../types.js';
 import { buildRequest, type OutgoingRequest } from './build-request.js';
 import type { RequestPlan } from './request-plan.js';
 import { mapResponse } from './response.js';
@@ -29,6 +29,8 @@ export interface OperationToolSpec {
   maxResultChars?: number;
   deferLoading: boolean;
   searchHint?: string;
+  /** The entry's OAuth credentials (`auth`): each call carries the one its principal gets. */
+  credentials?: ServiceCredentials;
 }
 
 function parseUrl(location: string, base: string): URL | undefined {
@@ -99,8 +101,12 @@ export function createOperationTool(spec: OperationToolSpec, fetch: FetchLike): 
     const timeout = AbortSignal.timeout(spec.timeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout]);
     try {
+      const credential = await spec.credentials?.forCall(ctx.principal, signal);
+      // Which identity the API saw: a hash prefix in the trace, never the token.
+      if (credential) trace.credential = recordCredential(credential);
       const request = buildRequest(spec.baseUrl, plan, args, {
         ...spec.headers,
+        ...(credential ? { authorization: credential.authorization } : {}),
         accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
         'x-toolgate-depth': String(ctx.depth + 1),
         'x-request-id': ctx.requestId,

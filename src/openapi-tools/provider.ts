@@ -3,11 +3,11 @@
 // ConfigError naming the entry, so a reload is refused as a whole — the previous snapshot, with the
 // old tools, keeps serving and the reload answer (TG_CONFIG_INVALID) and the log say why.
 import { ConfigError } from '../config/interpolate.js';
-import type { OpenApiEntry } from '../config/types.js';
+import type { OpenApiEntry, UpstreamAuthConfig } from '../config/types.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch } from '../egress/pinned-fetch.js';
 import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
-import type { Logger, Tool } from '../types.js';
+import type { Logger, ServiceCredentials, Tool } from '../types.js';
 import { fetchDocument, readDocumentFile, type DocumentCache } from './document-source.js';
 import { importDocument, type ImportReport } from './import-document.js';
 import { parseOpenApiDocument } from './parse-document.js';
@@ -17,6 +17,8 @@ export interface OpenApiProviderDeps {
   log: Logger;
   /** Fetched documents by URL, kept across reloads for conditional re-fetching. */
   documents: DocumentCache;
+  /** The credentials of an entry with an `auth` object (src/upstream-auth/identity.ts). */
+  credentialsFor?: (service: string, auth: UpstreamAuthConfig) => ServiceCredentials;
 }
 
 interface Loaded {
@@ -42,7 +44,9 @@ export function createOpenApiProvider(entries: readonly OpenApiEntry[], deps: Op
       for (const operation of refused) {
         deps.log.warn({ entry: entry.name, operation: operation.id, method: operation.method, path: operation.path, nodes: operation.nodes }, `OpenAPI operation refused: ${operation.reason}`);
       }
-      const imported = importDocument(entry, document, pinned.fetch, refused);
+      if (entry.auth && !deps.credentialsFor) throw new Error('auth is configured but no credential source was given');
+      const credentials = entry.auth && deps.credentialsFor ? deps.credentialsFor(entry.name, entry.auth) : undefined;
+      const imported = importDocument(entry, document, pinned.fetch, { refused, ...(credentials ? { credentials } : {}) });
       return { entry, ...imported, loadMs: Math.round(performance.now() - started) };
     } catch (error) {
       throw new ConfigError(`config /openapi ${entry.name}: document ${source}: ${(error as Error).message}`);

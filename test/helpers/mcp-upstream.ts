@@ -1,7 +1,7 @@
 // A real MCP server for tests: the SDK's McpServer over streamable HTTP (stateless, one server per
 // request) on a node:http server bound to 127.0.0.1, port 0. It records the headers it receives
 // so tests can assert what reached the upstream.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -24,16 +24,20 @@ export async function startMcpUpstream(tools: UpstreamTool[]): Promise<TestUpstr
   const requests: IncomingHttpHeaders[] = [];
   const server: Server = createServer(async (req, res) => {
     requests.push(req.headers);
-    const mcp = createTestMcpServer(tools);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await serveStateless(createTestMcpServer(tools), req, res);
   });
   return listenOnLoopback(server, '/mcp', requests);
+}
+
+/** Answers one HTTP request with a fresh server over a stateless streamable HTTP transport (JSON responses). */
+export async function serveStateless(mcp: McpServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on('close', () => {
+    void transport.close();
+    void mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res);
 }
 
 async function listenOnLoopback(server: Server, path: string, requests: IncomingHttpHeaders[]): Promise<TestUpstream> {

@@ -1,0 +1,159 @@
+import fp from 'fastify-plugin';
+import { errors } from '../src/errors.js';
+import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import { AuthServerError } from '../src/upstream-auth/auth-server.js';
+import { FlowError } from '../src/upstream-auth/connections.js';
+import type { UpstreamIdentity } from '../src/upstream-auth/identity.js';
+
+const serviceParams = { type: 'object', required: ['service'], properties: { service: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,48}$' } } } as const;
+const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+
+const connection = {
+  type: 'object',
+  required: ['service', 'connected', 'scopes', 'expiresAt', 'connectedAt'],
+  properties: { service: { type: 'string' }, connected: { type: 'boolean' }, scopes: { type: 'array', items: { type: 'string' } }, expiresAt: nullableTime, connectedAt: nullableTime },
+} as const;
+
+const connectedUser = {
+  type: 'object',
+  required: ['service', 'user', 'connectedAt', 'expiresAt'],
+  properties: { service: { type: 'string' }, user: { type: 'string' }, connectedAt: { type: 'string' }, expiresAt: nullableTime },
+} as const;
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/** The callback's answer: a fixed page (the browser that completed the flow shows it), never a redirect to anywhere a request names. */
+function page(title: string, text: string, consoleEnabled: boolean): string {
+  const link = consoleEnabled ? '<p><a href="/console/">Back to the console</a></p>' : '';
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${link}</body></html>`;
+}
+
+/**
+ * A user's connections to userOAuth services (docs/security-model.md#upstream-identity): list, connect
+ * (→ the authorization URL of a flow bound to the caller), disconnect; the OAuth callback that completes a
+ * flow; and, for a tenant's admins, who in their tenant is connected. No route ever answers a token.
+ */
+const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identity }) => {
+  const { connections } = identity;
+  const mapAuthServer = (error: unknown): never => {
+    if (error instanceof AuthServerError) throw new errors.TG_UPSTREAM_ERROR(error.message);
+    throw error;
+  };
+
+  app.get(
+    '/v1/connections',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['connections'],
+        operationId: 'listConnections',
+        summary: "The caller's services that act as the user (userOAuth), each connected or not; never a token",
+        security: bearerSecurity,
+        response: { 200: { type: 'object', required: ['connections'], properties: { connections: { type: 'array', items: connection } } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { connections: await connections.list(request.principal) };
+    },
+  );
+
+  app.post(
+    '/v1/connections/:service',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['connections'],
+        operationId: 'startConnection',
+        summary: 'Starts connecting the caller to a service: the authorization URL of a flow bound to the caller (single use, 10 minutes)',
+        security: bearerSecurity,
+        params: serviceParams,
+        response: {
+          200: { type: 'object', required: ['authorizationUrl', 'expiresAt'], properties: { authorizationUrl: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { service } = request.params;
+      if (!app.gateway.config.server.publicUrl || !connectionsOf(identity, request.principal.tenant).includes(service)) {
+        throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
+      }
+      reply.header('cache-control', 'no-store');
+      return connections.start(request.principal, service).catch(mapAuthServer);
+    },
+  );
+
+  app.delete(
+    '/v1/connections/:service',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['connections'],
+        operationId: 'deleteConnection',
+        summary: "Forgets the caller's connection to a service and revokes its token at the authorization server (RFC 7009) where offered",
+        security: bearerSecurity,
+        params: serviceParams,
+        response: { 200: { type: 'object', required: ['removed', 'revoked'], properties: { removed: { type: 'boolean' }, revoked: { type: 'boolean' } } }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { service } = request.params;
+      if (!connectionsOf(identity, request.principal.tenant).includes(service)) throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
+      return connections.remove(request.principal, service);
+    },
+  );
+
+  app.get(
+    '/v1/admin/connections',
+    {
+      onRequest: [app.authenticate, app.requireRole('admin')],
+      schema: {
+        tags: ['admin'],
+        operationId: 'listTenantConnections',
+        summary: "Who in the caller's tenant is connected to which service (admins); never a token",
+        security: bearerSecurity,
+        response: { 200: { type: 'object', required: ['connections'], properties: { connections: { type: 'array', items: connectedUser } } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { connections: await connections.connectedUsers(request.principal.tenant) };
+    },
+  );
+
+  app.get(
+    '/oauth/callback',
+    {
+      schema: {
+        tags: ['connections'],
+        operationId: 'completeConnection',
+        summary: "The OAuth redirect URI (<server.publicUrl>/oauth/callback): completes the flow its `state` names, for the user who started it",
+        security: [],
+        querystring: { type: 'object', additionalProperties: { type: 'string', maxLength: 4096 }, properties: { state: { type: 'string' }, code: { type: 'string' }, error: { type: 'string' } } },
+        response: { 200: { type: 'string' }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+      const query = new URLSearchParams(request.query as Record<string, string>);
+      let service: string;
+      try {
+        ({ service } = await connections.complete(query));
+      } catch (error) {
+        if (!(error instanceof FlowError)) throw error;
+        request.log.info({ reason: error.code }, 'OAuth callback refused');
+        throw error.code === 'exchange_failed' ? new errors.TG_UPSTREAM_ERROR(error.message) : new errors.TG_BAD_REQUEST(error.message);
+      }
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'").type('text/html; charset=utf-8');
+      return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);
+    },
+  );
+};
+
+function connectionsOf(identity: UpstreamIdentity, tenant: string): string[] {
+  return identity.targets(tenant).map((target) => target.service);
+}
+
+export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

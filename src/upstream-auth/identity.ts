@@ -1,0 +1,194 @@
+// Upstream identity (docs/security-model.md#upstream-identity): the credential each upstream call carries,
+// decided by the service's `auth` object — the client's own token (clientCredentials), the caller's token
+// exchanged for one meant for the upstream (tokenExchange, RFC 8693), or the caller's own connection
+// (userOAuth). The caller's inbound token itself never leaves toolgate.
+import { createHash } from 'node:crypto';
+import * as oauth from 'openid-client';
+import type { Registry } from 'prom-client';
+import { subjectTokenOf } from '../auth/subject-tokens.js';
+import type { GatewayConfig, UpstreamAuthConfig } from '../config/types.js';
+import { ToolError } from '../execution/tool-error.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
+import type { StateStore } from '../store/types.js';
+import type { Principal, ServiceCredentials, UpstreamCredential, UpstreamCredentialKind } from '../types.js';
+import { AuthServerError, createAuthServer, type AuthServer, type TokenSet } from './auth-server.js';
+import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
+import { createTokenMetrics } from './metrics.js';
+import { AccessTokenCache } from './token-cache.js';
+import { createVault } from './vault.js';
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const MAX_EXCHANGED_TOKENS = 10_000;
+
+const KIND_OF: Record<UpstreamAuthConfig['type'], UpstreamCredentialKind> = { clientCredentials: 'service', tokenExchange: 'exchanged', userOAuth: 'user' };
+
+export function tokenHashPrefix(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 12);
+}
+
+function credential(token: TokenSet, kind: UpstreamCredentialKind): UpstreamCredential {
+  return { authorization: `Bearer ${token.accessToken}`, kind, tokenHash: tokenHashPrefix(token.accessToken) };
+}
+
+export interface UpstreamIdentityDeps {
+  store: StateStore;
+  /** The live configuration (a reload changes services, keys and the public URL). */
+  config: () => GatewayConfig;
+  metrics?: Registry;
+  now?: () => number;
+}
+
+export interface UpstreamIdentity {
+  /** The credentials of one service: what providers hand their tools. */
+  credentialsFor(service: string, auth: UpstreamAuthConfig): ServiceCredentials;
+  readonly connections: Connections;
+  /** The userOAuth services a tenant reaches in the live config. */
+  targets(tenant: string): ConnectionTarget[];
+}
+
+/** The userOAuth services a tenant reaches in a config: its global MCP services, and every OpenAPI entry. */
+export function connectionTargets(config: GatewayConfig, tenant: string): ConnectionTarget[] {
+  const reached = new Set(config.tenants[tenant]?.mcpServices ?? []);
+  if (!Object.hasOwn(config.tenants, tenant)) return [];
+  const mcp = config.mcp.global.flatMap((entry) => ('auth' in entry && entry.auth?.type === 'userOAuth' && reached.has(entry.id) ? [{ service: entry.id, auth: entry.auth }] : []));
+  const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' ? [{ service: entry.name, auth: entry.auth }] : []));
+  return [...mcp, ...apis];
+}
+
+export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIdentity {
+  const now = deps.now ?? Date.now;
+  const metrics = createTokenMetrics(deps.metrics);
+  // One client per distinct auth object: its discovery, breaker and cached service tokens outlive reloads.
+  const servers = new Map<string, AuthServer>();
+  const serviceTokens = new AccessTokenCache(1000, now);
+  const exchanged = new AccessTokenCache(MAX_EXCHANGED_TOKENS, now);
+  let vaultFor: { keys: string; vault: ReturnType<typeof createVault> } | undefined;
+
+  function serverFor(auth: UpstreamAuthConfig): AuthServer {
+    const key = JSON.stringify(auth);
+    let server = servers.get(key);
+    if (!server) servers.set(key, (server = createAuthServer(auth, { now })));
+    return server;
+  }
+
+  function vault() {
+    const keys = deps.config().credentials;
+    const id = JSON.stringify(keys);
+    if (vaultFor?.keys !== id) vaultFor = { keys: id, vault: createVault(keys) };
+    return vaultFor.vault;
+  }
+
+  const connections = createConnections({
+    store: deps.store,
+    get vault() {
+      return vault();
+    },
+    publicUrl: () => deps.config().server.publicUrl,
+    serverFor: ({ auth }) => serverFor(auth),
+    targets: (tenant) => connectionTargets(deps.config(), tenant),
+    tokenRequests: { fetched: (service) => metrics.fetched(service, 'user'), failed: (service) => metrics.failed(service, 'user') },
+    now,
+  });
+
+  /** Runs one token request, counting it; an authorization-server failure becomes the call's ToolError. */
+  async function fetched(service: string, kind: UpstreamCredentialKind, request: () => Promise<TokenSet>): Promise<TokenSet> {
+    try {
+      const token = await request();
+      metrics.fetched(service, kind);
+      return token;
+    } catch (error) {
+      if (!(error instanceof NotConnectedError)) metrics.failed(service, kind);
+      throw error;
+    }
+  }
+
+  async function clientToken(service: string, auth: UpstreamAuthConfig): Promise<TokenSet> {
+    const server = serverFor(auth);
+    const key = JSON.stringify(auth);
+    const { token } = await serviceTokens.get(key, () =>
+      fetched(service, 'service', async () => server.tokenSet(await server.run('client credentials', (config) => oauth.clientCredentialsGrant(config, { ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}), ...server.tokenParameters })), now())),
+    );
+    return token;
+  }
+
+  async function exchangedToken(service: string, auth: UpstreamAuthConfig, principal: Principal): Promise<TokenSet> {
+    const subject = subjectTokenOf(principal);
+    if (subject === undefined) {
+      throw new ToolError('PERMISSION_DENIED', `${service} acts on behalf of the caller (token exchange), which needs a caller authenticated by JWT; API keys have no token to exchange`, { permanent: true });
+    }
+    const server = serverFor(auth);
+    const exp = principal.claims.exp;
+    // Per tenant, user and service; the subject token's hash too, so a new inbound token (new roles) is exchanged anew.
+    const key = JSON.stringify([principal.tenant, principal.user, service, JSON.stringify(auth), tokenHashPrefix(subject)]);
+    const { token } = await exchanged.get(
+      key,
+      () =>
+        fetched(service, 'exchanged', async () =>
+          server.tokenSet(
+            await server.run('token exchange', (config) =>
+              oauth.genericGrantRequest(config, TOKEN_EXCHANGE, {
+                subject_token: subject,
+                subject_token_type: ACCESS_TOKEN_TYPE,
+                requested_token_type: ACCESS_TOKEN_TYPE,
+                ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}),
+                ...server.tokenParameters,
+              }),
+            ),
+            now(),
+          ),
+        ),
+      typeof exp === 'number' ? exp * 1000 : undefined,
+    );
+    return token;
+  }
+
+  /** The ToolError a failure to obtain a credential answers the call with. */
+  async function failure(error: unknown, service: string, principal: Principal): Promise<ToolError> {
+    if (error instanceof ToolError) return error;
+    if (error instanceof NotConnectedError) {
+      const trace: Record<string, unknown> = { service, reason: error.message, connect: `POST /v1/connections/${service}` };
+      try {
+        trace.authorizationUrl = (await connections.start(principal, service)).authorizationUrl;
+      } catch {
+        // The URL is a convenience: the tool error still names the service and how to connect.
+      }
+      return new ToolError('CONNECTION_REQUIRED', `${service} acts as you: connect your account first (${error.message})`, { trace, permanent: true });
+    }
+    if (isStoreUnavailable(error)) return new ToolError('UPSTREAM_ERROR', `${service}: the credential store is unavailable; the call did not run`, { permanent: true });
+    if (error instanceof AuthServerError) {
+      return new ToolError('UPSTREAM_ERROR', `${service}: no upstream credential (${error.message})`, { permanent: error.code !== 'unavailable' });
+    }
+    return new ToolError('UPSTREAM_ERROR', `${service}: no upstream credential`, { permanent: true });
+  }
+
+  return {
+    connections,
+    targets: (tenant) => connectionTargets(deps.config(), tenant),
+    credentialsFor(service, auth) {
+      const kind = KIND_OF[auth.type];
+      return {
+        async forCall(principal, signal) {
+          try {
+            switch (auth.type) {
+              case 'clientCredentials':
+                return credential(await clientToken(service, auth), kind);
+              case 'tokenExchange':
+                return credential(await exchangedToken(service, auth, principal), kind);
+              case 'userOAuth': {
+                return credential(await connections.accessToken(principal, { service, auth }, signal), kind);
+              }
+            }
+          } catch (error) {
+            throw await failure(error, service, principal);
+          }
+        },
+        async forSession() {
+          // The client's own identity lists tools; without a secret the session goes without one.
+          if (auth.clientSecret === undefined) return undefined;
+          return credential(await clientToken(service, auth), 'service');
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { validateConfigObject } from '../../../src/config/load.js';
+
+const key = randomBytes(32).toString('base64');
+const jira = (auth: Record<string, unknown>) => ({ mcp: { global: [{ id: 'jira', transport: 'streamable-http', url: 'https://jira.test/mcp', auth }] } });
+const load = (raw: Record<string, unknown>) => validateConfigObject(raw, '/', undefined);
+const userOAuth = { type: 'userOAuth', issuer: 'https://idp.test', clientId: 'toolgate' };
+
+describe('upstream auth in the configuration', () => {
+  it('takes an auth object on a remote global service and an OpenAPI entry, with defaults filled', () => {
+    const config = load({ server: { publicUrl: 'https://toolgate.test' }, credentials: { keys: [{ id: 'k1', key }] }, ...jira(userOAuth) });
+    const entry = config.mcp.global[0];
+    expect(entry && 'auth' in entry ? entry.auth : undefined).toMatchObject({ type: 'userOAuth', scopes: [], timeoutMs: 5000 });
+  });
+
+  it('refuses userOAuth without vault keys or a public URL, and any auth without an authorization server', () => {
+    expect(() => load({ server: { publicUrl: 'https://toolgate.test' }, ...jira(userOAuth) })).toThrow('config /mcp/global/0/auth: userOAuth keeps refresh tokens encrypted: configure credentials.keys');
+    expect(() => load({ credentials: { keys: [{ id: 'k1', key }] }, ...jira(userOAuth) })).toThrow(/needs server.publicUrl/);
+    expect(() => load(jira({ type: 'clientCredentials', clientId: 'toolgate' }))).toThrow('config /mcp/global/0/auth: give "issuer" (discovery) or "tokenUrl"');
+    expect(() => load(jira({ type: 'userOAuth', tokenUrl: 'https://idp.test/token', clientId: 'toolgate' }))).toThrow(/needs "issuer" or "authorizationUrl"/);
+  });
+
+  it('refuses vault keys that are not 32 bytes, duplicate key ids, auth on a stdio service, and a public URL with a trailing slash', () => {
+    expect(() => load({ credentials: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } })).toThrow('config /credentials/keys/0/key: must be 32 bytes, base64');
+    expect(() => load({ credentials: { keys: [{ id: 'k1', key }, { id: 'k1', key }] } })).toThrow(/declared twice/);
+    expect(() => load({ mcp: { global: [{ id: 'x', transport: 'stdio', command: 'x', auth: userOAuth }] } })).toThrow(/invalid/);
+    expect(() => load({ server: { publicUrl: 'https://toolgate.test/' } })).toThrow(/invalid/);
+    const both = { ...jira({ type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' }), openapi: [{ name: 'jira', spec: '/x.json', auth: { type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' } }] };
+    expect(() => load(both)).toThrow('config /openapi/0/name: "jira" is also an MCP service id; an entry with auth needs a name of its own');
+  });
+});

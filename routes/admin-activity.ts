@@ -47,7 +47,7 @@ const routes: RoutePlugin = async (app) => {
           properties: {
             user: { type: 'string', minLength: 1, maxLength: 256 },
             tool: { type: 'string', minLength: 1, maxLength: 256 },
-            outcome: { type: 'string', enum: [...new Set(['ok', 'pending_approval', 'refused', ...ERROR_TYPES, ...CATALOG_ERROR_TYPES])] },
+            outcome: { type: 'string', enum: [...new Set(['ok', 'pending_approval', 'cancelled', 'refused', ...ERROR_TYPES, ...CATALOG_ERROR_TYPES])] },
             since: { type: 'string', format: 'date-time' },
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },

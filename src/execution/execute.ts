@@ -16,6 +16,7 @@ import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
 import type { LazySignal } from './lazy-signal.js';
 import type { SchemaCheck } from './schema-validator.js';
+import { cancelledByCaller } from './tool-error.js';
 import { tracedCall } from './traced-call.js';
 import { failureResult } from './tool-result.js';
 
@@ -134,7 +135,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
 // every named closure created per call also costs an Object.defineProperty.
 function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && ctx.signal.aborted);
+  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && cancelledByCaller(ctx.signal));
   return result;
 }
 

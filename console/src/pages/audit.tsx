@@ -22,7 +22,7 @@ const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'rea
 const outcomeLabel = (event: AuditEvent): string =>
   event.event === 'approval' ? `${event.decision ?? 'decision'}: ${event.outcome}` : KIND[event.event] ? `${KIND[event.event]}: ${event.outcome}` : event.outcome;
 
-const OUTCOMES = ['ok', 'pending_approval', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
+const OUTCOMES = ['ok', 'pending_approval', 'cancelled', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
 
 export function AuditPage() {
   const [user, setUser] = useState('');

@@ -44,7 +44,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const stats = createCallStats();
   // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
   const auditErrors = new Counter({ name: 'toolgate_audit_sink_errors_total', help: 'Failed audit sink writes, per sink (a file append may carry several events)', labelNames: ['sink'] as const, registers: [options.registry] });
-  auditErrors.inc({ sink: config.audit.sink }, 0);
+  if (config.audit.sink !== 'off') auditErrors.inc({ sink: config.audit.sink }, 0);
   const sink = createAuditSink(config.audit, {
     onError: (err) => {
       auditErrors.inc({ sink: config.audit.sink });

@@ -13,7 +13,9 @@ export type { Context as TraceContext } from '@opentelemetry/api';
 export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
+export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
+export const ATTR_JSONRPC_REQUEST_ID = 'jsonrpc.request.id';
 export const ATTR_NETWORK_TRANSPORT = 'network.transport';
 export const ATTR_ERROR_TYPE = 'error.type';
 

@@ -110,11 +110,14 @@ export function useAction(): Action {
   return { busy, error, run };
 }
 
-/** A captioned table that scrolls sideways on a narrow screen; `headers` with an empty name are for row actions. */
-export function DataTable({ caption, headers, children }: { caption: string; headers: string[]; children: preact.ComponentChildren }) {
+/**
+ * A captioned table that scrolls sideways on a narrow screen; `headers` with an empty name are for row
+ * actions. `stacked`: on a phone each row is a card of label/value lines (its cells carry `data-label`).
+ */
+export function DataTable({ caption, headers, children, stacked = false }: { caption: string; headers: string[]; children: preact.ComponentChildren; stacked?: boolean }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class={stacked ? 'stacked' : undefined}>
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -125,6 +128,19 @@ export function DataTable({ caption, headers, children }: { caption: string; hea
         </thead>
         <tbody>{children}</tbody>
       </table>
+    </div>
+  );
+}
+
+/** A labelled filter choice: "any" (the empty value) or one of `options`. */
+export function FilterSelect({ id, label, value, options, onChange }: { id: string; label: string; value: string; options: readonly string[]; onChange: (value: string) => void }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        <option value="">any</option>
+        {options.map((option) => <option key={option} value={option}>{option}</option>)}
+      </select>
     </div>
   );
 }

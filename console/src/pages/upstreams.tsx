@@ -48,11 +48,36 @@ function Held({ entry, me, onAccepted }: { entry: HeldDefinition; me: Me; onAcce
   );
 }
 
+/** A global operator's reload of the configuration file (as SIGHUP does): what changed, what needs a restart. */
+function Reload({ onReloaded }: { onReloaded: () => void }) {
+  const action = useAction();
+  const [outcome, setOutcome] = useState<{ changed: boolean; restartRequired: string[] } | null>(null);
+  const reload = () =>
+    action.run(async () => {
+      setOutcome(null);
+      setOutcome((await api<{ changed: boolean; restartRequired: string[] }>('POST', '/v1/admin/reload')).body);
+      onReloaded();
+    });
+  return (
+    <section class="scope" aria-label="Configuration">
+      <button type="button" onClick={reload} disabled={action.busy}>Reload configuration</button>
+      {outcome ? (
+        <p role="status">
+          Reloaded: {outcome.changed ? 'the configuration changed' : 'no change'}
+          {outcome.restartRequired.length > 0 ? `; needs a restart to apply: ${outcome.restartRequired.join(', ')}` : ''}.
+        </p>
+      ) : null}
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
+
 export function UpstreamsPage({ me }: { me: Me }) {
   const upstreams = useApi<{ upstreams: Upstream[] }>('/v1/admin/upstreams', 5000);
   const list = upstreams.data?.upstreams ?? [];
   return (
     <div>
+      {me.operator ? <Reload onReloaded={upstreams.reload} /> : null}
       <ErrorNote error={upstreams.error} />
       {upstreams.data && list.length === 0 ? <p class="empty">Your tenant uses no upstream services.</p> : null}
       {list.length > 0 ? (

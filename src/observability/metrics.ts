@@ -42,6 +42,8 @@ export interface GatewayMetrics {
    * shows 0 for a configured tenant rather than no data; called with the live config's tenants.
    */
   knownTenants(tenants: Iterable<string>): void;
+  /** Starts the `ok` calls of these (catalog) tools at 0, under their metric labels. */
+  knownTools(tools: Iterable<Tool>): void;
 }
 
 const OUTCOMES = new Set<string>(['ok', 'cancelled', 'error', 'pending_approval', ...ERROR_TYPES]);
@@ -189,6 +191,9 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       callCell(label, source, outcome).inc();
       tenantCell(tenant, outcome).inc();
       toolDuration.labels(label, source).observe(result.durationMs / 1000);
+    },
+    knownTools(tools) {
+      for (const tool of tools) callCell(toolLabel(tool), tool.source, 'ok');
     },
     knownTenants(tenants) {
       for (const tenant of tenants) {

@@ -41,6 +41,8 @@ describe('metrics with known label sets', () => {
     for (const scope of ['server', 'tenant', 'public']) expect(text).toContain(`toolgate_overload_refusals_total{scope="${scope}"} 0\n`);
     for (const result of ['ok', 'error']) expect(text).toContain(`toolgate_config_reloads_total{result="${result}"} 0\n`);
     expect(text).toContain('toolgate_audit_sink_errors_total{sink="stdout"} 0\n');
+    // Every tool of the catalog, under its label, at outcome ok.
+    expect(text).toContain('toolgate_tool_calls_total{tool="tool_search",source="builtin",outcome="ok"} 0\n');
   });
 
   it('starts the series of a tenant a reload adds at 0', async () => {

@@ -354,6 +354,13 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
           expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
         }
         await expect(row.locator('td[data-label="Outcome"]').innerText()).resolves.toMatch(/ok|TOOL_EXCEPTION/);
+        // So is every cell of the Upstreams table.
+        await open(page, 'Upstreams');
+        const upstreamRow = page.getByRole('table', { name: 'Upstream services' }).locator('tbody tr').first();
+        for (const cell of await upstreamRow.locator('td').all()) {
+          const box = (await cell.boundingBox())!;
+          expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
+        }
         await page.close();
       });
     }

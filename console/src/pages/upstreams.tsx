@@ -81,17 +81,17 @@ export function UpstreamsPage({ me }: { me: Me }) {
       <ErrorNote error={upstreams.error} />
       {upstreams.data && list.length === 0 ? <p class="empty">Your tenant uses no upstream services.</p> : null}
       {list.length > 0 ? (
-        <DataTable caption="Upstream services" headers={['Service', 'Kind', 'State', 'Transport', 'Tools', 'Reconnects', 'Circuit', 'Last error']}>
+        <DataTable caption="Upstream services" headers={['Service', 'Kind', 'State', 'Transport', 'Tools', 'Reconnects', 'Circuit', 'Last error']} stacked>
           {list.map((upstream) => (
             <tr key={`${upstream.kind}-${upstream.service}`}>
-              <td>{upstream.service}{upstream.required ? ' (required)' : ''}</td>
-              <td>{upstream.kind}</td>
-              <td><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
-              <td>{upstream.detail?.transport ?? '—'}</td>
-              <td>{upstream.toolCount}</td>
-              <td>{upstream.detail?.reconnectAttempts ?? 0}</td>
-              <td>{upstream.circuit ?? 'closed'}</td>
-              <td class="wrap">{upstream.lastError ?? ''}</td>
+              <td data-label="Service">{upstream.service}{upstream.required ? ' (required)' : ''}</td>
+              <td data-label="Kind">{upstream.kind}</td>
+              <td data-label="State"><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
+              <td data-label="Transport">{upstream.detail?.transport ?? '—'}</td>
+              <td data-label="Tools">{upstream.toolCount}</td>
+              <td data-label="Reconnects">{upstream.detail?.reconnectAttempts ?? 0}</td>
+              <td data-label="Circuit">{upstream.circuit ?? 'closed'}</td>
+              <td data-label="Last error" class="wrap">{upstream.lastError ?? ''}</td>
             </tr>
           ))}
         </DataTable>

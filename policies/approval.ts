@@ -3,6 +3,7 @@ import Type from 'typebox';
 import type { ApprovalRecord } from '../src/approvals/types.js';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import { callFailure } from '../src/execution/tool-result.js';
+import { activeSpanLink } from '../src/observability/tracing.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
@@ -35,6 +36,8 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer 
         depth: ctx.depth,
         mode: ctx.mode,
         expiresMs,
+        // The call's own span (tracing on): the approved run, in the approver's request, links back to it.
+        traceOrigin: activeSpanLink(),
       });
     } catch (error) {
       // Fails closed: without a stored request nobody can approve it, so the call does not run.

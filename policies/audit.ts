@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { argumentsHash, callEvent } from '../src/audit/events.js';
+import { cancelledByCaller } from '../src/execution/tool-error.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
@@ -38,6 +39,7 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | u
           time: started,
           durationMs: Math.max(0, clock.now() - started),
           approvalId: answered.approvalId ?? null,
+          cancelled: cancelledByCaller(ctx.signal),
         }),
       );
     }

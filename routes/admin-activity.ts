@@ -1,4 +1,6 @@
 import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../src/errors.js';
 import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -31,15 +33,28 @@ const auditEvent = {
 
 const numbers = { type: 'array', items: { type: 'number' } } as const;
 
-/** What a tenant admin reads about its own tenant: recent audit events and the per-minute rollup. */
+const tenantQuery = { type: 'string', minLength: 1, maxLength: 128, description: "Another tenant's id: a global operator only (a tenant admin reads its own tenant)" } as const;
+
+/**
+ * What a tenant admin reads about its own tenant: recent audit events and the per-minute rollup. A global
+ * operator reads any configured tenant's (`?tenant=`, its own by default).
+ */
 const routes: RoutePlugin = async (app) => {
-  const adminOnly = [app.authenticate, app.requireRole('admin')];
+  const adminOrOperator = [app.authenticate, app.requireOperatorOrRole('admin')];
   const { recentAudit, stats } = app.governance;
+  // Roles are per tenant: only a global operator may name a tenant other than its own.
+  const tenantOf = (request: FastifyRequest, asked: string | undefined): string => {
+    const own = request.principal.tenant;
+    if (asked === undefined || asked === own) return own;
+    if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('only a global operator (auth.operators) may read another tenant');
+    if (!Object.hasOwn(app.gateway.config.tenants, asked)) throw new errors.TG_NOT_FOUND('no such tenant');
+    return asked;
+  };
 
   app.get(
     '/v1/admin/audit',
     {
-      onRequest: adminOnly,
+      onRequest: adminOrOperator,
       schema: {
         tags: ['admin'],
         operationId: 'listAuditEvents',
@@ -51,8 +66,10 @@ const routes: RoutePlugin = async (app) => {
           properties: {
             user: { type: 'string', minLength: 1, maxLength: 256 },
             tool: { type: 'string', minLength: 1, maxLength: 256 },
-            outcome: { type: 'string', enum: [...new Set(['ok', 'pending_approval', 'refused', ...ERROR_TYPES, ...CATALOG_ERROR_TYPES])] },
-            since: { type: 'string', format: 'date-time' },
+            outcome: { type: 'string', enum: [...new Set(['ok', 'pending_approval', 'cancelled', 'refused', ...ERROR_TYPES, ...CATALOG_ERROR_TYPES])] },
+            since: { type: 'string', format: 'date-time', description: 'Events at or after this time' },
+            until: { type: 'string', format: 'date-time', description: 'Events at or before this time (the next older page: the time of the last event shown)' },
+            tenant: tenantQuery,
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
         },
@@ -60,8 +77,9 @@ const routes: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      const { since, ...filters } = request.query;
-      const events = await recentAudit.query(request.principal.tenant, { ...filters, ...(since ? { since: Date.parse(since) } : {}) });
+      const { since, until, tenant, ...filters } = request.query;
+      const scope = tenantOf(request, tenant);
+      const events = await recentAudit.query(scope, { ...filters, ...(since ? { since: Date.parse(since) } : {}), ...(until ? { until: Date.parse(until) } : {}) });
       return { events };
     },
   );
@@ -69,12 +87,13 @@ const routes: RoutePlugin = async (app) => {
   app.get(
     '/v1/admin/stats',
     {
-      onRequest: adminOnly,
+      onRequest: adminOrOperator,
       schema: {
         tags: ['admin'],
         operationId: 'getToolStats',
         summary: `Calls, errors and p95 latency per tool and minute over the last ${STATS_MINUTES} minutes (this replica, the caller's tenant)`,
         security: bearerSecurity,
+        querystring: { type: 'object', additionalProperties: false, properties: { tenant: tenantQuery } },
         response: {
           200: {
             type: 'object',
@@ -97,7 +116,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return stats.view(request.principal.tenant);
+      return stats.view(tenantOf(request, request.query.tenant));
     },
   );
 };

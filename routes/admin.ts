@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/admin.js';
 import type { UpstreamStatus } from '../src/registry/provider.js';
 import { logReload } from '../src/plugins/gateway.js';
+import { BUILTINS_SANDBOX } from '../src/builtins/index.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
@@ -14,10 +14,7 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
  */
 const routes: RoutePlugin = async (app) => {
   const operatorOnly = [app.authenticate, app.requireOperator];
-  const requireAdmin = app.requireRole('admin');
-  const operatorOrAdmin = [app.authenticate, async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.principal.operator !== true) await requireAdmin(request, reply);
-  }];
+  const operatorOrAdmin = [app.authenticate, app.requireOperatorOrRole('admin')];
 
   app.post(
     '/v1/admin/reload',
@@ -59,6 +56,21 @@ const routes: RoutePlugin = async (app) => {
   );
 
   app.get(
+    '/v1/admin/tenants',
+    {
+      onRequest: operatorOnly,
+      schema: {
+        tags: ['admin'],
+        operationId: 'listTenants',
+        summary: "The configured tenants' ids — a global operator only (the console's tenant switcher)",
+        security: bearerSecurity,
+        response: { 200: { type: 'object', required: ['tenants'], properties: { tenants: { type: 'array', items: { type: 'string' } } } }, ...errorResponses },
+      },
+    },
+    async () => ({ tenants: Object.keys(app.gateway.config.tenants).sort() }),
+  );
+
+  app.get(
     '/v1/admin/upstreams',
     {
       onRequest: operatorOrAdmin,
@@ -76,15 +88,23 @@ const routes: RoutePlugin = async (app) => {
       const circuits = app.governance.policyDeps.circuits;
       const tenant = request.principal.operator === true ? undefined : request.principal.tenant;
       const withCircuit = (upstream: UpstreamStatus) => ({ ...upstream, circuit: circuits?.stateOf(upstream.service, tenant) ?? 'closed' });
-      if (request.principal.operator === true) return { upstreams: app.gateway.status().map(withCircuit) };
-      // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them, and an
-      // imported OpenAPI document only when its tenant is admitted to one of the document's tools.
+      // The built-ins' sandbox is an upstream only where built-ins are on: for an operator, in some tenant.
+      const usesBuiltins = (view: { builtins: 'all' | readonly string[] }): boolean => view.builtins === 'all' || view.builtins.length > 0;
+      const isSandbox = (upstream: UpstreamStatus): boolean => upstream.service === BUILTINS_SANDBOX;
+      if (request.principal.operator === true) {
+        const anyBuiltins = Object.values(app.gateway.config.tenants).some(usesBuiltins);
+        return { upstreams: app.gateway.status().filter((upstream) => anyBuiltins || !isSandbox(upstream)).map(withCircuit) };
+      }
+      // Roles are per tenant: an admin sees global MCP services only when its tenant may reach them, an
+      // imported OpenAPI document only when its tenant is admitted to one of the document's tools, and the
+      // built-ins' sandbox only when its tenant enables built-ins.
       const view = app.gateway.tenant(request.principal.tenant);
       const allowed = new Set(view?.config.mcpServices ?? []);
       const tools = app.gateway.current().catalog.tools;
       const reaches = (upstream: UpstreamStatus): boolean => {
         if (upstream.kind === 'global-mcp') return allowed.has(upstream.service);
         if (upstream.kind === 'openapi') return view !== undefined && tools.some((tool) => tool.service === upstream.service && view.admits(tool, request.principal, 'default').ok);
+        if (isSandbox(upstream)) return view !== undefined && usesBuiltins(view.config);
         return true;
       };
       return { upstreams: app.gateway.status().filter(reaches).map(withCircuit) };

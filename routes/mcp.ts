@@ -15,6 +15,7 @@ import { toCallToolResult } from '../src/mcp-server/call-result.js';
 import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
 import { createCatalogGovernance, type CatalogGovernance } from '../src/mcp-server/catalog-governance.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp-server/serve-resources.js';
+import { mcpServerSpan } from '../src/mcp-server/server-span.js';
 import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
 import { createMcpSessions } from '../src/mcp-server/sessions.js';
 import { openSseStream } from '../src/mcp-server/sse-stream.js';
@@ -278,7 +279,8 @@ const routes: RoutePlugin = async (app) => {
         onRequest: app.authenticate,
         // One tenant slot per MCP request, as for /v1/execute, held until it is answered. An MCP client may
         // send its trace context in params._meta rather than as headers (src/plugins/tracing.ts).
-        config: { runsCalls: true, traceCarrier: traceMeta },
+        // The server span is named after the JSON-RPC method (`tools/call <tool>`), as the MCP conventions say.
+        config: { runsCalls: true, traceCarrier: traceMeta, spanName: mcpServerSpan },
         schema: {
           tags: ['tools'],
           operationId: narrowed ? 'mcpToolset' : 'mcp',

@@ -133,6 +133,15 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
   });
+  // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
+  const startKnownAtZero = (): void => {
+    const tenants = Object.keys(gateway.config.tenants);
+    metrics.knownTenants(tenants);
+    metrics.knownTools(gateway.current().catalog.tools);
+    governance.knownTenants(tenants);
+  };
+  startKnownAtZero();
+  gateway.onChange(startKnownAtZero);
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
   // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
   const reloadConfig = async (): Promise<ReloadOutcome> => {

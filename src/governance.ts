@@ -29,6 +29,8 @@ export interface Governance {
   approvals: ApprovalService;
   metrics: PolicyMetrics;
   policyDeps: PolicyDeps;
+  /** Starts the per-tenant approval and rate-limit counts of these (configured) tenants at 0. */
+  knownTenants(tenants: readonly string[]): void;
   /** Flushes the audit log, then closes the store (unless the caller passed it in). */
   close(): Promise<void>;
 }
@@ -42,6 +44,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const stats = createCallStats();
   // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
   const auditErrors = new Counter({ name: 'toolgate_audit_sink_errors_total', help: 'Failed audit sink writes, per sink (a file append may carry several events)', labelNames: ['sink'] as const, registers: [options.registry] });
+  if (config.audit.sink !== 'off') auditErrors.inc({ sink: config.audit.sink }, 0);
   const sink = createAuditSink(config.audit, {
     onError: (err) => {
       auditErrors.inc({ sink: config.audit.sink });
@@ -63,6 +66,10 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     stats,
     approvals,
     metrics,
+    knownTenants(tenants) {
+      approvalMetrics.knownTenants(tenants);
+      metrics.knownTenants(tenants);
+    },
     policyDeps: { store, audit, approvals, metrics, circuits, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
       await audit.close();

@@ -46,7 +46,9 @@ export interface Loaded<T> {
  * 304 (the inbox shows new approvals without a reload and without re-sending the list).
  */
 export function useApi<T>(path: string | null, pollMs?: number): Loaded<T> {
-  const [data, setData] = useState<T | null>(null);
+  // The answer with the path it answers: after a change of path (a new filter, page or tenant) nothing shows
+  // the previous query's rows under the new one's heading while the new answer loads.
+  const [answered, setAnswered] = useState<{ path: string; body: T } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const etag = useRef<string | null>(null);
   const [tick, setTick] = useState(0);
@@ -57,6 +59,8 @@ export function useApi<T>(path: string | null, pollMs?: number): Loaded<T> {
 
   useEffect(() => {
     if (path === null) return;
+    // An ETag is only good for the path it came from.
+    etag.current = null;
     let stopped = false;
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -66,7 +70,7 @@ export function useApi<T>(path: string | null, pollMs?: number): Loaded<T> {
         if (stopped) return;
         if (answer.status !== 304) {
           etag.current = answer.etag;
-          setData(answer.body);
+          setAnswered({ path, body: answer.body });
         }
         setError(null);
       } catch (failure) {
@@ -82,7 +86,7 @@ export function useApi<T>(path: string | null, pollMs?: number): Loaded<T> {
     };
   }, [path, pollMs, tick]);
 
-  return { data, error, reload };
+  return { data: answered !== null && answered.path === path ? answered.body : null, error, reload };
 }
 
 export interface Action {
@@ -110,11 +114,14 @@ export function useAction(): Action {
   return { busy, error, run };
 }
 
-/** A captioned table that scrolls sideways on a narrow screen; `headers` with an empty name are for row actions. */
-export function DataTable({ caption, headers, children }: { caption: string; headers: string[]; children: preact.ComponentChildren }) {
+/**
+ * A captioned table that scrolls sideways on a narrow screen; `headers` with an empty name are for row
+ * actions. `stacked`: on a phone each row is a card of label/value lines (its cells carry `data-label`).
+ */
+export function DataTable({ caption, headers, children, stacked = false }: { caption: string; headers: string[]; children: preact.ComponentChildren; stacked?: boolean }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class={stacked ? 'stacked' : undefined}>
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -125,6 +132,19 @@ export function DataTable({ caption, headers, children }: { caption: string; hea
         </thead>
         <tbody>{children}</tbody>
       </table>
+    </div>
+  );
+}
+
+/** A labelled filter choice: "any" (the empty value) or one of `options`. */
+export function FilterSelect({ id, label, value, options, onChange }: { id: string; label: string; value: string; options: readonly string[]; onChange: (value: string) => void }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        <option value="">any</option>
+        {options.map((option) => <option key={option} value={option}>{option}</option>)}
+      </select>
     </div>
   );
 }

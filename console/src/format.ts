@@ -17,4 +17,17 @@ export function pretty(value: unknown): string {
   }
 }
 
-export const time = (at: string | number): string => new Date(at).toLocaleString();
+const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+
+/** A moment in the browser's time zone, the zone named ("2 Dec 2026, 12:05:09 UTC"). */
+export const time = (at: string | number): string => TIME_FORMAT.format(new Date(at));
+
+/** The browser's time zone (e.g. "Europe/Oslo"), which every shown time uses. */
+export const timeZone = (): string => TIME_FORMAT.resolvedOptions().timeZone;
+
+/** A `datetime-local` input's value (local wall time) as an ISO instant, or undefined when empty/invalid. */
+export function localInputToIso(value: string): string | undefined {
+  if (value === '') return undefined;
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) ? undefined : at.toISOString();
+}

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, isAdmin, session, type Me } from './api.js';
-import { ErrorNote } from './components.js';
+import { ErrorNote, useApi } from './components.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
 import { ConnectionsPage } from './pages/connections.js';
@@ -17,8 +17,13 @@ interface PageDef {
   title: string;
   /** Shown in the navigation only when this holds; the server refuses the API calls anyway. */
   allowed: (me: Me) => boolean;
-  render: (me: Me) => preact.JSX.Element;
+  /** `tenant`: the tenant a global operator chose on a page that has `perTenant` (undefined: its own). */
+  render: (me: Me, tenant: string | undefined) => preact.JSX.Element;
+  /** The page reads one tenant's data, and a global operator may choose which (GET /v1/admin/tenants). */
+  perTenant?: boolean;
 }
+
+const adminOrOperator = (me: Me): boolean => isAdmin(me) || me.operator;
 
 const PAGES: PageDef[] = [
   { path: 'approvals', title: 'Approvals', allowed: () => true, render: (me) => <ApprovalsPage me={me} /> },
@@ -26,10 +31,25 @@ const PAGES: PageDef[] = [
   { path: 'upstreams', title: 'Upstreams', allowed: (me) => isAdmin(me) || me.operator, render: (me) => <UpstreamsPage me={me} /> },
   { path: 'my-servers', title: 'My MCP servers', allowed: () => true, render: (me) => <MyServersPage me={me} /> },
   { path: 'connections', title: 'Connections', allowed: () => true, render: (me) => <ConnectionsPage me={me} /> },
-  { path: 'audit', title: 'Audit', allowed: isAdmin, render: () => <AuditPage /> },
+  { path: 'audit', title: 'Audit', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <AuditPage key={tenant ?? ''} tenant={tenant} /> },
   { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
-  { path: 'overview', title: 'Overview', allowed: isAdmin, render: () => <OverviewPage /> },
+  { path: 'overview', title: 'Overview', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <OverviewPage tenant={tenant} /> },
 ];
+
+/** A global operator's choice of tenant for the per-tenant pages (the server checks it is an operator). */
+function TenantPicker({ me, tenant, onChange }: { me: Me; tenant: string | undefined; onChange: (tenant: string | undefined) => void }) {
+  const tenants = useApi<{ tenants: string[] }>('/v1/admin/tenants');
+  return (
+    <div class="scope">
+      <label for="view-tenant">Tenant</label>
+      <select id="view-tenant" value={tenant ?? me.tenant} onChange={(e) => { const value = (e.target as HTMLSelectElement).value; onChange(value === me.tenant ? undefined : value); }}>
+        {(tenants.data?.tenants ?? [me.tenant]).map((id) => <option key={id} value={id}>{id}{id === me.tenant ? ' (yours)' : ''}</option>)}
+      </select>
+      <span class="hint">As a global operator you may read any tenant's audit and activity.</span>
+      <ErrorNote error={tenants.error} />
+    </div>
+  );
+}
 
 const currentPath = (): string => location.hash.replace(/^#\/?/, '') || 'approvals';
 
@@ -73,6 +93,7 @@ function App() {
   const [checking, setChecking] = useState(session.token() !== null);
   const [problem, setProblem] = useState<string | null>(null);
   const [path, setPath] = useState(currentPath());
+  const [viewTenant, setViewTenant] = useState<string | undefined>(undefined);
 
   useEffect(() => {
     const onHash = () => setPath(currentPath());
@@ -113,7 +134,7 @@ function App() {
           {me.user} · tenant <strong>{me.tenant}</strong> · {me.roles.length > 0 ? me.roles.join(', ') : 'no roles'}
           {me.operator ? ' · operator' : ''}
         </span>
-        <button type="button" class="link" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
+        <button type="button" class="link" onClick={() => { session.signOut(); setMe(null); setViewTenant(undefined); }}>Sign out</button>
       </header>
       <nav aria-label="Console pages">
         <ul>
@@ -126,7 +147,8 @@ function App() {
       </nav>
       <main id="page" key={page.path}>
         <h1>{page.title}</h1>
-        {page.render(me)}
+        {page.perTenant && me.operator ? <TenantPicker me={me} tenant={viewTenant} onChange={setViewTenant} /> : null}
+        {page.render(me, page.perTenant && me.operator ? viewTenant : undefined)}
       </main>
     </div>
   );

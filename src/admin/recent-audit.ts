@@ -9,6 +9,8 @@ export interface AuditQuery {
   outcome?: string;
   /** Epoch ms: events at or after it. */
   since?: number;
+  /** Epoch ms: events at or before it (paging back from the oldest event shown). */
+  until?: number;
   limit: number;
 }
 
@@ -70,8 +72,9 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
         (query.user === undefined || event.user === query.user) &&
         (query.tool === undefined || ('tool' in event && event.tool === query.tool)) &&
         (query.outcome === undefined || event.outcome === query.outcome) &&
-        (query.since === undefined || event.time >= query.since);
-      const filtered = query.user !== undefined || query.tool !== undefined || query.outcome !== undefined || query.since !== undefined;
+        (query.since === undefined || event.time >= query.since) &&
+        (query.until === undefined || event.time <= query.until);
+      const filtered = query.user !== undefined || query.tool !== undefined || query.outcome !== undefined || query.since !== undefined || query.until !== undefined;
       const found: AuditEvent[] = [];
       // Each write between two pages shifts the list by one entry, so a page can start with entries already matched.
       const matched = new Set<string>();

@@ -3,6 +3,7 @@ import type { ApprovalRecord, ApprovalService } from './types.js';
 
 /** Seconds a request waited for its decision: from a few seconds to the longest sensible expiry (a day). */
 const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400];
+const DECISIONS = ['approved', 'denied', 'expired'] as const satisfies ReadonlyArray<Exclude<ApprovalRecord['status'], 'pending'>>;
 /** Both backlog gauges of one scrape (and scrapers arriving together) share one read of the shared store. */
 const BACKLOG_MAX_AGE_MS = 1_000;
 
@@ -11,6 +12,8 @@ export interface ApprovalMetrics {
   decided(record: ApprovalRecord): void;
   /** Reports the backlog of `approvals` from now on (read when metrics are scraped). */
   watch(approvals: ApprovalService): void;
+  /** Starts the decision counts of these (configured) tenants at 0, one per decision. */
+  knownTenants(tenants: Iterable<string>): void;
 }
 
 /**
@@ -78,6 +81,9 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     },
     watch(service) {
       approvals = service;
+    },
+    knownTenants(tenants) {
+      for (const tenant of tenants) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };
 }

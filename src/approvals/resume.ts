@@ -32,6 +32,7 @@ export function resumeApproved(
       defaultCallId: record.call.callId,
       approval: { id: record.id, approvedBy: record.decidedBy ?? '' },
       trace: meta.trace,
+      ...(record.traceOrigin ? { traceLink: record.traceOrigin } : {}),
     },
   );
   return running.finally(release);

@@ -105,6 +105,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         requestId: input.requestId,
         depth: input.depth,
         ...(input.mode ? { mode: input.mode } : {}),
+        ...(input.traceOrigin ? { traceOrigin: input.traceOrigin } : {}),
         createdAt,
         expiresAt: createdAt + input.expiresMs,
       };

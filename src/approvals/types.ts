@@ -28,6 +28,8 @@ export interface ApprovalRecord {
   decidedAt?: number;
   /** Set once the call has run (approved) or been refused (denied/expired). */
   result?: ToolResult;
+  /** While tracing: the span of the call that asked for approval, which the approved run's span links to. */
+  traceOrigin?: { traceId: string; spanId: string; traceFlags: number };
 }
 
 export type ApprovalErrorCode = 'NOT_FOUND' | 'FORBIDDEN' | 'SELF_APPROVAL' | 'CONFLICT' | 'EXPIRED';
@@ -58,6 +60,7 @@ export interface CreateApprovalInput {
   depth: number;
   mode?: ToolMode;
   expiresMs: number;
+  traceOrigin?: ApprovalRecord['traceOrigin'];
 }
 
 /** Runs an approved call through the rest of the chain as its requester and returns its result. */

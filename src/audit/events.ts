@@ -31,8 +31,12 @@ export interface CallOrigin {
   user: string;
 }
 
-/** The call event of a finished call (`time`: its start, epoch ms). */
-export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null }): CallAuditEvent {
+/** The call event of a finished call (`time`: its start, epoch ms); `cancelled`: its caller gave up on it. */
+export function callEvent(
+  origin: CallOrigin,
+  result: ToolResult,
+  call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null; cancelled?: boolean },
+): CallAuditEvent {
   const event: CallAuditEvent = {
     event: 'call',
     time: call.time,
@@ -43,7 +47,7 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: { callId
     tool: boundedName(call.tool),
     source: call.source,
     argsSha256: call.argsSha256,
-    outcome: outcomeOf(result),
+    outcome: call.cancelled === true && !result.ok ? 'cancelled' : outcomeOf(result),
     errorType: errorTypeOf(result),
     durationMs: call.durationMs,
     approvalId: call.approvalId,

@@ -1,7 +1,10 @@
 import type { ErrorType, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
 
-/** A call's outcome: `ok`, `pending_approval`, or its errorType. */
-export type CallOutcome = 'ok' | 'pending_approval' | ErrorType;
+/**
+ * A call's outcome: `ok`, `pending_approval`, `cancelled` (its caller gave up on it: the client hung up or
+ * cancelled; its errorType stays what the call answered, e.g. TIMEOUT), or its errorType.
+ */
+export type CallOutcome = 'ok' | 'pending_approval' | 'cancelled' | ErrorType;
 
 /**
  * One tool call, whatever answered it: the policy chain, or a refusal before it (UNKNOWN_TOOL at

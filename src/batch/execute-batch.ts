@@ -1,5 +1,6 @@
 import { parseArguments } from '../execution/arguments.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from '../execution/execute.js';
+import { ToolError } from '../execution/tool-error.js';
 import { failureResult } from '../execution/tool-result.js';
 import type { PolicyMetrics } from '../pipeline/metrics.js';
 import { isCallConcurrencySafe } from '../registry/define-tool.js';
@@ -51,5 +52,7 @@ export async function executeBatch(batch: BatchRequest, options: BatchCallOption
       const result = failureResult('TIMEOUT', `${name} timed out after ${timeoutMs} ms`, { callId: callIdOf(call, step, index), name });
       return { ...result, durationMs: timeoutMs };
     },
+    // Typed, so the late end of the call counts as a timeout and not as its caller cancelling it.
+    timeoutReason: (timeoutMs) => new ToolError('TIMEOUT', `call timed out after ${timeoutMs} ms`),
   });
 }

@@ -20,6 +20,8 @@ export interface BatchOptions<I, R> {
   run(item: I, index: number, ctx: RunContext): Promise<R>;
   /** The result for a call that ran past its timeout (a TIMEOUT ToolResult). */
   onTimeout(item: I, index: number, timeoutMs: number): R;
+  /** What a timed-out call's signal is aborted with (a caller's own cancellation reads differently). */
+  timeoutReason?(timeoutMs: number): unknown;
   /** false runs every call alone, in order. Default true. */
   parallel?: boolean;
   /** Most calls of one group in flight at once. Default 4. */
@@ -68,7 +70,7 @@ async function runOne<I, R>(item: I, index: number, options: BatchOptions<I, R>,
     if (timeoutMs === undefined) return await running;
     const expiry = new Promise<R>((resolve) => {
       timer = setTimeout(() => {
-        controller.abort(new Error('call timed out'));
+        controller.abort(options.timeoutReason?.(timeoutMs) ?? new Error('call timed out'));
         resolve(options.onTimeout(item, index, timeoutMs));
       }, timeoutMs);
     });

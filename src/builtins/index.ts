@@ -42,6 +42,9 @@ export type BuiltinProvider = ToolProvider & { readonly processes: ProcessManage
  * (`tenants.<t>.builtins`) which of them a principal sees. Each call computes its workspace from
  * `ctx.principal`, so one provider serves every tenant.
  */
+/** The built-ins' sandbox as an upstream in status listings. */
+export const BUILTINS_SANDBOX = 'builtins-sandbox';
+
 export function createBuiltinProvider(config: BuiltinsConfig, deps: BuiltinProviderDeps = {}): BuiltinProvider {
   const launcher = deps.launcher ?? createLauncher(config.sandbox ?? defaultSandboxMode());
   const unsandboxedShell = launcher.mode === 'none' && config.allowUnsandboxedShell;
@@ -73,7 +76,7 @@ export function createBuiltinProvider(config: BuiltinsConfig, deps: BuiltinProvi
     close: closeAll,
     closeAll,
     status(): UpstreamStatus[] {
-      return [{ service: 'builtins-sandbox', kind: `sandbox:${launcher.mode}`, state: launcher.unavailable ? 'down' : 'ready', required: false, toolCount: tools.length, ...(launcher.unavailable ? { lastError: launcher.unavailable } : {}) }];
+      return [{ service: BUILTINS_SANDBOX, kind: `sandbox:${launcher.mode}`, state: launcher.unavailable ? 'down' : 'ready', required: false, toolCount: tools.length, ...(launcher.unavailable ? { lastError: launcher.unavailable } : {}) }];
     },
   };
 }

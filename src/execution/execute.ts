@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { argumentsHash, callEvent } from '../audit/events.js';
 import type { AuditSink } from '../audit/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { TraceContext } from '../observability/tracing.js';
+import type { SpanLinkTarget, TraceContext } from '../observability/tracing.js';
 import type { Next, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
@@ -16,6 +16,7 @@ import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
 import type { LazySignal } from './lazy-signal.js';
 import type { SchemaCheck } from './schema-validator.js';
+import { cancelledByCaller } from './tool-error.js';
 import { tracedCall } from './traced-call.js';
 import { failureResult } from './tool-result.js';
 
@@ -41,6 +42,8 @@ export interface CallOptions {
   deadline?: number;
   /** The request's span while tracing is on: the call's `execute_tool` span goes under it. Undefined when off. */
   trace?: TraceContext;
+  /** A span the call's span links to: for an approved run, the call that asked for the approval. */
+  traceLink?: SpanLinkTarget;
   /** Where the call's progress reports go (an MCP client that sent a `progressToken`). */
   onProgress?: (update: ProgressUpdate) => void;
 }
@@ -70,7 +73,8 @@ const DEFERRED_HINT = ' — this tool was listed without its schema: call tool_s
 export function executeCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
   // Tracing off: this one check is all it costs.
   if (options.trace === undefined) return runCall(request, options, scope);
-  return tracedCall(options.trace, request.name, options.principal.tenant, () => runCall(request, options, scope));
+  const approval = options.approval === undefined ? undefined : { id: options.approval.id, link: options.traceLink };
+  return tracedCall(options.trace, request.name, options.principal.tenant, () => runCall(request, options, scope), approval);
 }
 
 async function runCall(request: CallRequest, options: CallOptions, scope: ExecutionScope): Promise<ToolResult> {
@@ -134,7 +138,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
 // every named closure created per call also costs an Object.defineProperty.
 function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && ctx.signal.aborted);
+  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && cancelledByCaller(ctx.signal));
   return result;
 }
 

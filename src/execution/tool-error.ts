@@ -28,3 +28,13 @@ export class ToolError extends Error {
 export function isToolError(value: unknown): value is ToolError {
   return value instanceof ToolError;
 }
+
+/**
+ * Whether a call's own signal was aborted by its client giving up on it (hung up, sent
+ * notifications/cancelled, ended its MCP session or its batch request), not for a typed reason (its batch
+ * deadline, a shutdown: both answer TIMEOUT): such a call is counted and audited as `cancelled` (its
+ * errorType stays TIMEOUT), so dashboards and alerts on TIMEOUT see only calls the gateway gave up on.
+ */
+export function cancelledByCaller(signal: { readonly aborted: boolean; readonly reason: unknown }): boolean {
+  return signal.aborted && !isToolError(signal.reason);
+}

@@ -35,20 +35,23 @@ export function labelLookup<T>(make: (a: string, b: string, c: string) => T): (a
  * label set (values in `labelNames` order, at most three), and the Counter's own `collect`, which
  * prom-client runs on every read, hands what the cells counted to the counter. prom-client's `inc`
  * converts, validates and hashes the label object on every call, even through a `labels()` child, and
- * several counters are bumped per request. Counts not read yet survive a registry reset.
+ * several counters are bumped per request. Counts not read yet survive a registry reset. A cell shows
+ * from the first read after its lookup, at 0 until counted: look a known label set up to start it at 0.
  */
 export function cellCounter<T extends string>(
   config: Omit<CounterConfiguration<T>, 'collect' | 'labelNames'> & { labelNames: readonly T[] },
 ): { counter: Counter<T>; cell: (a: string, b?: string, c?: string) => CounterCell } {
   if (config.labelNames.length > 3) throw new Error('cellCounter supports at most three labels');
-  const cells: Array<{ labels: LabelValues<T>; pending: number; inc(): void }> = [];
+  const cells: Array<{ labels: LabelValues<T>; pending: number; shown: boolean; inc(): void }> = [];
   const counter = new Counter<T>({
     ...config,
     collect() {
       for (const cell of cells) {
-        if (cell.pending === 0) continue;
+        // A cell looked up but not counted yet is shown at 0 (a known label set starts at 0, not absent).
+        if (cell.pending === 0 && cell.shown) continue;
         this.inc(cell.labels, cell.pending);
         cell.pending = 0;
+        cell.shown = true;
       }
     },
   });
@@ -56,6 +59,7 @@ export function cellCounter<T extends string>(
     const created = {
       labels: labelRecord(config.labelNames, values),
       pending: 0,
+      shown: false,
       inc() {
         created.pending += 1;
       },

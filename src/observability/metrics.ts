@@ -37,6 +37,13 @@ export interface GatewayMetrics {
   /** `cancelled`: the call failed after its own caller gave up on it (counted as outcome `cancelled`). */
   recordCall(tenant: string, tool: Tool | undefined, result: ToolResult, cancelled?: boolean): void;
   countHttp(method: string, route: string, status: string): void;
+  /**
+   * Starts the per-tenant series of these tenants at 0 (every call outcome, MCP sessions), so a dashboard
+   * shows 0 for a configured tenant rather than no data; called with the live config's tenants.
+   */
+  knownTenants(tenants: Iterable<string>): void;
+  /** Starts the `ok` calls of these (catalog) tools at 0, under their metric labels. */
+  knownTools(tools: Iterable<Tool>): void;
 }
 
 const OUTCOMES = new Set<string>(['ok', 'cancelled', 'error', 'pending_approval', ...ERROR_TYPES]);
@@ -108,6 +115,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  for (const result of ['ok', 'error']) configReloads.inc({ result }, 0);
   const lastReload = new Gauge({
     name: 'toolgate_config_last_reload_successful',
     help: 'Whether the last configuration reload succeeded (1) or failed (0); 1 before any reload',
@@ -144,6 +152,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     labelNames: ['scope'] as const,
     registers: [registry],
   });
+  for (const scope of ['server', 'tenant', 'public'] satisfies OverloadScope[]) overloads.inc({ scope }, 0);
   // Per tenant without the tool: tenant × tool × source × outcome would multiply the series.
   const { cell: tenantCell } = cellCounter({
     name: 'toolgate_tenant_calls_total',
@@ -182,6 +191,15 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       callCell(label, source, outcome).inc();
       tenantCell(tenant, outcome).inc();
       toolDuration.labels(label, source).observe(result.durationMs / 1000);
+    },
+    knownTools(tools) {
+      for (const tool of tools) callCell(toolLabel(tool), tool.source, 'ok');
+    },
+    knownTenants(tenants) {
+      for (const tenant of tenants) {
+        for (const outcome of OUTCOMES) tenantCell(tenant, outcome);
+        mcpSessions.inc({ tenant }, 0);
+      }
     },
   };
 }

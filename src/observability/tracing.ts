@@ -2,7 +2,7 @@
 // calls. The SDK (provider, exporter, sampler) lives in tracing-sdk.ts and is imported only when tracing
 // is configured; until then `isTracing()` is false and no caller builds a span, a context or a header.
 // Only the API package is loaded here: with no SDK registered it does nothing.
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import type { UpstreamCredential } from '../types.js';
 import type { TraceSettings } from './trace-settings.js';
@@ -14,7 +14,9 @@ export type { Context as TraceContext } from '@opentelemetry/api';
 export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
+export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
+export const ATTR_JSONRPC_REQUEST_ID = 'jsonrpc.request.id';
 export const ATTR_NETWORK_TRANSPORT = 'network.transport';
 export const ATTR_ERROR_TYPE = 'error.type';
 
@@ -24,6 +26,8 @@ export const ATTR_SOURCE = 'toolgate.tool.source';
 export const ATTR_OUTCOME = 'toolgate.outcome';
 export const ATTR_POLICY = 'toolgate.policy';
 export const ATTR_DECISION = 'toolgate.decision';
+/** The approval a call waits for (pending) or runs under (approved): it joins the request and the run. */
+export const ATTR_APPROVAL_ID = 'toolgate.approval.id';
 /** Which attempt of a call a retry span is (2 for the first retry). */
 export const ATTR_RETRY_ATTEMPT = 'toolgate.retry.attempt';
 /** The upstream a client span calls: an MCP service id, or `http:<host>` of a webhook or retrieval service. */
@@ -104,6 +108,22 @@ export function traceIds(ctx: Context | undefined): { traceId: string; spanId: s
   return trace.isSpanContextValid(span.spanContext()) ? { traceId, spanId } : undefined;
 }
 
+/** A span another span links to, as stored (an approval keeps the span of the call that asked for it). */
+export interface SpanLinkTarget {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+}
+
+/** The span running now as a link target, or undefined when tracing is off or no span is current. */
+export function activeSpanLink(): SpanLinkTarget | undefined {
+  if (active === undefined) return undefined;
+  const span = trace.getSpan(context.active());
+  if (span === undefined || !trace.isSpanContextValid(span.spanContext())) return undefined;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return { traceId, spanId, traceFlags };
+}
+
 /** The trace id of the span running now (audit events written inside a call), or undefined. */
 export function activeTraceId(): string | undefined {
   return active === undefined ? undefined : traceIds(context.active())?.traceId;
@@ -131,12 +151,12 @@ function errorTypeName(error: unknown): string {
  */
 export function inSpan<T>(
   name: string,
-  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context; links?: Link[] },
   work: (span: Span) => Promise<T>,
   finish: (result: T) => { attributes?: Attributes; failed: boolean },
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
   return context.with(trace.setSpan(parent, span), () => work(span)).then(
     (result) => {
       const { attributes, failed } = finish(result);

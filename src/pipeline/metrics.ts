@@ -20,6 +20,8 @@ export interface PolicyMetrics {
   circuitState(label: string, state: CircuitStateName, member?: string): void;
   /** A call the rate-limit policy refused; `tenant` is a configured tenant (the chain runs only for those). */
   rateLimited(tenant: string): void;
+  /** Starts the per-tenant refusal count of these (configured) tenants at 0. */
+  knownTenants(tenants: Iterable<string>): void;
   /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
   upstreamCall(tool: Tool, result: ToolResult, seconds: number): void;
 }
@@ -71,6 +73,9 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[])
     batchGroup: (size) => groups.observe(size),
     circuitState,
     rateLimited: (tenant) => rateLimits.inc({ tenant }),
+    knownTenants: (tenants) => {
+      for (const tenant of tenants) rateLimits.inc({ tenant }, 0);
+    },
     upstreamCall: (tool, result, seconds) => upstream.labels(serviceLabel(tool), outcomeLabel(result)).observe(seconds),
   };
 }
@@ -80,4 +85,4 @@ const DECISIONS = new Set<string>(['pass', 'answered', 'retried', 'pending_appro
 const decisionLabel = (decision: string): string => (DECISIONS.has(decision) ? decision : 'other');
 
 const noopCell: CounterCell = { inc() {} };
-export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {} };
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {}, knownTenants() {} };

@@ -16,6 +16,8 @@ declare module 'fastify' {
     requireRole: (...roles: string[]) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /** Global operations: only a principal listed in `auth.operators`, whatever its tenant roles. */
     requireOperator: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** A global operator, or a principal holding one of `roles` in its own tenant. */
+    requireOperatorOrRole: (...roles: string[]) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
@@ -109,6 +111,11 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
 
     app.decorate('requireOperator', async (request: FastifyRequest) => {
       if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('requires a global operator (auth.operators)');
+    });
+
+    app.decorate('requireOperatorOrRole', (...roles: string[]) => async (request: FastifyRequest) => {
+      if (request.principal.operator === true) return;
+      if (!request.principal.roles.some((role) => roles.includes(role))) throw new errors.TG_FORBIDDEN(`requires role ${roles.join(' or ')} or a global operator`);
     });
   },
   { name: 'toolgate-auth', dependencies: ['toolgate-gateway', 'toolgate-governance'] },

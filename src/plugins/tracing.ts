@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
+import type { Attributes } from '@opentelemetry/api';
 import type { Principal } from '../types.js';
 import { endSpan, startServerSpan, type IncomingHeaders, type TraceContext, type TracingHandle } from '../observability/tracing.js';
 
@@ -12,6 +13,11 @@ declare module 'fastify' {
      * `params._meta`); read from the parsed body, and only for an authenticated caller.
      */
     traceCarrier?: (body: unknown) => IncomingHeaders | undefined;
+    /**
+     * The server span's name and extra attributes from the parsed body, when the route's protocol names the
+     * operation better than the HTTP route does (MCP: `tools/call <tool>`); only for an authenticated caller.
+     */
+    spanName?: (body: unknown) => { name: string; attributes: Attributes } | undefined;
   }
   interface FastifyRequest {
     /** The request's server span while tracing is on (src/observability/tracing.ts); undefined when off. */
@@ -46,7 +52,9 @@ export const tracingPlugin = fp<{ tracing: TracingHandle | undefined }>(
       const principal: Principal | null = request.principal;
       const authenticated = principal !== null;
       const carrier = !authenticated ? undefined : request.headers.traceparent === undefined ? (request.routeOptions.config.traceCarrier?.(request.body) ?? request.headers) : request.headers;
-      const ctx = startServerSpan(route === undefined ? request.method : `${request.method} ${route}`, attributes, request.traceStart || now(), carrier);
+      const named = authenticated ? request.routeOptions.config.spanName?.(request.body) : undefined;
+      const name = named?.name ?? (route === undefined ? request.method : `${request.method} ${route}`);
+      const ctx = startServerSpan(name, named === undefined ? attributes : { ...attributes, ...named.attributes }, request.traceStart || now(), carrier);
       request.traceContext = ctx;
       return ctx;
     };

@@ -14,7 +14,8 @@ import { governedConfig } from '../helpers/governed.js';
 // Real headless Chromium (Debian's package) against a real listening gateway. Never downloads a browser.
 const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const CONSOLE_ROOT = join(packageRoot(), 'dist', 'console');
-const SHOTS = join(packageRoot(), 'test-artifacts', 'console');
+// Screenshots to look at (git-ignored), or in the folder TOOLGATE_TEST_SHOTS names.
+const SHOTS = process.env.TOOLGATE_TEST_SHOTS ?? join(packageRoot(), 'test-artifacts', 'console');
 const skipReason = !existsSync(CHROMIUM)
   ? `no Chromium at ${CHROMIUM} (Debian: apt-get install chromium)`
   : !existsSync(join(CONSOLE_ROOT, 'index.html'))
@@ -49,9 +50,10 @@ async function call(method: 'GET' | 'POST' | 'DELETE', path: string, token: stri
 }
 
 /** A fresh tab (its own sessionStorage) signed in with `token`, showing the Approvals page. */
-async function signedIn(token: string, width = 1280, height = 800): Promise<Page> {
+async function signedIn(token: string, width = 1280, height = 800, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
   const page = await context!.newPage();
   await page.setViewportSize({ width, height });
+  await page.emulateMedia({ colorScheme });
   page.on('pageerror', (error) => console.warn('[console page error]', error.message));
   await page.goto(`${base}/console/`);
   await page.getByLabel(/token|API key/i).fill(token);
@@ -294,6 +296,189 @@ describe.skipIf(skipReason !== undefined)('the console in headless Chromium', ()
     await open(page, 'Overview');
     await page.getByRole('img', { name: /Calls per minute/ }).waitFor();
     await shot(page, 'overview');
+    await page.close();
+  });
+});
+
+const VIEWPORTS = [
+  { name: 'phone', width: 390, height: 844 },
+  { name: 'desktop', width: 1280, height: 800 },
+] as const;
+const SCHEMES = ['light', 'dark'] as const;
+
+/** Relative luminance (0 black … 1 white) of a computed CSS colour `rgb(r, g, b)`. */
+const luminance = (color: string): number => {
+  const [r, g, b] = (color.match(/\d+(\.\d+)?/g) ?? ['0', '0', '0']).slice(0, 3).map((part) => Number(part) / 255) as [number, number, number];
+  const linear = (c: number) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+};
+
+/** How far the page scrolls sideways (0 when everything fits the viewport's width). */
+const sidewaysOverflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, light and dark', () => {
+  beforeAll(async () => {
+    if (skipReason) return;
+    for (let i = 0; i < 3; i += 1) await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: `Layout ${i}` } });
+    await call('POST', '/v1/execute', API_KEY, { name: 'explode', arguments: {} });
+  });
+
+  for (const viewport of VIEWPORTS) {
+    for (const scheme of SCHEMES) {
+      it(`${viewport.width} px, ${scheme}: one-row navigation, nothing scrolls sideways, every Audit column readable, colours from prefers-color-scheme`, { timeout: 90_000 }, async () => {
+        const page = await signedIn(API_KEY, viewport.width, viewport.height, scheme);
+        const nav = (await page.getByRole('navigation', { name: 'Console pages' }).boundingBox())!;
+        // On a phone the navigation is one scrolling row, not a band of wrapped links.
+        if (viewport.width < 720) expect(nav.height, 'navigation height').toBeLessThan(viewport.height * 0.08);
+        const colors = await page.evaluate(() => ({ bg: getComputedStyle(document.documentElement).backgroundColor, fg: getComputedStyle(document.documentElement).color, card: getComputedStyle(document.querySelector('main')!).color }));
+        if (scheme === 'dark') {
+          expect(luminance(colors.bg)).toBeLessThan(0.05);
+          expect(luminance(colors.fg)).toBeGreaterThan(0.6);
+        } else {
+          expect(luminance(colors.bg)).toBeGreaterThan(0.9);
+          expect(luminance(colors.fg)).toBeLessThan(0.05);
+        }
+        for (const [name, file] of [['Approvals', 'approvals'], ['Tools', 'tools'], ['Upstreams', 'upstreams'], ['My MCP servers', 'my-mcp-servers'], ['Audit', 'audit'], ['API keys', 'api-keys'], ['Overview', 'overview']] as const) {
+          await open(page, name);
+          if (name === 'Audit') await page.getByRole('table', { name: 'Audit events' }).waitFor();
+          if (name === 'Overview') await page.getByRole('img', { name: /Calls per minute/ }).waitFor();
+          expect(await sidewaysOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+          await shot(page, `${file}-${viewport.width}-${scheme}`);
+        }
+        await open(page, 'Audit');
+        // Every cell of a row is on screen, the Outcome included (stacked into a card on a phone).
+        const row = page.getByRole('table', { name: 'Audit events' }).locator('tbody tr').first();
+        for (const cell of await row.locator('td').all()) {
+          const box = (await cell.boundingBox())!;
+          expect(box.x).toBeGreaterThanOrEqual(0);
+          expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
+        }
+        await expect(row.locator('td[data-label="Outcome"]').innerText()).resolves.toMatch(/ok|TOOL_EXCEPTION/);
+        // So is every cell of the Upstreams table.
+        await open(page, 'Upstreams');
+        const upstreamRow = page.getByRole('table', { name: 'Upstream services' }).locator('tbody tr').first();
+        for (const cell of await upstreamRow.locator('td').all()) {
+          const box = (await cell.boundingBox())!;
+          expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
+        }
+        await page.close();
+      });
+    }
+  }
+
+  it('pages the Audit back in time, narrows it to a time range, and names the time zone of every time', { timeout: 90_000 }, async () => {
+    for (let i = 0; i < 55; i += 1) await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: `Page ${i}` } });
+    const page = await signedIn(API_KEY);
+    await open(page, 'Audit');
+    const table = page.getByRole('table', { name: 'Audit events' });
+    await table.waitFor();
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    await page.getByText(`Times are in your time zone, ${zone}`).waitFor();
+    const times = async () => Promise.all((await table.locator('tbody time').all()).map(async (cell) => ({ text: await cell.innerText(), at: Date.parse((await cell.getAttribute('datetime'))!) })));
+    const first = await times();
+    expect(first).toHaveLength(50);
+    // Each time carries its zone (the browser's: "UTC", "GMT+2", "CET"…).
+    for (const { text } of first) expect(text).toMatch(/\s(UTC|GMT[+-−]?[\d:]*|[A-Z]{2,5})$/);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.getByRole('table', { name: /Audit events at or before/ }).waitFor();
+    const second = await times();
+    expect(second.length).toBeGreaterThan(0);
+    expect(Math.max(...second.map((entry) => entry.at))).toBeLessThanOrEqual(Math.min(...first.map((entry) => entry.at)));
+    await shot(page, 'audit-older');
+    await page.getByRole('button', { name: 'Newest' }).click();
+    await page.getByRole('table', { name: 'Audit events' }).waitFor();
+    // A range that ended long ago holds nothing; a range from a minute ago holds the recent calls.
+    await page.getByLabel('To', { exact: true }).fill('2000-01-01T00:00:00');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No events match.').waitFor();
+    await page.getByLabel('To', { exact: true }).fill('');
+    const minuteAgo = await page.evaluate(() => {
+      const at = new Date(Date.now() - 60_000);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+    });
+    await page.getByLabel('From', { exact: true }).fill(minuteAgo);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('table', { name: 'Audit events' }).waitFor();
+    expect((await times()).every((entry) => entry.at >= Date.now() - 120_000)).toBe(true);
+    await page.close();
+  });
+
+  it('filters the Tools by source and by tag as well as by name', { timeout: 90_000 }, async () => {
+    const pool = (await call('GET', '/v1/tools?format=native', API_KEY)).json as unknown as { tools: Array<{ name: string; source: string; readOnly: boolean; destructive: boolean }> };
+    const page = await signedIn(API_KEY);
+    await open(page, 'Tools');
+    const cards = page.locator('article.tool');
+    await cards.first().waitFor();
+    const shown = async () => (await cards.locator('h3').allInnerTexts()).map((text) => text.trim());
+    expect(await shown()).toEqual(pool.tools.map((tool) => tool.name));
+    await page.getByLabel('Source').selectOption('global-mcp');
+    expect(await shown()).toEqual(pool.tools.filter((tool) => tool.source === 'global-mcp').map((tool) => tool.name));
+    expect((await shown()).length).toBeGreaterThan(0);
+    await page.getByLabel('Source').selectOption('');
+    await page.getByLabel('Tag').selectOption('read-only');
+    const readOnly = pool.tools.filter((tool) => tool.readOnly).map((tool) => tool.name);
+    expect(readOnly.length).toBeGreaterThan(0);
+    expect(await shown()).toEqual(readOnly);
+    await page.getByRole('status').filter({ hasText: `${readOnly.length} of ${pool.tools.length} tools shown` }).waitFor();
+    await page.getByLabel('Source').selectOption('function');
+    expect(await shown()).toEqual(pool.tools.filter((tool) => tool.readOnly && tool.source === 'function').map((tool) => tool.name));
+    await shot(page, 'tools-filtered');
+    await page.close();
+  });
+
+  it("gives a global operator a tenant switcher for Audit and Overview and the reload button, and lists no built-ins' sandbox where no tenant enables built-ins", { timeout: 90_000 }, async () => {
+    await call('POST', '/v1/execute', tokens.erin!, { name: 'get_weather', arguments: { city: 'Globex town' } });
+    const page = await signedIn(OPERATOR_KEY);
+    await open(page, 'Audit');
+    const picker = page.getByLabel('Tenant');
+    await expect(picker.locator('option').allInnerTexts()).resolves.toEqual(['acme (yours)', 'globex']);
+    await picker.selectOption('globex');
+    await page.getByText('of tenant globex', { exact: false }).first().waitFor();
+    const table = page.getByRole('table', { name: 'Audit events' });
+    await table.waitFor();
+    const users = await table.locator('td[data-label="User"]').allInnerTexts();
+    expect(users.length).toBeGreaterThan(0);
+    expect(new Set(users)).toEqual(new Set(['erin']));
+    await shot(page, 'audit-operator-globex');
+    await open(page, 'Overview');
+    await page.getByText('tenant globex', { exact: false }).first().waitFor();
+    await open(page, 'Upstreams');
+    await page.getByRole('table', { name: 'Upstream services' }).waitFor();
+    await expect(page.locator('main').innerText()).resolves.not.toContain('builtins-sandbox');
+    await page.getByRole('button', { name: 'Reload configuration' }).click();
+    await page.getByRole('status').filter({ hasText: 'Reloaded: no change' }).waitFor();
+    await shot(page, 'upstreams-operator');
+    // A tenant admin has neither: its own tenant only, and no reload.
+    const admin = await signedIn(API_KEY);
+    await open(admin, 'Audit');
+    await admin.getByRole('table', { name: 'Audit events' }).waitFor();
+    expect(await admin.getByLabel('Tenant').count()).toBe(0);
+    await open(admin, 'Upstreams');
+    expect(await admin.getByRole('button', { name: 'Reload configuration' }).count()).toBe(0);
+    await admin.close();
+    await page.close();
+  });
+
+  it("validates the service id of My MCP servers in the browser: its pattern compiles under the v flag", { timeout: 90_000 }, async () => {
+    const messages: string[] = [];
+    const page = await context!.newPage();
+    page.on('console', (message) => messages.push(message.text()));
+    await page.goto(`${base}/console/`);
+    await page.getByLabel(/token|API key/i).fill(tokens.alice!);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await open(page, 'My MCP servers');
+    const id = page.getByLabel(/Service id/);
+    await id.fill('bad id!');
+    expect(await id.evaluate((input: HTMLInputElement) => input.validity.patternMismatch)).toBe(true);
+    await id.fill('good-id-1');
+    expect(await id.evaluate((input: HTMLInputElement) => input.validity.valid)).toBe(true);
+    await id.fill('bad id!');
+    await page.getByLabel('Server URL').fill('https://mcp.example.com/mcp');
+    await page.getByRole('button', { name: 'Register' }).click();
+    // The browser refused the form itself: no request went out, so no answer is shown.
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(messages.filter((text) => /pattern/i.test(text))).toEqual([]);
     await page.close();
   });
 });

@@ -38,6 +38,9 @@ const TRAFFIC_PANELS = [
   'Upstream attempts by outcome',
   'Rate-limit refusals per tenant',
   'Approvals pending',
+  'Approval decisions',
+  'Overload refusals (503)',
+  'Configuration reloads',
   'Policy decisions (other than pass)',
   'Requests in flight',
   'Replicas ready',
@@ -50,6 +53,7 @@ const TRAFFIC_PANELS = [
 interface Panel {
   type: string;
   title: string;
+  fieldConfig?: { defaults?: { unit?: string } };
   targets?: Array<{ expr: string }>;
   panels?: Panel[];
 }
@@ -63,6 +67,10 @@ const dashboards = readdirSync(dashboardDir)
   .filter((name) => name.endsWith('.json'))
   .map((name) => ({ name, dashboard: JSON.parse(readFileSync(join(dashboardDir, name), 'utf8')) as Dashboard }));
 const panelsOf = (dashboard: Dashboard): Panel[] => dashboard.panels.flatMap((panel) => (panel.type === 'row' ? (panel.panels ?? []) : [panel]));
+
+/** Every metric selector of a PromQL expression: the metric's name and its label matchers as written. */
+const selectorsOf = (expr: string): Array<{ metric: string; matchers: string }> =>
+  [...expr.matchAll(/\b((?:toolgate|process|nodejs)_[a-z0-9_]+)(?:\{([^}]*)\})?/g)].map(([, metric, matchers]) => ({ metric: metric!, matchers: matchers ?? '' }));
 
 /** Grafana's variables as a query sees them: every value (`.*`, as `allValue`), or one real value. */
 function substitute(expr: string, values: Record<string, string>): string {
@@ -170,6 +178,49 @@ describe.skipIf(!prometheus)('the Grafana dashboard and the alert rules against 
             expect(rows, `${panel.title} shows no data`).toBeGreaterThan(0);
           }
         }
+      }
+    });
+
+    it(`${name}: $job narrows every query, and $tenant every query on a metric that has a tenant label`, async () => {
+      const withTenant = await query('group by (__name__) ({job="toolgate", tenant!=""})');
+      const tenantMetrics = new Set((withTenant.data?.result as Array<{ metric: { __name__: string } }>).map((series) => series.metric.__name__));
+      expect(tenantMetrics).toContain('toolgate_tenant_calls_total');
+      for (const panel of panelsOf(dashboard)) {
+        for (const { expr } of panel.targets ?? []) {
+          const selectors = selectorsOf(expr);
+          expect(selectors.length, `${panel.title}: ${expr}`).toBeGreaterThan(0);
+          for (const { metric, matchers } of selectors) {
+            expect(matchers, `${panel.title}: ${metric}`).toContain('job=~"$job"');
+            if (tenantMetrics.has(metric)) expect(matchers, `${panel.title}: ${metric}`).toContain('tenant=~"$tenant"');
+          }
+        }
+      }
+      // Evaluated: another job's selection empties every panel; one tenant's selection shows only that tenant.
+      for (const panel of panelsOf(dashboard)) {
+        for (const { expr } of panel.targets ?? []) {
+          const otherJob = await query(substitute(expr, { job: 'another-job', tenant: '.*', tool: '.*', service: '.*' }));
+          expect(otherJob.data?.result ?? [], `${panel.title}: ${expr}`).toEqual([]);
+          const oneTenant = await query(substitute(expr, { job: '.*', tenant: 'globex', tool: '.*', service: '.*' }));
+          for (const series of (oneTenant.data?.result ?? []) as Array<{ metric: { tenant?: string } }>) {
+            if (series.metric.tenant !== undefined) expect(series.metric.tenant, `${panel.title}: ${expr}`).toBe('globex');
+          }
+        }
+      }
+    });
+
+    it(`${name}: a panel never puts a count and a duration on one axis`, () => {
+      const panels = panelsOf(dashboard);
+      const pending = panels.find((panel) => panel.title === 'Approvals pending')!;
+      expect(pending.targets!.map(({ expr }) => selectorsOf(expr).map((s) => s.metric))).toEqual([['toolgate_approvals_pending']]);
+      const expiry = panels.find((panel) => panel.title === 'Next approval expiry')!;
+      expect(expiry.targets!.map(({ expr }) => expr)).toEqual([expect.stringMatching(/^min by \(tenant\) \(toolgate_approvals_next_expiry_seconds\{[^}]*\}\)$/)]);
+      expect(expiry.fieldConfig?.defaults?.unit).toBe('s');
+      // A gauge or histogram in seconds shares a panel only with other seconds, and the panel's unit says so.
+      const kind = (metric: string): string => (/_seconds(_bucket)?$/.test(metric) ? 'seconds' : 'other');
+      for (const panel of panels) {
+        const kinds = new Set(panel.targets!.flatMap(({ expr }) => selectorsOf(expr).map((s) => kind(s.metric))));
+        expect(kinds.size, panel.title).toBe(1);
+        if (kinds.has('seconds')) expect(panel.fieldConfig?.defaults?.unit, panel.title).toBe('s');
       }
     });
 

@@ -19,6 +19,8 @@ export interface ReceivedSpan {
   attributes: Record<string, AttributeValue>;
   serviceName: AttributeValue;
   statusCode: number;
+  /** The spans this span links to (e.g. an approved run to the call that asked for approval). */
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 export interface OtlpReceiver {
@@ -51,6 +53,7 @@ interface OtlpSpan {
   kind: number;
   attributes?: KeyValue[];
   status?: { code?: number };
+  links?: Array<{ traceId: string; spanId: string }>;
 }
 
 interface OtlpRequest {
@@ -83,6 +86,7 @@ function spansOf(request: OtlpRequest): ReceivedSpan[] {
           attributes: attributesOf(span.attributes),
           serviceName,
           statusCode: span.status?.code ?? 0,
+          links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
         });
       }
     }
@@ -97,7 +101,10 @@ function decodeProtobuf(body: Buffer): OtlpRequest {
   const request = requestType.toObject(requestType.decode(body), { longs: String, bytes: String, defaults: false }) as OtlpRequest;
   for (const resourceSpans of request.resourceSpans ?? []) {
     for (const scope of resourceSpans.scopeSpans ?? []) {
-      for (const span of scope.spans ?? []) Object.assign(span, { traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: hex(span.parentSpanId) });
+      for (const span of scope.spans ?? []) {
+        const links = (span.links ?? []).map((link) => ({ traceId: hex(link.traceId), spanId: hex(link.spanId) }));
+        Object.assign(span, { traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: hex(span.parentSpanId), links });
+      }
     }
   }
   return request;

@@ -1,10 +1,13 @@
 // One AbortSignal per call, end to end over real sockets: a client that hangs up cancels the upstream MCP
 // call it started, a timeout answers TIMEOUT and cancels upstream too, and a batch cancels its calls
 // without piling listeners on one shared signal.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../helpers/build.js';
 import { createTestState, echoTool, sleepTool, startHttpTestServer, type HttpTestServer } from '../fixtures/mcp/test-server.js';
 
 // Marked concurrency-safe in the config below, so a batch runs its calls side by side (others run alone).
@@ -15,12 +18,22 @@ let app: FastifyInstance;
 let base: string;
 let token: string;
 const agent = new Agent({ connections: 8 });
+const dir = mkdtempSync(join(tmpdir(), 'tg-cancellation-'));
+const auditPath = join(dir, 'audit.log');
+
+/** The audit lines of calls to `tool`, oldest first. */
+async function auditedCalls(tool: string): Promise<Array<Record<string, unknown>>> {
+  await app.governance.audit.flush();
+  const lines = readFileSync(auditPath, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return lines.filter((line) => line.event === 'call' && line.tool === tool);
+}
 
 beforeAll(async () => {
   upstream = await startHttpTestServer(state);
   app = await buildTestApp(
     testConfig({
       mcp: { global: [{ id: 'ev', transport: 'streamable-http', url: upstream.url }] },
+      audit: { sink: 'file', path: auditPath },
       tools: { slow_read: { concurrencySafe: true } },
       // No breaker: the timed-out calls here would open the service's circuit for the tests after them; no
       // retry: each batch call is one upstream call.
@@ -37,6 +50,7 @@ afterAll(async () => {
   await app.close();
   await agent.close();
   await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const post = (path: string, body: unknown, options: { signal?: AbortSignal; token?: string } = {}) =>
@@ -75,6 +89,10 @@ describe('cancellation', () => {
     hangUp.abort();
     expect(await pending).toBeInstanceOf(Error);
     await expect.poll(() => count(state.cancelled, 'sleep'), { timeout: 15_000 }).toBe(before + 1);
+    // Audited and counted as the caller's cancellation, not as the tool timing out.
+    await expect.poll(async () => (await auditedCalls('sleep')).at(-1), { timeout: 5_000 }).toMatchObject({ outcome: 'cancelled', errorType: 'TIMEOUT' });
+    expect(await scrapeMetrics(app)).toMatch(/toolgate_tool_calls_total\{tool="sleep",source="global-mcp",outcome="cancelled"\} 1\n/);
+    expect(await scrapeMetrics(app)).not.toMatch(/toolgate_tool_calls_total\{tool="sleep",[^}]*outcome="TIMEOUT"\}/);
     // The gateway stays usable: the connection to the upstream was not torn down by the cancel.
     const echo = await post('/v1/execute', { name: 'echo', arguments: { message: 'still here' } });
     expect(await echo.body.json()).toMatchObject({ ok: true, output: 'Echo: still here' });
@@ -86,6 +104,7 @@ describe('cancellation', () => {
     const response = await post('/v1/execute', { name: 'sleep', arguments: {} }, { token: globex });
     expect(await response.body.json()).toMatchObject({ ok: false, error: { errorType: 'TIMEOUT', error: 'sleep timed out after 150 ms' } });
     await expect.poll(() => count(state.cancelled, 'sleep'), { timeout: 15_000 }).toBe(before + 1);
+    expect((await auditedCalls('sleep')).at(-1)).toMatchObject({ outcome: 'TIMEOUT', errorType: 'TIMEOUT' });
   });
 
   it('runs a batch of 50 timed-out upstream calls, 32 at a time, without a MaxListenersExceededWarning, and cancels each upstream', { timeout: 40_000 }, async () => {
@@ -112,6 +131,9 @@ describe('cancellation', () => {
     await expect.poll(uncancelled, { timeout: 15_000 }).toEqual([]);
     expect(since('tools/call').every((message) => message.params?.name === 'slow_read')).toBe(true);
     await expect.poll(() => count(state.cancelled, 'slow_read') - before, { timeout: 15_000 }).toBeGreaterThan(0);
+    // A batch's own timeout is a timeout, also for the calls that end after their answer was sent.
+    expect((await auditedCalls('slow_read')).map((line) => line.outcome)).not.toContain('cancelled');
+    expect(await scrapeMetrics(app)).not.toMatch(/toolgate_tool_calls_total\{tool="slow_read",[^}]*outcome="cancelled"\}/);
   });
 
   it('cancels every running call of a batch when its client hangs up', { timeout: 40_000 }, async () => {

@@ -185,9 +185,41 @@ describe('GET /v1/admin/audit and /v1/admin/stats', () => {
   it('refuses non-admins and hostile query strings', async () => {
     expect((await app.inject({ url: '/v1/admin/audit', headers: as('alice') })).statusCode).toBe(403);
     expect((await app.inject({ url: '/v1/admin/stats', headers: as('alice') })).statusCode).toBe(403);
-    for (const query of ['limit=0', 'limit=100000', 'since=yesterday', 'outcome=<b>', 'tenant=globex', `user=${'u'.repeat(300)}`, 'limit=1&limit=2']) {
+    for (const query of ['limit=0', 'limit=100000', 'since=yesterday', 'until=soon', 'outcome=<b>', 'tenant=', `user=${'u'.repeat(300)}`, 'limit=1&limit=2']) {
       expect((await app.inject({ url: `/v1/admin/audit?${query}`, headers: as('admin') })).statusCode, query).toBe(400);
     }
+    // A tenant admin reads its own tenant only, whatever it asks for.
+    for (const url of ['/v1/admin/audit?tenant=globex', '/v1/admin/stats?tenant=globex', '/v1/admin/audit?tenant=nope']) {
+      const refused = await app.inject({ url, headers: as('admin') });
+      expect([refused.statusCode, refused.json().code], url).toEqual([403, 'TG_FORBIDDEN']);
+    }
+    expect((await app.inject({ url: '/v1/admin/audit?tenant=acme', headers: as('admin') })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/v1/admin/tenants', headers: as('admin') })).statusCode).toBe(403);
+  });
+
+  it("lets a global operator list the tenants and read any tenant's events and rollup (its own by default)", async () => {
+    expect((await app.inject({ url: '/v1/admin/tenants', headers: as('operator') })).json()).toEqual({ tenants: ['acme', 'globex'] });
+    const globex = (await app.inject({ url: '/v1/admin/audit?tenant=globex', headers: as('operator') })).json().events;
+    expect(globex.length).toBeGreaterThan(0);
+    expect(globex.every((e: { tenant: string }) => e.tenant === 'globex')).toBe(true);
+    const own = (await app.inject({ url: '/v1/admin/audit', headers: as('operator') })).json().events;
+    expect(own.every((e: { tenant: string }) => e.tenant === 'acme')).toBe(true);
+    expect((await app.inject({ url: '/v1/admin/stats?tenant=globex', headers: as('operator') })).json().tools.map((t: { tool: string }) => t.tool)).toEqual(['get_weather']);
+    const unknown = await app.inject({ url: '/v1/admin/audit?tenant=initech', headers: as('operator') });
+    expect([unknown.statusCode, unknown.json().code]).toEqual([404, 'TG_NOT_FOUND']);
+  });
+
+  it('pages back in time with until, and narrows to a time range with since', async () => {
+    const newest = (await app.inject({ url: '/v1/admin/audit?limit=1', headers: as('admin') })).json().events;
+    const all = (await app.inject({ url: '/v1/admin/audit?limit=1000', headers: as('admin') })).json().events as Array<{ time: number }>;
+    const older = (await app.inject({ url: `/v1/admin/audit?limit=1000&until=${new Date(all.at(-1)!.time).toISOString()}`, headers: as('admin') })).json().events as Array<{ time: number }>;
+    expect(older.every((e) => e.time <= all.at(-1)!.time)).toBe(true);
+    expect(older.length).toBeGreaterThan(0);
+    const range = (await app.inject({ url: `/v1/admin/audit?limit=1000&since=${new Date(newest[0].time).toISOString()}&until=${new Date(newest[0].time).toISOString()}`, headers: as('admin') })).json().events as Array<{ time: number }>;
+    expect(range.length).toBeGreaterThan(0);
+    expect(range.every((e) => e.time === newest[0].time)).toBe(true);
+    const beforeAll = (await app.inject({ url: '/v1/admin/audit?until=2000-01-01T00:00:00Z', headers: as('admin') })).json().events;
+    expect(beforeAll).toEqual([]);
   });
 
   it('rolls calls, errors and p95 per tool into 60 minutes for the Overview', async () => {
@@ -201,6 +233,24 @@ describe('GET /v1/admin/audit and /v1/admin/stats', () => {
     const globex = (await app.inject({ url: '/v1/admin/stats', headers: bearer(tokens.globexAdmin!) })).json();
     expect(globex.tools.map((t: { tool: string }) => t.tool)).toEqual(['get_weather']);
     expect(globex.tools[0].calls.at(-1)).toBe(1);
+  });
+});
+
+describe('GET /v1/admin/upstreams', () => {
+  const sandboxIn = async (target: FastifyInstance, token: string): Promise<boolean> =>
+    ((await target.inject({ url: '/v1/admin/upstreams', headers: bearer(token) })).json().upstreams as Array<{ service: string }>).some((u) => u.service === 'builtins-sandbox');
+
+  it("lists the built-ins' sandbox only where built-ins are on: to an operator when some tenant enables them, to an admin when its own does", async () => {
+    expect(await sandboxIn(app, OPERATOR_KEY)).toBe(false);
+    expect(await sandboxIn(app, API_KEY)).toBe(false);
+    const withBuiltins = await buildTestApp(testConfig({ tenants: { acme: { builtins: 'all' }, globex: {} } }));
+    try {
+      expect(await sandboxIn(withBuiltins, OPERATOR_KEY)).toBe(true);
+      expect(await sandboxIn(withBuiltins, API_KEY)).toBe(true);
+      expect(await sandboxIn(withBuiltins, tokens.globexAdmin!)).toBe(false);
+    } finally {
+      await withBuiltins.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { DataTable, ErrorNote, useApi } from '../components.js';
-import { time } from '../format.js';
+import { DataTable, ErrorNote, FilterSelect, useApi } from '../components.js';
+import { localInputToIso, time, timeZone } from '../format.js';
 
 // A call line, an approval decision line, or a resource read / prompt get line, as the audit sink writes them.
 interface AuditEvent {
@@ -22,60 +22,107 @@ const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'rea
 const outcomeLabel = (event: AuditEvent): string =>
   event.event === 'approval' ? `${event.decision ?? 'decision'}: ${event.outcome}` : KIND[event.event] ? `${KIND[event.event]}: ${event.outcome}` : event.outcome;
 
-const OUTCOMES = ['ok', 'pending_approval', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
+const OUTCOMES = ['ok', 'pending_approval', 'cancelled', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
+const PAGE_SIZE = 50;
+const keyOf = (event: AuditEvent): string => `${event.requestId}-${event.callId ?? ''}-${event.time}-${event.event}-${event.outcome}`;
 
-export function AuditPage() {
-  const [user, setUser] = useState('');
-  const [tool, setTool] = useState('');
-  const [outcome, setOutcome] = useState('');
-  const [query, setQuery] = useState('limit=200');
-  const events = useApi<{ events: AuditEvent[] }>(`/v1/admin/audit?${query}`, 5000);
+interface Filters {
+  user: string;
+  tool: string;
+  outcome: string;
+  from: string;
+  to: string;
+}
+const NO_FILTERS: Filters = { user: '', tool: '', outcome: '', from: '', to: '' };
+
+/**
+ * One page of the tenant's recent events, newest first. "Older" asks for the events at or before the
+ * oldest one shown (`until`), dropping those already shown at that same millisecond; only the newest page
+ * refreshes itself. `tenant`: the tenant a global operator chose (its own when undefined).
+ */
+export function AuditPage({ tenant }: { tenant?: string }) {
+  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  // Paging: the `until` of each page shown before this one (for Newer), this page's, and what it repeats.
+  const [older, setOlder] = useState<{ until: string; seen: string[] } | null>(null);
+  const [history, setHistory] = useState<Array<{ until: string; seen: string[] } | null>>([]);
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (tenant !== undefined) params.set('tenant', tenant);
+  if (filters.user.trim()) params.set('user', filters.user.trim());
+  if (filters.tool.trim()) params.set('tool', filters.tool.trim());
+  if (filters.outcome) params.set('outcome', filters.outcome);
+  const since = localInputToIso(filters.from);
+  if (since) params.set('since', since);
+  const until = older?.until ?? localInputToIso(filters.to);
+  if (until) params.set('until', until);
+  const loaded = useApi<{ events: AuditEvent[] }>(`/v1/admin/audit?${params.toString()}`, older === null ? 5000 : undefined);
+  const events = (loaded.data?.events ?? []).filter((event) => !older?.seen.includes(keyOf(event)));
+  const set = (name: keyof Filters) => (e: Event) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value });
   const apply = (event: Event) => {
     event.preventDefault();
-    const params = new URLSearchParams({ limit: '200' });
-    if (user.trim()) params.set('user', user.trim());
-    if (tool.trim()) params.set('tool', tool.trim());
-    if (outcome) params.set('outcome', outcome);
-    setQuery(params.toString());
+    setFilters(draft);
+    setOlder(null);
+    setHistory([]);
   };
+  const last = events.at(-1);
+  const goOlder = () => {
+    if (!last) return;
+    setHistory([...history, older]);
+    setOlder({ until: new Date(last.time).toISOString(), seen: events.filter((event) => event.time === last.time).map(keyOf) });
+  };
+  const goNewer = () => {
+    setOlder(history.at(-1) ?? null);
+    setHistory(history.slice(0, -1));
+  };
+  const full = (loaded.data?.events.length ?? 0) >= PAGE_SIZE;
   return (
     <div>
-      <p class="hint">Recent audit events of your tenant, newest first (a bounded copy; the configured audit sink is the system of record). Arguments appear only as their SHA-256.</p>
-      <form class="inline-form" onSubmit={apply}>
+      <p class="hint">
+        Recent audit events{tenant !== undefined ? <> of tenant <strong>{tenant}</strong></> : ' of your tenant'}, newest first (a bounded copy; the configured audit sink is the system of record). Arguments
+        appear only as their SHA-256. Times are in your time zone, <strong>{timeZone()}</strong>.
+      </p>
+      <form class="filters" onSubmit={apply} aria-label="Audit filters">
         <div class="field">
           <label for="audit-user">User</label>
-          <input id="audit-user" value={user} onInput={(e) => setUser((e.target as HTMLInputElement).value)} />
+          <input id="audit-user" value={draft.user} onInput={set('user')} />
         </div>
         <div class="field">
           <label for="audit-tool">Tool</label>
-          <input id="audit-tool" value={tool} onInput={(e) => setTool((e.target as HTMLInputElement).value)} />
+          <input id="audit-tool" value={draft.tool} onInput={set('tool')} />
+        </div>
+        <FilterSelect id="audit-outcome" label="Outcome" value={draft.outcome} options={OUTCOMES} onChange={(outcome) => setDraft({ ...draft, outcome })} />
+        <div class="field">
+          <label for="audit-from">From</label>
+          <input id="audit-from" type="datetime-local" step="1" value={draft.from} onInput={set('from')} />
         </div>
         <div class="field">
-          <label for="audit-outcome">Outcome</label>
-          <select id="audit-outcome" value={outcome} onChange={(e) => setOutcome((e.target as HTMLSelectElement).value)}>
-            <option value="">any</option>
-            {OUTCOMES.map((value) => <option key={value} value={value}>{value}</option>)}
-          </select>
+          <label for="audit-to">To</label>
+          <input id="audit-to" type="datetime-local" step="1" value={draft.to} onInput={set('to')} />
         </div>
         <button type="submit">Filter</button>
       </form>
-      <ErrorNote error={events.error} />
-      {events.data && events.data.events.length === 0 ? <p class="empty">No events match.</p> : null}
-      {(events.data?.events ?? []).length > 0 ? (
-        <DataTable caption="Audit events" headers={['Time', 'User', 'Tool or resource', 'Outcome', 'ms', 'Call id', 'Approval']}>
-          {events.data!.events.map((event) => (
-            <tr key={`${event.requestId}-${event.callId}-${event.time}-${event.outcome}`}>
-              <td>{time(event.time)}</td>
-              <td>{event.user}</td>
-              <td class="wrap">{event.tool ?? event.name ?? ''}</td>
-              <td><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
-              <td>{event.durationMs}</td>
-              <td class="wrap">{event.callId ?? ''}</td>
-              <td class="wrap">{event.approvalId ?? ''}</td>
+      <ErrorNote error={loaded.error} />
+      {loaded.data && events.length === 0 ? <p class="empty">{older ? 'No older events.' : 'No events match.'}</p> : null}
+      {events.length > 0 ? (
+        <DataTable caption={older ? `Audit events at or before ${time(older.until)}` : 'Audit events'} headers={['Time', 'Outcome', 'User', 'Tool or resource', 'ms', 'Call id', 'Approval']} stacked>
+          {events.map((event) => (
+            <tr key={keyOf(event)}>
+              <td data-label="Time"><time dateTime={new Date(event.time).toISOString()}>{time(event.time)}</time></td>
+              <td data-label="Outcome"><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
+              <td data-label="User">{event.user}</td>
+              <td data-label="Tool" class="wrap">{event.tool ?? event.name ?? ''}</td>
+              <td data-label="ms">{event.durationMs}</td>
+              <td data-label="Call id" class="wrap">{event.callId ?? ''}</td>
+              <td data-label="Approval" class="wrap">{event.approvalId ?? ''}</td>
             </tr>
           ))}
         </DataTable>
       ) : null}
+      <div class="pager" role="group" aria-label="Audit pages">
+        <button type="button" class="secondary" onClick={goNewer} disabled={older === null}>Newer</button>
+        <button type="button" class="secondary" onClick={() => { setOlder(null); setHistory([]); }} disabled={older === null}>Newest</button>
+        <button type="button" class="secondary" onClick={goOlder} disabled={!full || !last}>Older</button>
+      </div>
     </div>
   );
 }

@@ -3,6 +3,9 @@ import { api, type Me } from '../api.js';
 import { DataTable, ErrorNote, useAction, useApi } from '../components.js';
 import { time } from '../format.js';
 
+// Browsers compile `pattern` with the `v` flag, where a `-` in a class must be escaped.
+const SERVICE_ID_PATTERN = '[A-Za-z0-9\\-]{1,32}';
+
 interface Server {
   serviceId: string;
   serviceKey: string;
@@ -42,7 +45,7 @@ export function MyServersPage({ me }: { me: Me }) {
       <form class="inline-form" onSubmit={register}>
         <div class="field">
           <label for="server-id">Service id (letters, digits, -)</label>
-          <input id="server-id" required pattern="[A-Za-z0-9-]{1,32}" value={serviceId} onInput={(e) => setServiceId((e.target as HTMLInputElement).value)} />
+          <input id="server-id" required pattern={SERVICE_ID_PATTERN} value={serviceId} onInput={(e) => setServiceId((e.target as HTMLInputElement).value)} />
         </div>
         <div class="field">
           <label for="server-url">Server URL</label>

@@ -9,8 +9,9 @@ interface Stats {
 
 const TOP = 6;
 
-export function OverviewPage() {
-  const stats = useApi<Stats>('/v1/admin/stats', 10_000);
+/** `tenant`: the tenant a global operator chose (its own when undefined). */
+export function OverviewPage({ tenant }: { tenant?: string }) {
+  const stats = useApi<Stats>(tenant === undefined ? '/v1/admin/stats' : `/v1/admin/stats?tenant=${encodeURIComponent(tenant)}`, 10_000);
   const data = stats.data;
   if (!data) return <ErrorNote error={stats.error} />;
   const busiest = [...data.tools].sort((a, b) => b.calls.reduce((s, n) => s + n, 0) - a.calls.reduce((s, n) => s + n, 0)).slice(0, TOP);
@@ -19,7 +20,7 @@ export function OverviewPage() {
   return (
     <div>
       <ErrorNote error={stats.error} />
-      <p class="hint">Last 60 minutes on this replica, your tenant: {sum(data.total.calls)} calls, {sum(data.total.errors)} errors.</p>
+      <p class="hint">Last 60 minutes on this replica, {tenant === undefined ? 'your tenant' : <>tenant <strong>{tenant}</strong></>}: {sum(data.total.calls)} calls, {sum(data.total.errors)} errors.</p>
       <div class="charts">
         <LineChart title="Calls per minute" unit="calls" minutes={data.minutes} series={[{ label: 'all tools', values: data.total.calls }, ...busiest.map((t) => ({ label: t.tool, values: t.calls }))]} />
         <LineChart title="Error rate (%)" unit="%" minutes={data.minutes} series={[{ label: 'all tools', values: errorRate }]} />

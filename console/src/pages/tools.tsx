@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, isAdmin, type JsonSchema, type Me, type ToolEntry, type ToolResult } from '../api.js';
-import { DataTable, ErrorNote, JsonBlock, ResultView, useAction, useApi } from '../components.js';
+import { DataTable, ErrorNote, FilterSelect, JsonBlock, ResultView, useAction, useApi } from '../components.js';
 import { SchemaForm } from '../schema-form.js';
 
 interface HeldBack {
@@ -65,16 +65,35 @@ function ToolCard({ tool }: { tool: ToolEntry }) {
   );
 }
 
+/** The tags a tool card shows, as the Tag filter offers them. */
+const TAGS: Record<string, (tool: ToolEntry) => boolean> = {
+  'read-only': (tool) => tool.readOnly,
+  destructive: (tool) => tool.destructive,
+  deferred: (tool) => tool.deferLoading === true,
+  'has aliases': (tool) => (tool.aliases ?? []).length > 0,
+};
+
 export function ToolsPage({ me }: { me: Me }) {
   const pool = useApi<{ tools: ToolEntry[] }>('/v1/tools?format=native');
   const insight = useApi<Insight>(isAdmin(me) ? '/v1/admin/tools' : null);
   const [filter, setFilter] = useState('');
-  const tools = (pool.data?.tools ?? []).filter((tool) => tool.name.toLowerCase().includes(filter.toLowerCase()));
+  const [source, setSource] = useState('');
+  const [tag, setTag] = useState('');
+  const all = pool.data?.tools ?? [];
+  const sources = [...new Set(all.map((tool) => tool.source))].sort();
+  const tools = all.filter((tool) => tool.name.toLowerCase().includes(filter.toLowerCase()) && (source === '' || tool.source === source) && (tag === '' || TAGS[tag]!(tool)));
   return (
     <div>
-      <p class="hint">Your pool exactly as the model sees it ({pool.data?.tools.length ?? 0} tools). Open a tool to see its schema and try a call.</p>
-      <label for="tool-filter">Filter by name</label>
-      <input id="tool-filter" type="search" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+      <p class="hint">Your pool exactly as the model sees it ({all.length} tools). Open a tool to see its schema and try a call.</p>
+      <div class="filters" role="search" aria-label="Filter tools">
+        <div class="field">
+          <label for="tool-filter">Name</label>
+          <input id="tool-filter" type="search" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        </div>
+        <FilterSelect id="tool-source" label="Source" value={source} options={sources} onChange={setSource} />
+        <FilterSelect id="tool-tag" label="Tag" value={tag} options={Object.keys(TAGS)} onChange={setTag} />
+      </div>
+      {all.length > 0 && tools.length !== all.length ? <p class="hint" role="status">{tools.length} of {all.length} tools shown.</p> : null}
       <ErrorNote error={pool.error} />
       {tools.map((tool) => <ToolCard key={tool.name} tool={tool} />)}
       {isAdmin(me) ? (

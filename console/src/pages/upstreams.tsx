@@ -48,25 +48,50 @@ function Held({ entry, me, onAccepted }: { entry: HeldDefinition; me: Me; onAcce
   );
 }
 
+/** A global operator's reload of the configuration file (as SIGHUP does): what changed, what needs a restart. */
+function Reload({ onReloaded }: { onReloaded: () => void }) {
+  const action = useAction();
+  const [outcome, setOutcome] = useState<{ changed: boolean; restartRequired: string[] } | null>(null);
+  const reload = () =>
+    action.run(async () => {
+      setOutcome(null);
+      setOutcome((await api<{ changed: boolean; restartRequired: string[] }>('POST', '/v1/admin/reload')).body);
+      onReloaded();
+    });
+  return (
+    <section class="scope" aria-label="Configuration">
+      <button type="button" onClick={reload} disabled={action.busy}>Reload configuration</button>
+      {outcome ? (
+        <p role="status">
+          Reloaded: {outcome.changed ? 'the configuration changed' : 'no change'}
+          {outcome.restartRequired.length > 0 ? `; needs a restart to apply: ${outcome.restartRequired.join(', ')}` : ''}.
+        </p>
+      ) : null}
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
+
 export function UpstreamsPage({ me }: { me: Me }) {
   const upstreams = useApi<{ upstreams: Upstream[] }>('/v1/admin/upstreams', 5000);
   const list = upstreams.data?.upstreams ?? [];
   return (
     <div>
+      {me.operator ? <Reload onReloaded={upstreams.reload} /> : null}
       <ErrorNote error={upstreams.error} />
       {upstreams.data && list.length === 0 ? <p class="empty">Your tenant uses no upstream services.</p> : null}
       {list.length > 0 ? (
-        <DataTable caption="Upstream services" headers={['Service', 'Kind', 'State', 'Transport', 'Tools', 'Reconnects', 'Circuit', 'Last error']}>
+        <DataTable caption="Upstream services" headers={['Service', 'Kind', 'State', 'Transport', 'Tools', 'Reconnects', 'Circuit', 'Last error']} stacked>
           {list.map((upstream) => (
             <tr key={`${upstream.kind}-${upstream.service}`}>
-              <td>{upstream.service}{upstream.required ? ' (required)' : ''}</td>
-              <td>{upstream.kind}</td>
-              <td><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
-              <td>{upstream.detail?.transport ?? '—'}</td>
-              <td>{upstream.toolCount}</td>
-              <td>{upstream.detail?.reconnectAttempts ?? 0}</td>
-              <td>{upstream.circuit ?? 'closed'}</td>
-              <td class="wrap">{upstream.lastError ?? ''}</td>
+              <td data-label="Service">{upstream.service}{upstream.required ? ' (required)' : ''}</td>
+              <td data-label="Kind">{upstream.kind}</td>
+              <td data-label="State"><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
+              <td data-label="Transport">{upstream.detail?.transport ?? '—'}</td>
+              <td data-label="Tools">{upstream.toolCount}</td>
+              <td data-label="Reconnects">{upstream.detail?.reconnectAttempts ?? 0}</td>
+              <td data-label="Circuit">{upstream.circuit ?? 'closed'}</td>
+              <td data-label="Last error" class="wrap">{upstream.lastError ?? ''}</td>
             </tr>
           ))}
         </DataTable>

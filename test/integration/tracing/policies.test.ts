@@ -67,15 +67,21 @@ it('records a call parked for approval', async () => {
   expect(toolSpan(spans).attributes['toolgate.outcome']).toBe('pending_approval');
 });
 
-it("traces the approved run in the approver's request, after a span for the time it waited", async () => {
+it("traces the approved run in the approver's request, after a span for the time it waited, linked to the call that asked and naming the approval", async () => {
   const parked = await call('write_note', { text: 'hello' });
+  const asked = toolSpan(parked.spans);
+  const approvalId = String(parked.body.approvalId);
+  expect(asked.attributes['toolgate.approval.id']).toBe(approvalId);
   const approver = await signToken({ sub: 'boss', roles: ['approver'] });
   const { status, spans } = await traced(`/v1/approvals/${String(parked.body.approvalId)}/approve`, {}, approver);
   expect(status).toBe(200);
   const server = spans.find((span) => span.kind === 2)!;
   expect(server.name).toBe('POST /v1/approvals/:id/approve');
   expect(spans.find((span) => span.name === 'policy approval')).toMatchObject({ parentSpanId: server.spanId, statusCode: 0, attributes: { 'toolgate.decision': 'approved' } });
-  expect(toolSpan(spans)).toMatchObject({ name: 'execute_tool write_note', parentSpanId: server.spanId, attributes: { 'toolgate.outcome': 'ok' } });
+  expect(toolSpan(spans)).toMatchObject({ name: 'execute_tool write_note', parentSpanId: server.spanId, attributes: { 'toolgate.outcome': 'ok', 'toolgate.approval.id': approvalId } });
+  // The run is in the approver's trace; its link leads back to the requester's call in the requester's trace.
+  expect(toolSpan(spans).traceId).not.toBe(asked.traceId);
+  expect(toolSpan(spans).links).toEqual([{ traceId: asked.traceId, spanId: asked.spanId }]);
 });
 
 it('records a rate-limit refusal, and nothing for the call it let through', async () => {

@@ -82,13 +82,16 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
     expect(access).toMatchObject({ traceId, spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
     const spans = await receiver.waitFor((all) => inTrace(traceId)(all).length >= 4);
     expect(spans.find((span) => span.spanId === access!.spanId)?.name).toBe('POST /v1/execute');
+    // Earlier tests wrote lines to the same file: wait for these two requests' own lines.
+    const ours = (event: Record<string, unknown>) => event.requestId === 'req-traced' || event.requestId === 'req-refused';
     let events: Array<Record<string, unknown>> = [];
-    for (let round = 0; round < 100 && events.length < 2; round++) {
+    for (let round = 0; round < 250 && events.filter(ours).length < 2; round++) {
+      await app.governance.audit.flush();
       events = (await readFile(join(dir, 'audit.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-      if (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (events.filter(ours).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // Written by the audit policy, and by the execution path for a call refused before the chain.
-    expect(events.filter((event) => event.requestId === 'req-traced' || event.requestId === 'req-refused').map((event) => [event.outcome, event.traceId])).toEqual([
+    expect(events.filter(ours).map((event) => [event.outcome, event.traceId])).toEqual([
       ['ok', traceId],
       ['UNKNOWN_TOOL', traceId],
     ]);
@@ -150,7 +153,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
     expect(calls.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual(['tool_step_0_0', 'tool_step_0_1', 'tool_step_0_2']);
   });
 
-  it('makes a tools/call over /mcp an execute_tool span too', async () => {
+  it('names the /mcp server span after the JSON-RPC method (`tools/call <tool>`), and a tools/call is an execute_tool span under it', async () => {
     const traceId = 'dddddddddddddddddddddddddddddddd';
     const res = await app.inject({
       method: 'POST',
@@ -160,8 +163,31 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
     });
     expect(res.statusCode).toBe(200);
     const spans = inTrace(traceId)(await receiver.waitFor((all) => inTrace(traceId)(all).length >= 2));
-    const server = named(spans, 'POST /mcp')!;
+    const server = named(spans, 'tools/call get_weather')!;
+    expect(server).toMatchObject({ kind: 2, parentSpanId: PARENT_ID });
+    expect(server.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'jsonrpc.request.id': '1',
+      'gen_ai.tool.name': 'get_weather',
+      'gen_ai.operation.name': 'execute_tool',
+      'network.transport': 'tcp',
+      'http.request.method': 'POST',
+      'http.route': '/mcp',
+      'http.response.status_code': 200,
+    });
     expect(named(spans, 'execute_tool get_weather')).toMatchObject({ parentSpanId: server.spanId });
+    expect(named(spans, 'POST /mcp')).toBeUndefined();
+  });
+
+  it('names a tools/list over /mcp `tools/list`, and a notification after its method', async () => {
+    const traceId = 'dededededededededededededededede';
+    const headers = { ...bearer(API_KEY), traceparent: traceparent(traceId), accept: 'application/json, text/event-stream' };
+    expect((await app.inject({ method: 'POST', url: '/mcp', headers, payload: { jsonrpc: '2.0', id: 'list-1', method: 'tools/list' } })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'POST', url: '/mcp', headers, payload: { jsonrpc: '2.0', method: 'notifications/initialized' } })).statusCode).toBe(202);
+    const spans = inTrace(traceId)(await receiver.waitFor((all) => inTrace(traceId)(all).filter((span) => span.kind === 2).length >= 2));
+    expect(named(spans, 'tools/list')?.attributes).toMatchObject({ 'mcp.method.name': 'tools/list', 'jsonrpc.request.id': 'list-1' });
+    expect(named(spans, 'notifications/initialized')?.attributes).toMatchObject({ 'mcp.method.name': 'notifications/initialized' });
+    expect(named(spans, 'notifications/initialized')?.attributes['jsonrpc.request.id']).toBeUndefined();
   });
 });
 
@@ -186,12 +212,12 @@ describe('an MCP client that sends its trace context in params._meta', () => {
     const traceId = '56565656565656565656565656565656';
     expect((await mcpCall(`Bearer ${API_KEY}`, traceId)).statusCode).toBe(200);
     const spans = inTrace(traceId)(await receiver.waitFor((all) => inTrace(traceId)(all).length >= 2));
-    const server = named(spans, 'POST /mcp')!;
+    const server = named(spans, 'tools/call get_weather')!;
     expect(server.parentSpanId).toBe(PARENT_ID);
     expect(named(spans, 'execute_tool get_weather')).toMatchObject({ parentSpanId: server.spanId });
   });
 
-  it('is not continued for an unauthenticated request', async () => {
+  it('is not continued for an unauthenticated request, whose span keeps the HTTP name (its body is never read)', async () => {
     const traceId = '78787878787878787878787878787878';
     expect((await mcpCall('Bearer wrong-token', traceId)).statusCode).toBe(401);
     const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'POST /mcp' && span.attributes['http.response.status_code'] === 401));

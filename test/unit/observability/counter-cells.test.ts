@@ -30,6 +30,16 @@ describe('cellCounter', () => {
     expect(await registry.metrics()).toContain('test_total{a="x",b="y"} 2');
   });
 
+  it('shows a looked-up label set at 0 before it is counted, and counts it from there', async () => {
+    const registry = new Registry();
+    const { cell } = cellCounter({ name: 'test_total', help: 'test', labelNames: ['a'] as const, registers: [registry] });
+    cell('known');
+    expect(await registry.metrics()).toContain('test_total{a="known"} 0');
+    cell('known').inc();
+    expect(await registry.metrics()).toContain('test_total{a="known"} 1');
+    expect(await registry.metrics()).toContain('test_total{a="known"} 1');
+  });
+
   it('refuses more than three labels', () => {
     expect(() => cellCounter({ name: 't_total', help: 't', labelNames: ['a', 'b', 'c', 'd'], registers: [] })).toThrow(/three/);
   });

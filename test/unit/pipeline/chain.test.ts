@@ -121,7 +121,8 @@ describe('createPolicyChain', () => {
     const text = await registry.metrics();
     expect(text).toContain('toolgate_policy_decisions_total{policy="access",decision="pass"} 1');
     expect(text).toContain('toolgate_policy_decisions_total{policy="max-depth",decision="DEPTH_EXCEEDED"} 1');
-    expect(text).not.toContain('policy="timeout"');
+    // Policies after the refusal never ran: their `pass` series exist (at 0) but were not counted.
+    expect(text).toContain('toolgate_policy_decisions_total{policy="timeout",decision="pass"} 0');
   });
 });
 

@@ -40,7 +40,6 @@ export function egressRefusalOf(error: unknown): EgressDeniedError | undefined {
  * so it says nothing about the upstream (the `cause` of the TypeError fetch throws).
  */
 export class RequestNotSentError extends Error {
-  readonly code = 'TG_REQUEST_NOT_SENT';
   constructor(message: string) {
     super(message);
     this.name = 'RequestNotSentError';

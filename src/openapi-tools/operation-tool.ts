@@ -3,7 +3,7 @@
 // sent — the caller's Authorization is never in reach of this code. Redirects are followed only
 // within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
 import { ResponseTooLargeError } from '../egress/http-client.js';
-import { egressRefusalOf, type FetchLike, type RequestNotSentError } from '../egress/pinned-fetch.js';
+import { egressRefusalOf, RequestNotSentError, type FetchLike } from '../egress/pinned-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
 import { clientSpan, httpClientAttributes, isTracing, recordCredential } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
@@ -54,8 +54,8 @@ function failureOf(error: unknown, timeout: AbortSignal, ctx: ToolContext, timeo
     ctx.log.warn({ reason: refusal.reason }, 'OpenAPI call refused by the egress policy');
     return new ToolError('UPSTREAM_ERROR', refusal.message, { trace, permanent: true });
   }
-  const cause = (error as Error).cause as Partial<RequestNotSentError> | Error | undefined;
-  if (cause && 'code' in cause && cause.code === 'TG_REQUEST_NOT_SENT') return new ToolError('VALIDATION_ERROR', `the arguments do not make a valid HTTP request: ${cause.message ?? ''}`, { trace });
+  const cause = (error as Error).cause as Error | undefined;
+  if (cause instanceof RequestNotSentError) return new ToolError('VALIDATION_ERROR', `the arguments do not make a valid HTTP request: ${cause.message}`, { trace });
   return new ToolError('UPSTREAM_ERROR', `API request failed: ${cause?.message ?? (error as Error).message}`, { trace });
 }
 

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
-import type { ErrorType, JsonObject, ToolResult, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
-import { activeTraceId } from '../observability/tracing.js';
+import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
+import { activeTraceId, isMadeCredentialRecord } from '../observability/tracing.js';
 import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
@@ -60,19 +60,15 @@ export function callEvent(
   return event;
 }
 
-const isCredentialKind = (kind: unknown): kind is UpstreamCredentialKind => kind === 'service' || kind === 'user' || kind === 'exchanged';
-
 /**
  * The upstream credential a call carried, as the executors of services with `auth` put it in the trace
- * (docs/security-model.md#upstream-identity): its kind and a hash prefix, never the token.
+ * (docs/security-model.md#upstream-identity): its kind and a hash prefix, never the token. Only a record the
+ * executor made counts: an upstream without `auth` may put a look-alike into its own result's trace.
  */
 function credentialOf(trace: unknown): CallAuditEvent['credential'] {
   if (typeof trace !== 'object' || trace === null || !('credential' in trace)) return undefined;
   const credential = trace.credential;
-  if (typeof credential !== 'object' || credential === null || !('kind' in credential) || !('tokenHash' in credential)) return undefined;
-  const { kind, tokenHash } = credential;
-  if (!isCredentialKind(kind) || typeof tokenHash !== 'string' || !/^[0-9a-f]{12}$/.test(tokenHash)) return undefined;
-  return { kind, tokenHash };
+  return isMadeCredentialRecord(credential) ? { kind: credential.kind, tokenHash: credential.tokenHash } : undefined;
 }
 
 /** The event of a finished resources/read or prompts/get (`time`: its start, epoch ms). */

@@ -133,9 +133,26 @@ export function activeTraceId(): string | undefined {
  * What a call's trace and span say of the upstream credential it carried (docs/security-model.md#upstream-identity):
  * its kind and hash prefix, set on the span running now (the call's own) when tracing is on. Never the token.
  */
-export function recordCredential(credential: Pick<UpstreamCredential, 'kind' | 'tokenHash'>): { kind: UpstreamCredential['kind']; tokenHash: string } {
+export function recordCredential(credential: Pick<UpstreamCredential, 'kind' | 'tokenHash'>): CredentialRecord {
   if (active !== undefined) trace.getActiveSpan()?.setAttributes({ [ATTR_CREDENTIAL_KIND]: credential.kind, [ATTR_CREDENTIAL_HASH]: credential.tokenHash });
-  return { kind: credential.kind, tokenHash: credential.tokenHash };
+  const record = { kind: credential.kind, tokenHash: credential.tokenHash };
+  madeRecords.add(record);
+  return record;
+}
+
+/** What a call's trace and audit event say of the credential it carried: its kind and a hash prefix. */
+export interface CredentialRecord {
+  kind: UpstreamCredential['kind'];
+  tokenHash: string;
+}
+
+// The records recordCredential made. An upstream's result rides in the same trace and may carry a look-alike
+// `credential` of its own; only these objects are believed (docs/security-model.md#upstream-identity).
+const madeRecords = new WeakSet<object>();
+
+/** Whether `value` is a record recordCredential made in this process (never one parsed from an upstream's answer). */
+export function isMadeCredentialRecord(value: unknown): value is CredentialRecord {
+  return typeof value === 'object' && value !== null && madeRecords.has(value);
 }
 
 /** A thrown error's kind for `error.type`: a ToolError's errorType, else the class name (never its message). */

@@ -38,7 +38,7 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | u
           time: started,
           durationMs: Math.max(0, clock.now() - started),
           approvalId: answered.approvalId ?? null,
-        }),
+        }, ctx.script),
       );
     }
   };

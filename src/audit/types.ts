@@ -26,6 +26,9 @@ export interface CallAuditEvent {
   approvalId: string | null;
   /** The call's OpenTelemetry trace id, present only while tracing is on (joins the event to its trace). */
   traceId?: string;
+  /** Set on a call a code-mode script made: the script's id and the `run_script` call that ran it. */
+  scriptId?: string;
+  parentCallId?: string;
 }
 
 /**

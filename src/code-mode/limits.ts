@@ -1,3 +1,5 @@
+import { SANDBOX_DEFAULTS } from '../config/schema.js';
+
 /**
  * The bounds of one `run_script` (docs/code-mode.md#limits). QuickJS runs synchronously on the event loop,
  * so `cpuTimeMs` — the script's own running time, summed over every slice between tool calls — is what
@@ -19,13 +21,4 @@ export interface SandboxLimits {
   readonly maxLogBytes: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = Object.freeze({
-  wallTimeMs: 30_000,
-  cpuTimeMs: 250,
-  memoryBytes: 32 * 1024 * 1024,
-  stackBytes: 256 * 1024,
-  maxToolCalls: 100,
-  maxParallel: 4,
-  maxResultBytes: 64 * 1024,
-  maxLogBytes: 16 * 1024,
-});
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = SANDBOX_DEFAULTS;

@@ -105,6 +105,11 @@ export function activeTraceId(): string | undefined {
   return active === undefined ? undefined : traceIds(context.active())?.traceId;
 }
 
+/** The context current now while tracing is on (spans started under it nest under the running span), else undefined. */
+export function activeTraceContext(): Context | undefined {
+  return active === undefined ? undefined : context.active();
+}
+
 /** A thrown error's kind for `error.type`: a ToolError's errorType, else the class name (never its message). */
 function errorTypeName(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'errorType' in error && typeof error.errorType === 'string') return error.errorType;

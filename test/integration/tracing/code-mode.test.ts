@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { API_KEY, bearer, buildTestApp, testConfig } from '../../helpers/build.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js';
 
 process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
 
@@ -45,7 +45,7 @@ it('traces each inner call under run_script, and the rate limit counts each of t
   const direct = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(API_KEY), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
   expect(direct.json()).toMatchObject({ ok: false, error: { errorType: 'RATE_LIMITED' } });
 
-  const mine = (all: { traceId: string; name: string }[]) => all.filter((span) => span.traceId === traceId);
+  const mine = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
   const spans = mine(await receiver.waitFor((all) => mine(all).filter((span) => span.name.startsWith('execute_tool')).length >= 5));
   const parent = spans.find((span) => span.name === 'execute_tool run_script');
   const inner = spans.filter((span) => span.name === 'execute_tool get_weather');

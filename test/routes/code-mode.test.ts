@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAuditLines } from '../helpers/audit-file.js';
-import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../helpers/build.js';
 
 let app: FastifyInstance;
 let baseUrl: string;
@@ -116,6 +116,9 @@ describe('a code-mode toolset', () => {
     const scriptId = inner[0]?.scriptId;
     expect(scriptId).toMatch(/^script_/);
     expect(inner.every((line) => line.scriptId === scriptId && line.user === 'alice' && line.outcome === 'ok')).toBe(true);
+    const metrics = await scrapeMetrics(app);
+    expect(metrics).toMatch(/toolgate_code_mode_calls_total\{kind="inner",source="code",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/toolgate_code_mode_calls_total\{kind="script",source="code",outcome="ok"\} [1-9]/);
   });
 
   it('refuses a denied tool, an unknown one and one outside the toolset inside a script exactly as outside', async () => {
@@ -162,19 +165,29 @@ describe('a code-mode toolset', () => {
 });
 
 describe('hostile scripts', () => {
-  /** Another tenant's call, timed while the hostile script runs. */
-  const otherTenantAnswers = async (): Promise<number> => {
-    const started = performance.now();
-    const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(globex), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
-    expect(res.json()).toMatchObject({ ok: true });
-    return performance.now() - started;
+  /**
+   * Another tenant calls every 100 ms while the hostile script runs (at most 60 calls). Each call's time is
+   * counted from when it was due, not from when a blocked event loop got round to sending it: a script
+   * holding the loop shows up as a late answer.
+   */
+  const otherTenantWhile = async (running: Promise<unknown>): Promise<number> => {
+    let done = false;
+    void running.finally(() => (done = true));
+    const first = performance.now();
+    let worst = 0;
+    for (let i = 0; i < 60 && !done; i++) {
+      const due = first + i * 100;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+      const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(globex), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
+      expect(res.json()).toMatchObject({ ok: true });
+      worst = Math.max(worst, performance.now() - due);
+    }
+    return worst;
   };
   const whileRunning = async (code: string) => {
     const script = runScript(code);
-    // Give the script a head start so the other tenant's call lands while it runs.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const [answer, elapsed] = await Promise.all([script, otherTenantAnswers()]);
-    expect(elapsed).toBeLessThan(1000);
+    const [answer, worst] = await Promise.all([script, otherTenantWhile(script)]);
+    expect(worst).toBeLessThan(1000);
     expect(answer.isError, answer.text).toBe(true);
     return answer.text;
   };

@@ -127,7 +127,8 @@ export async function runInSandbox(source: string, host: HostCall, limits: Sandb
         if (settled.length === 0 && pending.size === 0) return failure(state, 'never_settles', 'the script awaits a promise that nothing will settle (there are no timers or events in the sandbox)');
         if (settled.length === 0) await waitForWork(state, (resume) => (wake = resume));
         wake = undefined;
-        for (const apply of settled.splice(0)) apply();
+        // Settling runs sandbox code (the promise's reactions are queued, but a thenable's getter is not): metered too.
+        for (const apply of settled.splice(0)) slice(state, apply);
       }
     } finally {
       promise.dispose();

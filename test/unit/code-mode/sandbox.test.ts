@@ -69,6 +69,13 @@ describe('sandbox', () => {
     expect(outcome.logs.length).toBe(9);
   });
 
+  it('bounds hostile code the host itself reads: a thrown value whose message getter loops, a toJSON that loops', async () => {
+    const started = Date.now();
+    expect(await run(`throw { name: 'E', get message() { for (;;) {} } };`, echo, { cpuTimeMs: 100 })).toMatchObject({ ok: false });
+    expect(await run(`return { toJSON() { for (;;) {} } };`, echo, { cpuTimeMs: 100 })).toMatchObject({ ok: false, stop: 'cpu_time' });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('answers a script that awaits forever', async () => {
     expect(await run(`await new Promise(() => {}); return 1;`)).toMatchObject({ ok: false, stop: 'never_settles' });
   });

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import { withLatestRun } from './results-file.js';
 
-const SECTIONS = ['gateway', 'mcp', 'rag', 'registry', 'openapi'] as const;
+const SECTIONS = ['gateway', 'mcp', 'rag', 'registry', 'openapi', 'code-mode'] as const;
 const benchDir = join(packageRoot(), 'bench');
 
 interface BenchModule {

@@ -40,7 +40,7 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | u
           durationMs: Math.max(0, clock.now() - started),
           approvalId: answered.approvalId ?? null,
           cancelled: cancelledByCaller(ctx.signal),
-        }),
+        }, ctx.script),
       );
     }
   };

@@ -1,4 +1,7 @@
 import type { Agent } from 'undici';
+import { codeModeCounter } from './code-mode/metrics.js';
+import { codeModePool } from './code-mode/pool.js';
+import { createCodeModeTools } from './code-mode/tools.js';
 import type { GatewayConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
@@ -10,7 +13,7 @@ import { createFeatureGate } from './registry/features.js';
 import { createOverrideApplier } from './registry/overrides.js';
 import { assemblePool, callNeedsOwnTools, createShadowReporter, type Pool, type ShadowReport } from './registry/pool.js';
 import type { McpService, ToolProvider, UpstreamStatus, UserToolProvider } from './registry/provider.js';
-import { createTenantView, TOOL_SEARCH_NAME, type TenantView } from './registry/tenant-view.js';
+import { createTenantView, TOOL_SEARCH_NAME, type TenantView, type Toolset } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
 import { narrowPool } from './registry/toolset-pool.js';
 import { isStoreUnavailable } from './store/unavailable.js';
@@ -66,7 +69,15 @@ interface PoolCache {
    * not per request (docs/security-model.md#user-catalog-bounds).
    */
   readonly byUserTools: WeakMap<readonly Tool[], Map<string, Pool>>;
+  /** The three tools of each code-mode toolset (by tenant and name). */
+  readonly codeTools: Map<string, readonly Tool[]>;
 }
+
+/**
+ * How a toolset is looked at: `listed` is what its endpoint serves (a code-mode toolset's three tools),
+ * `scripted` the subset of tools itself, which a code-mode script calls. The same for any other toolset.
+ */
+export type ToolsetView = 'listed' | 'scripted';
 
 const emptyPoolCache = (): PoolCache => ({
   byKey: new Map(),
@@ -75,6 +86,7 @@ const emptyPoolCache = (): PoolCache => ({
   subsets: new WeakMap(),
   toolSearches: new Map(),
   byUserTools: new WeakMap(),
+  codeTools: new Map(),
 });
 
 const MAX_CACHED_POOLS = 1000;
@@ -208,10 +220,10 @@ export class Gateway {
   }
 
   /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
-  async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string): Promise<Pool> {
+  async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string, view: ToolsetView = 'listed'): Promise<Pool> {
     const snapshot = this.snapshot;
     const { pool } = await this.poolIn(snapshot, principal, requestedMode, true);
-    return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset);
+    return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset, view);
   }
 
   /** Throws TG_NOT_FOUND unless the principal's tenant has this toolset in the live config. */
@@ -219,7 +231,7 @@ export class Gateway {
     if (!this.snapshot.tenants.get(principal.tenant)?.toolset(toolset)) throw new errors.TG_NOT_FOUND(`unknown toolset: ${toolset}`);
   }
 
-  private subsetOf(snapshot: Snapshot, pool: Pool, tenantId: string, name: string): Pool {
+  private subsetOf(snapshot: Snapshot, pool: Pool, tenantId: string, name: string, view: ToolsetView): Pool {
     const toolset = snapshot.tenants.get(tenantId)?.toolset(name);
     // Another tenant's toolset is unknown here, exactly as a name nobody configured.
     if (!toolset) throw new errors.TG_NOT_FOUND(`unknown toolset: ${name}`);
@@ -227,7 +239,30 @@ export class Gateway {
     if (!subsets) snapshot.pools.subsets.set(pool, (subsets = new Map()));
     let subset = subsets.get(name);
     if (!subset) subsets.set(name, (subset = narrowPool(pool, toolset, this.toolSearchOf(snapshot, tenantId, name))));
-    return subset;
+    if (toolset.mode !== 'code' || view === 'scripted') return subset;
+    const codeKey = `${name}\u0000code`;
+    let code = subsets.get(codeKey);
+    if (!code) subsets.set(codeKey, (code = codeModePool(subset, this.codeToolsOf(snapshot, tenantId, toolset))));
+    return code;
+  }
+
+  /** The code-mode tools of a toolset: their scripts call the toolset's subset through the one execution path. */
+  private codeToolsOf(snapshot: Snapshot, tenantId: string, toolset: Toolset): readonly Tool[] {
+    const key = `${tenantId}\u0000${toolset.name}`;
+    let tools = snapshot.pools.codeTools.get(key);
+    if (!tools) {
+      const counter = codeModeCounter(this.deps.metrics.registry);
+      tools = createCodeModeTools(
+        {
+          poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
+          execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
+          count: (kind, outcome) => counter.inc({ kind, source: 'code', outcome }),
+        },
+        toolset.sandbox,
+      );
+      snapshot.pools.codeTools.set(key, tools);
+    }
+    return tools;
   }
 
   private toolSearchOf(snapshot: Snapshot, tenantId: string, toolset: string): Tool {
@@ -293,8 +328,8 @@ export class Gateway {
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
-  async execute(request: CallRequest, options: CallOptions, toolset?: string): Promise<ToolResult> {
-    return executeCall(request, options, await this.scopeFor(this.snapshot, options.principal, options.mode, [request.name], toolset));
+  async execute(request: CallRequest, options: CallOptions, toolset?: string, view: ToolsetView = 'listed'): Promise<ToolResult> {
+    return executeCall(request, options, await this.scopeFor(this.snapshot, options.principal, options.mode, [request.name], toolset, view));
   }
 
   /**
@@ -303,13 +338,13 @@ export class Gateway {
    * the store cannot say which MCP servers the caller registered, their tools are left out and everything
    * else stays usable; a call to one of them answers why (see executeCall).
    */
-  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string): Promise<ExecutionScope> {
+  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
     const tenant = snapshot.tenants.get(principal.tenant);
     const chain = snapshot.chains.get(principal.tenant);
     if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
     const ownTools = names.some((name) => callNeedsOwnTools(tenant, name));
     const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode, ownTools);
-    const pool = toolset === undefined ? whole : this.subsetOf(snapshot, whole, tenant.id, toolset);
+    const pool = toolset === undefined ? whole : this.subsetOf(snapshot, whole, tenant.id, toolset, view);
     let scope = snapshot.pools.scopes.get(pool);
     if (!scope) {
       scope = { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit };

@@ -79,6 +79,12 @@ export interface ServiceCredentials {
 }
 
 /** What a tool handler receives besides its arguments. */
+/** Set on each call a code-mode script makes: the script, and the `run_script` call that ran it (docs/code-mode.md). */
+export interface ScriptOrigin {
+  readonly scriptId: string;
+  readonly parentCallId: string;
+}
+
 export interface ToolContext {
   readonly principal: Principal;
   readonly callId: string;

@@ -15,6 +15,7 @@ const REVIEWED_ENGINE_MISMATCHES = [
   '@kubernetes-models/apimachinery',
   '@kubernetes-models/base',
   '@kubernetes-models/validate',
+  'amaro',
   'content-disposition',
   'cookie',
   'kubernetes-models',

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
-import type { ErrorType, JsonObject, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, JsonObject, ScriptOrigin, ToolResult, ToolSourceKind } from '../types.js';
 import { activeTraceId, isMadeCredentialRecord } from '../observability/tracing.js';
 import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 
@@ -31,11 +31,12 @@ export interface CallOrigin {
   user: string;
 }
 
-/** The call event of a finished call (`time`: its start, epoch ms); `cancelled`: its caller gave up on it. */
+/** The call event of a finished call (`time`: its start, epoch ms); `cancelled`: its caller gave up on it; `script`: the code-mode script that made it. */
 export function callEvent(
   origin: CallOrigin,
   result: ToolResult,
   call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null; cancelled?: boolean },
+  script?: ScriptOrigin,
 ): CallAuditEvent {
   const event: CallAuditEvent = {
     event: 'call',
@@ -52,6 +53,10 @@ export function callEvent(
     durationMs: call.durationMs,
     approvalId: call.approvalId,
   };
+  if (script !== undefined) {
+    event.scriptId = script.scriptId;
+    event.parentCallId = script.parentCallId;
+  }
   // Written inside the call's span (audit policy, or the execution path for refusals) when tracing is on.
   const traceId = activeTraceId();
   if (traceId !== undefined) event.traceId = traceId;

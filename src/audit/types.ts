@@ -31,6 +31,9 @@ export interface CallAuditEvent {
   traceId?: string;
   /** Which upstream identity the call carried (a service with `auth`): its kind and SHA-256 prefix, never the token. */
   credential?: { kind: UpstreamCredentialKind; tokenHash: string };
+  /** Set on a call a code-mode script made: the script's id and the `run_script` call that ran it. */
+  scriptId?: string;
+  parentCallId?: string;
 }
 
 /**

@@ -53,6 +53,18 @@ const timeoutMs = () => Type.Integer({ minimum: 1, maximum: 600000, default: 100
 /** OTEL_TRACES_SAMPLER's values that toolgate takes (the OpenTelemetry SDK's built-in samplers). */
 export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 
+/** Defaults of a code-mode toolset's `sandbox` limits (docs/code-mode.md#limits). */
+export const SANDBOX_DEFAULTS = Object.freeze({
+  wallTimeMs: 30_000,
+  cpuTimeMs: 250,
+  memoryBytes: 32 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  maxToolCalls: 100,
+  maxParallel: 4,
+  maxResultBytes: 64 * 1024,
+  maxLogBytes: 16 * 1024,
+});
+
 export const serverSchema = Section({
   host: Type.String({ default: '0.0.0.0' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -398,7 +410,23 @@ export const tenantSchema = Section({
   resources: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }), maxReadChars: Type.Integer({ minimum: 1, default: 100000 }) }, { default: {} }),
   prompts: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }), maxResultChars: Type.Integer({ minimum: 1, default: 100000 }) }, { default: {} }),
   /** Named subsets of the tenant's pool (virtual servers): `/mcp/<name>`, `?toolset=<name>`. */
-  toolsets: Dict(Section({ description: Type.String({ default: '' }), tools: nameList() }), {
+  toolsets: Dict(Section({
+    description: Type.String({ default: '' }),
+    tools: nameList(),
+    /** `code`: the toolset is served as search_tools, describe_tools and run_script (docs/code-mode.md). */
+    mode: Type.Enum(['tools', 'code'], { default: 'tools' }),
+    /** Limits of each run_script (docs/code-mode.md#limits); code mode only. */
+    sandbox: Section({
+      wallTimeMs: Type.Integer({ minimum: 100, maximum: 300_000, default: SANDBOX_DEFAULTS.wallTimeMs }),
+      cpuTimeMs: Type.Integer({ minimum: 10, maximum: 10_000, default: SANDBOX_DEFAULTS.cpuTimeMs }),
+      memoryBytes: Type.Integer({ minimum: 1024 * 1024, maximum: 1024 * 1024 * 1024, default: SANDBOX_DEFAULTS.memoryBytes }),
+      stackBytes: Type.Integer({ minimum: 16 * 1024, maximum: 8 * 1024 * 1024, default: SANDBOX_DEFAULTS.stackBytes }),
+      maxToolCalls: Type.Integer({ minimum: 1, maximum: 10_000, default: SANDBOX_DEFAULTS.maxToolCalls }),
+      maxParallel: Type.Integer({ minimum: 1, maximum: 64, default: SANDBOX_DEFAULTS.maxParallel }),
+      maxResultBytes: Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024, default: SANDBOX_DEFAULTS.maxResultBytes }),
+      maxLogBytes: Type.Integer({ minimum: 0, maximum: 16 * 1024 * 1024, default: SANDBOX_DEFAULTS.maxLogBytes }),
+    }, { default: {} }),
+  }), {
     default: {},
     propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
   }),

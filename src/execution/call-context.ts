@@ -1,6 +1,6 @@
 import type { DeadlineAware } from '../../policies/deadline.js';
 import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
-import type { Logger, Principal, ProgressUpdate, Tool } from '../types.js';
+import type { Logger, Principal, ProgressUpdate, ScriptOrigin, Tool } from '../types.js';
 import { LazySignal } from './lazy-signal.js';
 
 /**
@@ -24,6 +24,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly approval: PolicyContext['approval'],
     readonly deadline: number | undefined,
     readonly onProgress?: ((update: ProgressUpdate) => void) | undefined,
+    readonly script?: ScriptOrigin | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -46,6 +47,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
       this.approval,
       this.deadline,
       this.onProgress,
+      this.script,
     );
   }
 }

@@ -11,7 +11,7 @@ import { withoutNullOptionals } from '../registry/strict-schema.js';
 import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace, userToolPrefix } from '../registry/user-names.js';
 import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
-import type { JsonObject, Logger, Principal, ProgressUpdate, Tool, ToolResult } from '../types.js';
+import type { JsonObject, Logger, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
 import type { LazySignal } from './lazy-signal.js';
@@ -46,6 +46,8 @@ export interface CallOptions {
   traceLink?: SpanLinkTarget;
   /** Where the call's progress reports go (an MCP client that sent a `progressToken`). */
   onProgress?: (update: ProgressUpdate) => void;
+  /** Set for the calls a code-mode script makes (docs/code-mode.md). */
+  script?: ScriptOrigin;
 }
 
 /** What the execution path needs from the current config snapshot. */
@@ -129,6 +131,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
     options.approval,
     options.deadline,
     options.onProgress,
+    options.script,
   );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
   return finishCall(await scope.chain(call, ctx), tool, started, scope, ctx);
@@ -173,7 +176,7 @@ function refused(answer: ToolResult, { options, scope, tool, args, started }: Re
       time: Math.round(performance.timeOrigin + started),
       durationMs: result.durationMs,
       approvalId: null,
-    }),
+    }, options.script),
   );
   return result;
 }

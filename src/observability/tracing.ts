@@ -155,6 +155,11 @@ export function isMadeCredentialRecord(value: unknown): value is CredentialRecor
   return typeof value === 'object' && value !== null && madeRecords.has(value);
 }
 
+/** The context current now while tracing is on (spans started under it nest under the running span), else undefined. */
+export function activeTraceContext(): Context | undefined {
+  return active === undefined ? undefined : context.active();
+}
+
 /** A thrown error's kind for `error.type`: a ToolError's errorType, else the class name (never its message). */
 function errorTypeName(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'errorType' in error && typeof error.errorType === 'string') return error.errorType;

@@ -3,7 +3,7 @@ import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
-import type { Logger, Tool, ToolCall, ToolContext, ToolResult } from '../types.js';
+import type { Logger, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from '../types.js';
 import type { Clock } from './clock.js';
 import type { PolicyMetrics } from './metrics.js';
 import type { BuiltinPolicyName } from './order.js';
@@ -21,6 +21,8 @@ export interface PolicyContext extends ToolContext {
   readonly policyOptions: (policy: string) => unknown;
   /** Set when an approved call is resumed: the approval policy lets it through once. */
   readonly approval?: { readonly id: string; readonly approvedBy: string };
+  /** Set when a code-mode script made the call (audited with it). */
+  readonly script?: ScriptOrigin | undefined;
 }
 
 export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;

@@ -1,7 +1,6 @@
 import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../types.js';
+import { isToolName } from './tool-names.js';
 import type { ToolProvider } from './provider.js';
-
-const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The full candidate set, before any principal-specific narrowing. */
 export interface Catalog {
@@ -39,7 +38,7 @@ export function buildCatalog(providers: readonly ToolProvider[], options: Catalo
   const candidates = [...options.registryTools, ...providers.flatMap((provider) => provider.tools())];
   for (const raw of candidates) {
     const tool = options.applyOverrides(raw);
-    if (!TOOL_NAME_PATTERN.test(tool.name)) {
+    if (!isToolName(tool.name)) {
       options.log.warn({ tool: tool.name, source: tool.source }, 'tool name does not match ^[A-Za-z0-9_-]{1,64}$; skipped');
       continue;
     }

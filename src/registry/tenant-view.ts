@@ -6,11 +6,21 @@ import { compileGlobs, type NameMatcher } from './globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';
 
+/**
+ * The three tools a code-mode toolset is served as (docs/code-mode.md). Like `tool_search` they are the
+ * gateway's own and not opt-in; every call a script makes is checked on its own.
+ */
+export const CODE_MODE_TOOL_NAMES: ReadonlySet<string> = new Set(['search_tools', 'describe_tools', 'run_script']);
+const isGatewayTool = (tool: Tool): boolean => tool.source === 'builtin' && (tool.name === TOOL_SEARCH_NAME || CODE_MODE_TOOL_NAMES.has(tool.name));
+
 /** A named subset of a tenant's pool (a virtual server): it narrows what the caller may see and call, never widens it. */
 export interface Toolset {
   readonly name: string;
   readonly description: string;
   readonly includes: NameMatcher;
+  /** `code`: served as search_tools, describe_tools and run_script over the subset. */
+  readonly mode: 'tools' | 'code';
+  readonly sandbox: TenantConfig['toolsets'][string]['sandbox'];
 }
 
 interface RoleRule {
@@ -57,7 +67,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     keys: Object.keys(template ?? {}),
   }));
   const toolsets = new Map<string, Toolset>(
-    Object.entries(config.toolsets).map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools) }]),
+    Object.entries(config.toolsets).map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools), mode: set.mode, sandbox: set.sandbox }]),
   );
   const roleRules = new Map<string, RoleRule>(
     Object.entries(config.roles).map(([role, rule]) => [role, { allow: rule.allow ? compileGlobs(rule.allow) : undefined, deny: compileGlobs(rule.deny) }]),
@@ -66,8 +76,8 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
   function sourceAllows(tool: Tool): boolean {
     switch (tool.source) {
       case 'builtin':
-        // tool_search is the one built-in that is not opt-in (it appears whenever a deferred tool does).
-        return tool.name === TOOL_SEARCH_NAME || builtins(tool.name);
+        // tool_search (whenever a deferred tool is listed) and the code-mode tools are not opt-in.
+        return isGatewayTool(tool) || builtins(tool.name);
       case 'function':
       case 'rag':
         return functions(tool.name);
@@ -100,7 +110,7 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
         }
       }
       const mode = config.mode === 'readonly' ? 'readonly' : requestedMode;
-      if (mode === 'readonly' && !tool.readOnly && tool.name !== TOOL_SEARCH_NAME) {
+      if (mode === 'readonly' && !tool.readOnly && !isGatewayTool(tool)) {
         return { ok: false, reason: 'tool is not read-only and the session is in readonly mode' };
       }
       if (!sourceAllows(tool)) return { ok: false, reason: 'tool source is not enabled for this tenant' };

@@ -8,24 +8,29 @@ import { TOOL_SEARCH_NAME } from './tenant-view.js';
 
 export const SEARCH_LIMIT_MAX = 50;
 
+/** `{query, limit?}`: the arguments of every search tool the gateway offers (tool_search, search_tools). */
+export function searchInputSchema(defaultLimit: number) {
+  return {
+    type: 'object',
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: 500, description: 'Words describing the tool you need' },
+      limit: { type: 'integer', minimum: 1, maximum: SEARCH_LIMIT_MAX, default: defaultLimit },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  };
+}
+
+/** The flags of the gateway's own read-only tools (search, describe): safe to run concurrently and to retry. */
+export const READ_ONLY_GATEWAY_TOOL = { source: 'builtin', readOnly: true, idempotent: true, isConcurrencySafe: () => true } as const;
+
 /** The built-in `tool_search`: full schemas of the caller's matching tools, deferred ones included. */
 export function createToolSearchTool(poolFor: (principal: Principal, mode: PolicyContext['mode']) => Promise<Pool>) {
   return defineTool({
     name: TOOL_SEARCH_NAME,
     description: 'Search the available tools by name or purpose and load the full schemas of deferred tools before calling them.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', minLength: 1, maxLength: 500, description: 'Words describing the tool you need' },
-        limit: { type: 'integer', minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 5 },
-      },
-      required: ['query'],
-      additionalProperties: false,
-    },
-    source: 'builtin',
-    readOnly: true,
-    idempotent: true,
-    isConcurrencySafe: () => true,
+    inputSchema: searchInputSchema(5),
+    ...READ_ONLY_GATEWAY_TOOL,
     async handler(args, ctx) {
       const mode = (ctx as Partial<PolicyContext>).mode ?? 'default';
       const pool = await poolFor(ctx.principal, mode);

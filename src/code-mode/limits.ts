@@ -1,0 +1,24 @@
+import { SANDBOX_DEFAULTS } from '../config/schema.js';
+
+/**
+ * The bounds of one `run_script` (docs/code-mode.md#limits). QuickJS runs synchronously on the event loop,
+ * so `cpuTimeMs` — the script's own running time, summed over every slice between tool calls — is what
+ * keeps other tenants' calls answering; `wallTimeMs` also counts the time spent waiting for tools.
+ */
+export interface SandboxLimits {
+  /** Whole run, tool calls included. */
+  readonly wallTimeMs: number;
+  /** Time the script itself runs (the event loop is blocked meanwhile). */
+  readonly cpuTimeMs: number;
+  readonly memoryBytes: number;
+  readonly stackBytes: number;
+  readonly maxToolCalls: number;
+  /** Inner calls in flight at once (concurrency-safe ones; an unsafe call always runs alone). */
+  readonly maxParallel: number;
+  /** The JSON of the return value. */
+  readonly maxResultBytes: number;
+  /** Everything `console.log` wrote; beyond it lines are dropped and the answer says so. */
+  readonly maxLogBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = SANDBOX_DEFAULTS;

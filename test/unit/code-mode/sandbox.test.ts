@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../../../src/code-mode/limits.js';
+import { runInSandbox, type HostCall } from '../../../src/code-mode/sandbox.js';
+
+const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, wallTimeMs: 5000 };
+const echo: HostCall = async (name, args) => ({ resolve: JSON.stringify({ name, args: JSON.parse(args) as unknown }) });
+const run = (code: string, host: HostCall = echo, bounds: Partial<SandboxLimits> = {}) => runInSandbox(code, host, { ...limits, ...bounds });
+
+describe('sandbox', () => {
+  it('returns the JSON of the return value, what it logged, and awaits tool calls', async () => {
+    const outcome = await run(`console.log('hi', {a: 1}); const [x, y] = await Promise.all([tools.a({n: 1}), tools['b-c']({n: 2})]); return x.args.n + y.args.n;`);
+    expect(outcome).toMatchObject({ ok: true, resultJson: '3', logs: ['hi {"a":1}'], toolCalls: 2 });
+  });
+
+  it('turns a rejected call into a ToolCallError the script can catch', async () => {
+    const denied: HostCall = async () => ({ reject: JSON.stringify({ errorType: 'PERMISSION_DENIED', message: 'no', tool: 'x', callId: 'c1' }) });
+    const outcome = await run(`try { await tools.x({}); } catch (e) { return [e.name, e.errorType, e.message]; }`, denied);
+    expect(outcome).toMatchObject({ ok: true, resultJson: '["ToolCallError","PERMISSION_DENIED","no"]' });
+  });
+
+  it('has no timers, process, require, fetch or host objects', async () => {
+    const outcome = await run(
+      `return [typeof setTimeout, typeof setInterval, typeof process, typeof require, typeof fetch, typeof Buffer, typeof WebAssembly, typeof globalThis.std, typeof globalThis.os,
+        typeof tools.x.constructor.constructor('return this')().process, Object.keys(globalThis).join(',')];`,
+    );
+    expect(outcome.ok).toBe(true);
+    if (outcome.ok) expect(JSON.parse(outcome.resultJson)).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'tools']);
+  });
+
+  it('refuses imports', async () => {
+    const outcome = await run(`const fs = await import('fs'); return typeof fs;`);
+    expect(outcome).toMatchObject({ ok: false, stop: 'script_error' });
+  });
+
+  it('stops an infinite loop at its CPU time limit, and the event loop stays free', async () => {
+    const started = Date.now();
+    const outcome = await run(`while (true) {}`, echo, { cpuTimeMs: 100 });
+    expect(outcome).toMatchObject({ ok: false, stop: 'cpu_time' });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('stops a memory bomb, a deep recursion, and a huge return value', async () => {
+    // Arrays grown element by element escape QuickJS's own allocation limit; the heap walk catches them.
+    expect(await run(`const a = []; for (;;) { const b = []; for (let i = 0; i < 1e4; i++) b.push(i); a.push(b); }`, echo, { cpuTimeMs: 10_000, memoryBytes: 4 << 20 })).toMatchObject({ ok: false, stop: 'memory' });
+    expect(await run(`const a = []; for (;;) a.push({ n: a.length });`, echo, { cpuTimeMs: 10_000, memoryBytes: 4 << 20 })).toMatchObject({ ok: false, stop: 'memory' });
+    expect(await run(`const f = (n) => f(n + 1) + 1; return f(0);`)).toMatchObject({ ok: false, stop: 'stack' });
+    expect(await run(`return 'x'.repeat(1 << 20);`)).toMatchObject({ ok: false, stop: 'result_size' });
+  });
+
+  it('stops a script at its tool-call limit, even when it catches the refusal', async () => {
+    let calls = 0;
+    const counted: HostCall = async () => ((calls += 1), { resolve: '1' });
+    const outcome = await run(`for (let i = 0; i < 10000; i++) { try { await tools.t({ i }); } catch {} } return 'done';`, counted, { maxToolCalls: 50 });
+    expect(outcome).toMatchObject({ ok: false, stop: 'tool_calls' });
+    expect(calls).toBe(50);
+  });
+
+  it('keeps prototype pollution inside the sandbox, and a later script starts clean', async () => {
+    const outcome = await run(`const r = await tools.x({}); r.__proto__.polluted = 1; Object.prototype.polluted2 = 2; JSON.parse = () => ({}); return { polluted: ({}).polluted };`);
+    expect(outcome).toMatchObject({ ok: true, resultJson: '{"polluted":1}' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted2).toBeUndefined();
+    expect(await run(`return ({}).polluted ?? 'clean';`)).toMatchObject({ ok: true, resultJson: '"clean"' });
+  });
+
+  it('bounds what is logged', async () => {
+    const outcome = await run(`for (let i = 0; i < 1000; i++) console.log('x'.repeat(100)); return 1;`, echo, { maxLogBytes: 1000 });
+    expect(outcome).toMatchObject({ ok: true, logsTruncated: true });
+    expect(outcome.logs.length).toBe(9);
+  });
+
+  it('bounds hostile code the host itself reads: a thrown value whose message getter loops, a toJSON that loops', async () => {
+    const started = Date.now();
+    expect(await run(`throw { name: 'E', get message() { for (;;) {} } };`, echo, { cpuTimeMs: 100 })).toMatchObject({ ok: false });
+    expect(await run(`return { toJSON() { for (;;) {} } };`, echo, { cpuTimeMs: 100 })).toMatchObject({ ok: false, stop: 'cpu_time' });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('answers a script that awaits forever', async () => {
+    expect(await run(`await new Promise(() => {}); return 1;`)).toMatchObject({ ok: false, stop: 'never_settles' });
+  });
+
+  it('stops waiting at the wall time limit while a tool call hangs', async () => {
+    const hang: HostCall = (_n, _a, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ resolve: 'null' })));
+    expect(await run(`await tools.slow({}); return 1;`, hang, { wallTimeMs: 200 })).toMatchObject({ ok: false, stop: 'wall_time' });
+  });
+});

@@ -1,6 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { StateStore } from '../store/types.js';
 import type { KeyIssuer, Principal } from '../types.js';
+import { hashTag } from '../store/hash-tag.js';
 
 /** Runtime API keys start with this, so only they cost a store lookup; every other token skips it. */
 const RUNTIME_KEY_PREFIX = 'tgk_';
@@ -63,13 +64,16 @@ export interface RuntimeKeys {
 }
 
 const digestOf = (token: string): string => hash('sha256', token, 'hex');
-// Tenants are encoded so one tenant's prefix is never a prefix of another's (tenant "a" vs "a:b").
-const indexPrefix = (tenant: string): string => `apikeys:${encodeURIComponent(tenant)}:`;
+// Tenants are encoded so one tenant's prefix is never a prefix of another's (tenant "a" vs "a:b"), and the
+// encoded name (which holds no brace) is the Cluster hash tag of the tenant's index and count: the lease
+// script that counts a key touches both, so they share a slot (docs/architecture.md#state-store).
+const tenantTag = (tenant: string): string => hashTag(encodeURIComponent(tenant));
+const indexPrefix = (tenant: string): string => `apikeys:${tenantTag(tenant)}:`;
 const lookupKey = (sha256: string): string => `apikey:${sha256}`;
 const usedKey = (tenant: string, id: string): string => `apikey-used:${encodeURIComponent(tenant)}:${id}`;
 // The tenant's keys counted against `admin.maxKeysPerTenant`: a lease group (src/store/types.ts), so the
 // check and the add are one atomic store step on every replica.
-const capGroup = (tenant: string): string => `apikey-count:${encodeURIComponent(tenant)}`;
+const capGroup = (tenant: string): string => `apikey-count:${tenantTag(tenant)}`;
 // A lease needs a TTL; a key without `expiresInSec` lives until revoked, which this stands for.
 const UNTIL_REVOKED_MS = 100 * 365 * 24 * 3600 * 1000;
 

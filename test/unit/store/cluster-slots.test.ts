@@ -4,6 +4,7 @@
 // a Cluster fails here, without one. And the tags stay small: one tenant's other keys still spread.
 import clusterKeySlot from 'cluster-key-slot';
 import { describe, expect, it } from 'vitest';
+import { createRuntimeKeys } from '../../../src/admin/api-keys.js';
 import { createMcpSessions } from '../../../src/mcp-server/sessions.js';
 import { createWindowLimit } from '../../../src/rate-limit/window-limit.js';
 import { hashTag } from '../../../src/store/hash-tag.js';
@@ -58,6 +59,24 @@ describe('the key layout on a Redis Cluster', () => {
       }
     }
     expect(calls.map((call) => call.method)).toEqual(expect.arrayContaining(['acquireLease', 'renewLease', 'releaseLease']));
+    const crossSlot = calls.filter((call) => clusterKeySlot.generateMulti(call.keys) === -1);
+    expect(crossSlot).toEqual([]);
+  });
+
+  it.each(PREFIXES)('keeps every key of the runtime-key count (create, cap refusal, cascade revoke) in one slot (prefix %j)', async (prefix) => {
+    const { store, calls } = recordingMultiKeyCalls(createMemoryStore(), prefix);
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => 2, apiKeyLive: () => true });
+    for (const tenant of TENANTS) {
+      const admin: Principal = { ...principal(tenant, 'root'), roles: ['admin'], credential: { kind: 'apiKey', id: 'ci', sha256: 'a'.repeat(64) } };
+      const first = await keys.create(admin, { user: 'bot', roles: ['admin'] });
+      const deputy = await keys.verify(first.key);
+      await keys.create(deputy!, { user: 'bot2', roles: [] });
+      await expect(keys.create(admin, { user: 'over', roles: [] })).rejects.toMatchObject({ code: 'LIMIT' });
+      // Revoking the first key also revokes the one it minted: both uncounted.
+      await keys.revoke(tenant, first.record.id);
+      expect(await keys.list(tenant)).toHaveLength(0);
+    }
+    expect(calls.map((call) => call.method)).toEqual(expect.arrayContaining(['acquireLease', 'releaseLease']));
     const crossSlot = calls.filter((call) => clusterKeySlot.generateMulti(call.keys) === -1);
     expect(crossSlot).toEqual([]);
   });

@@ -69,6 +69,8 @@ const digestOf = (token: string): string => hash('sha256', token, 'hex');
 // script that counts a key touches both, so they share a slot (docs/architecture.md#state-store).
 const tenantTag = (tenant: string): string => hashTag(encodeURIComponent(tenant));
 const indexPrefix = (tenant: string): string => `apikeys:${tenantTag(tenant)}:`;
+// Index records written before the tenant was a hash tag: still listed and revocable, never counted.
+const legacyIndexPrefix = (tenant: string): string => `apikeys:${encodeURIComponent(tenant)}:`;
 const lookupKey = (sha256: string): string => `apikey:${sha256}`;
 const usedKey = (tenant: string, id: string): string => `apikey-used:${encodeURIComponent(tenant)}:${id}`;
 // The tenant's keys counted against `admin.maxKeysPerTenant`: a lease group (src/store/types.ts), so the
@@ -129,14 +131,16 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     store.releaseLease({ id, record: { key: `${indexPrefix(tenant)}${id}`, value: sha256 }, groups: [capGroup(tenant)] });
 
   const records = async (tenant: string): Promise<RuntimeKeyRecord[]> => {
-    const index = await store.scan(indexPrefix(tenant));
     const found: RuntimeKeyRecord[] = [];
-    for (const { key, value } of index) {
-      const raw = await store.get(lookupKey(value));
-      if (raw !== null) found.push(JSON.parse(raw) as RuntimeKeyRecord);
-      // A key whose lookup record is gone (revoked by a replica that stopped half way, or just expired) no
-      // longer counts against the cap.
-      else await uncount(tenant, key.slice(indexPrefix(tenant).length), value);
+    for (const prefix of [indexPrefix(tenant), legacyIndexPrefix(tenant)]) {
+      for (const { key, value } of await store.scan(prefix)) {
+        const raw = await store.get(lookupKey(value));
+        if (raw !== null) found.push(JSON.parse(raw) as RuntimeKeyRecord);
+        // A key whose lookup record is gone (revoked by a replica that stopped half way, or just expired) no
+        // longer counts against the cap.
+        else if (prefix === legacyIndexPrefix(tenant)) await store.delete(key);
+        else await uncount(tenant, key.slice(prefix.length), value);
+      }
     }
     return found;
   };
@@ -156,6 +160,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     // The lookup record first: it is what every request reads, so the key stops working here.
     await store.delete(lookupKey(sha256));
     await uncount(tenant, id, sha256);
+    await store.delete(`${legacyIndexPrefix(tenant)}${id}`);
     await store.delete(usedKey(tenant, id));
     lastWritten.delete(id);
   };
@@ -219,7 +224,7 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
 
     async revoke(tenant, id) {
       if (!ID_SHAPE.test(id)) throw new RuntimeKeyError('NOT_FOUND', 'no such API key');
-      const sha256 = await store.get(`${indexPrefix(tenant)}${id}`);
+      const sha256 = (await store.get(`${indexPrefix(tenant)}${id}`)) ?? (await store.get(`${legacyIndexPrefix(tenant)}${id}`));
       if (sha256 === null) throw new RuntimeKeyError('NOT_FOUND', 'no such API key');
       await remove(tenant, id, sha256);
       // The keys it minted already fail verification (their chain names this key); deleting them too frees

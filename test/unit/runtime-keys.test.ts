@@ -71,6 +71,21 @@ describe('runtime API keys', () => {
     expect((await keys.list('acme')).map((k) => k.user)).toEqual(['sibling']);
   });
 
+  it('still lists and revokes a key whose index record was written before the tenant became a Cluster hash tag', async () => {
+    const store = createMemoryStore();
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => 10, apiKeyLive: always });
+    const old = await keys.create(creator, { user: 'old-bot', roles: [] });
+    // Move its index record where earlier versions wrote it (apikeys:<tenant>:<id>, a plain key).
+    const sha256 = (await store.get(`apikeys:{acme}:${old.record.id}`))!;
+    await store.releaseLease({ id: old.record.id, record: { key: `apikeys:{acme}:${old.record.id}`, value: sha256 }, groups: ['apikey-count:{acme}'] });
+    await store.set(`apikeys:acme:${old.record.id}`, sha256);
+    expect((await keys.list('acme')).map((k) => k.user)).toEqual(['old-bot']);
+    await keys.revoke('acme', old.record.id);
+    expect(await keys.verify(old.key)).toBeUndefined();
+    expect(await keys.list('acme')).toEqual([]);
+    expect(await store.get(`apikeys:acme:${old.record.id}`)).toBeNull();
+  });
+
   it('refuses a key minted by a runtime key that expired, and a key past its own expiry', async () => {
     let t = Date.parse('2026-01-01T00:00:00Z');
     const store = createMemoryStore({ now: () => t });

@@ -28,12 +28,14 @@ let engine: Promise<QuickJSWASMModule> | undefined;
  */
 export function loadEngine(maxBytes?: number): Promise<QuickJSWASMModule> {
   const variant = syncVariant();
-  const memory = maxBytes === undefined ? undefined : new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.max(INITIAL_PAGES, Math.ceil(maxBytes / WASM_PAGE)) });
+  const memory = maxBytes === undefined ? undefined : new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: Math.min(MAX_PAGES, Math.max(INITIAL_PAGES, Math.ceil(maxBytes / WASM_PAGE))) });
   return (engine ??= newQuickJSWASMModuleFromVariant(memory ? newVariant(variant, { wasmMemory: memory }) : variant));
 }
 const WASM_PAGE = 65536;
 /** The release build's own initial memory (16 MiB); a memory given to it must start at least this large. */
 const INITIAL_PAGES = (16 * 1024 * 1024) / WASM_PAGE;
+/** The build's declared maximum (2 GiB): a larger memory does not link. */
+const MAX_PAGES = 32768;
 
 // The package's types describe its CommonJS build (`module.exports.default`); its ESM build, which Node
 // loads here, exports the variant as the default itself.

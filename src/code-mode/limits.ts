@@ -1,14 +1,14 @@
 import { SANDBOX_DEFAULTS } from '../config/schema.js';
 
 /**
- * The bounds of one `run_script` (docs/code-mode.md#limits). QuickJS runs synchronously on the event loop,
- * so `cpuTimeMs` — the script's own running time, summed over every slice between tool calls — is what
- * keeps other tenants' calls answering; `wallTimeMs` also counts the time spent waiting for tools.
+ * The bounds of one `run_script` (docs/code-mode.md#limits). QuickJS runs synchronously in a sandbox
+ * worker, so `cpuTimeMs` — the script's own running time, summed over every slice between tool calls — is
+ * what frees the worker for other scripts; `wallTimeMs` also counts the time spent waiting for tools.
  */
 export interface SandboxLimits {
   /** Whole run, tool calls included. */
   readonly wallTimeMs: number;
-  /** Time the script itself runs (the event loop is blocked meanwhile). */
+  /** Time the script itself runs (its worker serves nothing else meanwhile). */
   readonly cpuTimeMs: number;
   readonly memoryBytes: number;
   readonly stackBytes: number;

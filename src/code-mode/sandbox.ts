@@ -1,314 +1,205 @@
+import { AsyncResource } from 'node:async_hooks';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
-import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { Worker } from 'node:worker_threads';
+import { stopMessage, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
 import type { SandboxLimits } from './limits.js';
+import type { FromWorker, ToWorker, WorkerData } from './sandbox-worker.js';
+
+export { stopMessage, type HostAnswer, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
 
 /**
- * What a host tool call answers the script: a JSON text the promise resolves to, or one it rejects with.
- * Values cross the boundary only as JSON text, so the script never holds a host object.
+ * The bounds of the worker pool scripts run in (docs/code-mode.md#limits). A worker runs one script at a
+ * time, so a script stuck in one native operation holds one worker, never the event loop or another script.
  */
-export type HostAnswer = { readonly resolve: string } | { readonly reject: string };
-
-/** Runs one `tools.<name>(args)` call of the script; must not reject. */
-export type HostCall = (name: string, argsJson: string, signal: AbortSignal) => Promise<HostAnswer>;
-
-export type SandboxStop = 'cpu_time' | 'wall_time' | 'tool_calls' | 'memory' | 'stack' | 'result_size' | 'script_error' | 'never_settles' | 'cancelled';
-
-export type SandboxOutcome =
-  | { readonly ok: true; readonly resultJson: string; readonly logs: readonly string[]; readonly logsTruncated: boolean; readonly toolCalls: number }
-  | { readonly ok: false; readonly stop: SandboxStop; readonly message: string; readonly logs: readonly string[]; readonly logsTruncated: boolean; readonly toolCalls: number };
-
-// One WebAssembly module for the process; each script gets its own runtime (heap, limits) in it.
-let engine: Promise<QuickJSWASMModule> | undefined;
-export const loadEngine = (): Promise<QuickJSWASMModule> => (engine ??= newQuickJSWASMModuleFromVariant(syncVariant()));
-
-// The package's types describe its CommonJS build (`module.exports.default`); its ESM build, which Node
-// loads here, exports the variant as the default itself.
-function syncVariant(): QuickJSSyncVariant {
-  const loaded: unknown = releaseSync;
-  return isVariant(loaded) ? loaded : (releaseSync as { default: QuickJSSyncVariant }).default;
-}
-const isVariant = (value: unknown): value is QuickJSSyncVariant => typeof value === 'object' && value !== null && 'type' in value;
+export const SANDBOX_WORKERS = Math.max(2, availableParallelism());
+/** Scripts waiting for a worker; beyond it a script is refused at once (`busy`). */
+export const SANDBOX_QUEUE = 64;
+/** A worker is replaced after this many scripts (and after any memory stop), which frees its WebAssembly memory. */
+export const SCRIPTS_PER_WORKER = 50;
+/** How long past its limit the main thread waits for a worker before terminating it. */
+export const HARD_STOP_GRACE_MS = 500;
+/** V8's own heaps of a worker; the QuickJS heap lives in its WebAssembly memory, capped below. */
+const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 };
+/**
+ * A worker's WebAssembly memory cap: twice the script's memory limit (the heap walk stops a script past
+ * the limit itself; the slack is the allocator's) plus the engine's own 16 MiB. Workers are made per cap.
+ */
+const wasmMemoryFor = (limits: SandboxLimits): number => 2 * limits.memoryBytes + 16 * 1024 * 1024;
 
 /**
- * Installed before the script runs, from inside the sandbox: `tools` (a proxy whose every property is an
- * async function over the host's one `call`), `console.log` over the host's `log`, and the `serialize`
- * the result is read with — all captured now, so a script that replaces `JSON` or `Promise` later harms
- * only itself. The host functions are parameters, never globals.
+ * Runs `source` in a QuickJS runtime in a sandbox worker under `limits`; each `tools.<name>(args)` call of
+ * the script runs `host` on this thread. A worker that does not answer within the script's limit (plus a
+ * grace) is terminated and replaced. docs/code-mode.md#the-sandbox
  */
-const PRELUDE = `(call, log) => {
-  const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze;
-  const fail = (text) => { const info = parse(text); const error = new Error(info.message); error.name = 'ToolCallError'; error.errorType = info.errorType; error.tool = info.tool; error.callId = info.callId; throw error; };
-  const tools = new Proxy(freeze(Object.create(null)), {
-    get: (_, name) => typeof name === 'string' ? (args) => call(name, stringify(args === undefined ? {} : args)).then(parse, fail) : undefined,
-  });
-  const show = (value) => { if (typeof value === 'string') return value; try { const text = stringify(value); return text === undefined ? String(value) : text; } catch { return String(value); } };
-  Object.defineProperty(globalThis, 'tools', { value: tools, enumerable: true });
-  Object.defineProperty(globalThis, 'console', { value: freeze({ log: (...values) => log(values.map(show).join(' ')) }), enumerable: false });
-  return (value) => { const text = stringify(value); return text === undefined ? 'null' : text; };
-}`;
-
-interface RunState {
-  /** False while the gateway's own prelude runs: only the script's time counts against its limits. */
-  metering: boolean;
-  cpuUsed: number;
-  /** CPU time (ms) of the last heap walk. */
-  lastMemoryCheck: number;
-  sliceStart: number;
-  wallDeadline: number;
-  stop: SandboxStop | undefined;
-  toolCalls: number;
-  logBytes: number;
-  logs: string[];
-  logsTruncated: boolean;
+export function runInSandbox(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal): Promise<SandboxOutcome> {
+  // A worker's messages arrive in the context the worker was made in: each call runs in its own caller's
+  // (trace, request), never in another tenant's.
+  const hostHere: HostCall = AsyncResource.bind(host);
+  return (pool ??= new SandboxPool()).run({ source, host: hostHere, limits, cancel, queuedAt: performance.now() });
 }
 
-/**
- * Runs `source` (plain JavaScript: the body of an async function, so `await` and `return` work) in a fresh
- * QuickJS runtime under `limits`. Nothing but `tools` and `console.log` reaches the host; no timers,
- * modules, network or file system exist in the sandbox. docs/code-mode.md#the-sandbox
- */
-export async function runInSandbox(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal): Promise<SandboxOutcome> {
-  const quickjs = await loadEngine();
-  const state: RunState = { metering: false, cpuUsed: 0, lastMemoryCheck: 0, sliceStart: 0, wallDeadline: performance.now() + limits.wallTimeMs, stop: undefined, toolCalls: 0, logBytes: 0, logs: [], logsTruncated: false };
-  const runtime = quickjs.newRuntime();
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  // Called every few thousand instructions: a clock read, and now and then a walk of the heap.
-  runtime.setInterruptHandler(() => {
-    if (state.stop !== undefined) return true;
-    if (!state.metering) return false;
-    const now = performance.now();
-    const cpu = state.cpuUsed + (now - state.sliceStart);
-    if (cpu > limits.cpuTimeMs) state.stop = 'cpu_time';
-    else if (now > state.wallDeadline) state.stop = 'wall_time';
-    else if (cpu - state.lastMemoryCheck > MEMORY_CHECK_EVERY_MS) {
-      state.lastMemoryCheck = cpu;
-      if (heapBytes(runtime) > limits.memoryBytes) state.stop = 'memory';
+let pool: SandboxPool | undefined;
+
+interface Job {
+  readonly source: string;
+  readonly host: HostCall;
+  readonly limits: SandboxLimits;
+  readonly cancel: AbortSignal | undefined;
+  readonly queuedAt: number;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  /** False when the worker failed before it was ready. */
+  readonly ready: Promise<boolean>;
+  served: number;
+  readonly wasmMemoryBytes: number;
+}
+
+/** What a run ended with, and whether its worker must go. */
+interface Ended {
+  outcome: SandboxOutcome;
+  retire: boolean;
+}
+
+const stopped = (stop: SandboxStop, limits: SandboxLimits, toolCalls = 0, message = stopMessage(stop, limits)): SandboxOutcome => ({ ok: false, stop, message, logs: [], logsTruncated: false, toolCalls });
+
+class SandboxPool {
+  private readonly idle: Slot[] = [];
+  private workers = 0;
+  private readonly queue: Array<{ job: Job; resolve: (outcome: SandboxOutcome) => void }> = [];
+
+  run(job: Job): Promise<SandboxOutcome> {
+    if (this.queue.length >= SANDBOX_QUEUE) return Promise.resolve(stopped('busy', job.limits));
+    return new Promise((resolve) => {
+      this.queue.push({ job, resolve });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (let next = this.queue[0]; next; next = this.queue[0]) {
+      const cap = wasmMemoryFor(next.job.limits);
+      const idle = this.idle.findIndex((slot) => slot.wasmMemoryBytes === cap);
+      let slot = idle >= 0 ? this.idle.splice(idle, 1)[0] : undefined;
+      // Every worker is idle with another cap: one makes room for a worker of this script's cap.
+      if (!slot && this.workers >= SANDBOX_WORKERS) this.retire(this.idle.shift());
+      if (!slot && this.workers < SANDBOX_WORKERS) slot = this.spawn(cap);
+      if (!slot) return;
+      this.queue.shift();
+      void this.serve(slot, next.job).then(next.resolve);
     }
-    return state.stop !== undefined;
-  });
-  const context = runtime.newContext();
-  const inner = new AbortController();
-  const pending = new Set<QuickJSDeferredPromise>();
-  const settled: Array<() => void> = [];
-  let wake: (() => void) | undefined;
-  const onCancel = (): void => {
-    state.stop ??= 'cancelled';
-    wake?.();
-  };
-  cancel?.addEventListener('abort', onCancel, { once: true });
-  try {
-    const serialize = install(context, state, limits, host, inner.signal, pending, settled, () => wake?.());
-    if (!serialize.ok) return failure(state, 'script_error', serialize.message);
-    state.metering = true;
-    const started = slice(state, () => context.evalCode(`(async () => {\n${source}\n})()`, 'script.js'));
-    if (started.error) return failure(state, stopOf(state, context, started.error), describe(context, started.error));
-    const promise = started.value;
-    try {
-      for (;;) {
-        const drained = slice(state, () => runtime.executePendingJobs());
-        if (drained.error) return failure(state, stopOf(state, context, drained.error), describe(context, drained.error));
-        drained.dispose();
-        if (state.stop !== undefined) return failure(state, state.stop, stopMessage(state.stop, limits));
-        const promiseState = context.getPromiseState(promise);
-        if (promiseState.type === 'fulfilled') {
-          const value = promiseState.value;
-          try {
-            return finish(context, state, limits, serialize.handle, value);
-          } finally {
-            value.dispose();
-          }
-        }
-        if (promiseState.type === 'rejected') {
-          const stop = stopOf(state, context, promiseState.error);
-          return failure(state, stop, describe(context, promiseState.error));
-        }
-        if (settled.length === 0 && pending.size === 0) return failure(state, 'never_settles', 'the script awaits a promise that nothing will settle (there are no timers or events in the sandbox)');
-        if (settled.length === 0) await waitForWork(state, (resume) => (wake = resume));
-        wake = undefined;
-        // Settling runs sandbox code (the promise's reactions are queued, but a thenable's getter is not): metered too.
-        for (const apply of settled.splice(0)) slice(state, apply);
-      }
-    } finally {
-      promise.dispose();
-      serialize.handle.dispose();
+  }
+
+  private spawn(wasmMemoryBytes: number): Slot {
+    this.workers += 1;
+    const workerData: WorkerData = { wasmMemoryBytes };
+    const worker = new Worker(WORKER_ENTRY, { ...WORKER_OPTIONS, workerData, resourceLimits: RESOURCE_LIMITS });
+    // A worker must never keep the process alive, nor take it down.
+    worker.unref();
+    const ready = new Promise<boolean>((resolve) => {
+      worker.once('message', (message: FromWorker) => resolve(message.type === 'ready'));
+      worker.once('error', () => resolve(false));
+      worker.once('exit', () => resolve(false));
+    });
+    worker.on('error', () => undefined);
+    return { worker, ready, served: 0, wasmMemoryBytes };
+  }
+
+  private retire(slot: Slot | undefined): void {
+    if (!slot) return;
+    this.workers -= 1;
+    void slot.worker.terminate();
+  }
+
+  private async serve(slot: Slot, job: Job): Promise<SandboxOutcome> {
+    let ended: Ended;
+    if (!(await slot.ready)) ended = { outcome: stopped('script_error', job.limits, 0, 'the sandbox could not start'), retire: true };
+    else {
+      const remaining = Math.floor(job.limits.wallTimeMs - (performance.now() - job.queuedAt));
+      if (job.cancel?.aborted) ended = { outcome: stopped('cancelled', job.limits), retire: false };
+      else if (remaining <= 0) ended = { outcome: stopped('wall_time', job.limits), retire: false };
+      else ended = await drive(slot.worker, job, remaining);
     }
-  } finally {
-    cancel?.removeEventListener('abort', onCancel);
-    inner.abort(new Error('script finished'));
-    for (const deferred of pending) deferred.dispose();
-    context.dispose();
-    runtime.dispose();
+    slot.served += 1;
+    if (ended.retire || slot.served >= SCRIPTS_PER_WORKER) this.retire(slot);
+    else this.idle.push(slot);
+    this.pump();
+    return ended.outcome;
   }
 }
 
 /**
- * The release build's allocator cannot tell QuickJS the size of a block it frees or grows, so its own
- * memory limit (setMemoryLimit) refuses only single allocations above it: an array grown element by element
- * is not counted. The heap walk behind dumpMemoryUsage counts it; it runs after every this much of the script's CPU time
- * (and is printed into a host string, so it allocates nothing in the sandbox). docs/code-mode.md#limits
+ * One script on one worker. The main thread keeps its own clocks: the wall deadline, and the time the
+ * worker has computed with no tool call outstanding (a single native operation is not interruptible
+ * inside the worker); past either by the grace, the worker is terminated.
  */
-const MEMORY_CHECK_EVERY_MS = 10;
-const MEMORY_USED = /^memory used\s+\d+\s+(\d+)/m;
-
-function heapBytes(runtime: QuickJSRuntime): number {
-  const match = MEMORY_USED.exec(runtime.dumpMemoryUsage());
-  return match ? Number(match[1]) : 0;
-}
-
-/** Waits until a tool call settles, the wall deadline passes or the run is cancelled. */
-function waitForWork(state: RunState, setWake: (resume: () => void) => void): Promise<void> {
+function drive(worker: Worker, job: Job, remainingMs: number): Promise<Ended> {
+  const { limits, host } = job;
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      state.stop ??= 'wall_time';
-      resolve();
-    }, Math.max(0, state.wallDeadline - performance.now()));
-    setWake(() => {
-      clearTimeout(timer);
-      resolve();
-    });
+    const inner = new AbortController();
+    let outstanding = 0;
+    let toolCalls = 0;
+    let computedMs = 0;
+    let computingSince = performance.now();
+    const post = (message: ToWorker): void => worker.postMessage(message);
+    const end = (ended: Ended): void => {
+      clearTimeout(wall);
+      clearInterval(watchdog);
+      clearTimeout(cancelGrace);
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      job.cancel?.removeEventListener('abort', onCancel);
+      inner.abort(new Error('script finished'));
+      resolve(ended);
+    };
+    const kill = (stop: SandboxStop): void => end({ outcome: stopped(stop, limits, toolCalls), retire: true });
+    const onMessage = (message: FromWorker): void => {
+      if (message.type === 'done') {
+        const { outcome } = message;
+        // The worker was given the wall time left after queueing; the message names the script's limit.
+        const fixed = !outcome.ok && outcome.stop === 'wall_time' ? { ...outcome, message: stopMessage('wall_time', limits) } : outcome;
+        end({ outcome: fixed, retire: !outcome.ok && outcome.stop === 'memory' });
+      } else if (message.type === 'call') {
+        toolCalls += 1;
+        if (outstanding++ === 0) computedMs += performance.now() - computingSince;
+        void host(message.name, message.argsJson, inner.signal).then((answer) => {
+          if (inner.signal.aborted) return;
+          if (--outstanding === 0) computingSince = performance.now();
+          post({ type: 'answer', call: message.call, answer });
+        });
+      }
+    };
+    // Out of V8 heap (resourceLimits) or any crash: the worker is gone.
+    const onExit = (): void => kill('memory');
+    let cancelGrace: NodeJS.Timeout | undefined;
+    const onCancel = (): void => {
+      post({ type: 'cancel' });
+      cancelGrace = setTimeout(() => kill('cancelled'), HARD_STOP_GRACE_MS);
+    };
+    const wall = setTimeout(() => kill('wall_time'), remainingMs + HARD_STOP_GRACE_MS);
+    const watchdog = setInterval(() => {
+      if (outstanding === 0 && computedMs + (performance.now() - computingSince) > limits.cpuTimeMs + HARD_STOP_GRACE_MS) kill('cpu_time');
+    }, WATCHDOG_EVERY_MS);
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+    job.cancel?.addEventListener('abort', onCancel, { once: true });
+    post({ type: 'run', source: job.source, limits: { ...limits, wallTimeMs: remainingMs } });
   });
 }
 
-type Installed = { ok: true; handle: QuickJSHandle } | { ok: false; message: string };
+const WATCHDOG_EVERY_MS = 50;
 
-function install(
-  context: QuickJSContext,
-  state: RunState,
-  limits: SandboxLimits,
-  host: HostCall,
-  signal: AbortSignal,
-  pending: Set<QuickJSDeferredPromise>,
-  settled: Array<() => void>,
-  wake: () => void,
-): Installed {
-  const call = context.newFunction('call', (nameHandle, argsHandle) => {
-    if (context.typeof(nameHandle) !== 'string' || context.typeof(argsHandle) !== 'string') return { error: context.newError({ name: 'TypeError', message: 'tools.<name>(args): args must be JSON' }) };
-    if (state.toolCalls >= limits.maxToolCalls) {
-      // A hard stop, not a catchable error: a script looping over a refusal would only burn its CPU time.
-      state.stop = 'tool_calls';
-      return { error: context.newError({ name: 'RangeError', message: stopMessage('tool_calls', limits) }) };
-    }
-    state.toolCalls += 1;
-    const name = context.getString(nameHandle);
-    const args = context.getString(argsHandle);
-    const deferred = context.newPromise();
-    pending.add(deferred);
-    void host(name, args, signal).then((answer) => {
-      settled.push(() => {
-        if (!deferred.alive) return;
-        const text = context.newString('resolve' in answer ? answer.resolve : answer.reject);
-        if ('resolve' in answer) deferred.resolve(text);
-        else deferred.reject(text);
-        text.dispose();
-        pending.delete(deferred);
-        deferred.dispose();
-      });
-      wake();
-    });
-    return deferred.handle.dup();
-  });
-  const log = context.newFunction('log', (textHandle) => {
-    if (state.logsTruncated) return;
-    const text = context.typeof(textHandle) === 'string' ? context.getString(textHandle) : '';
-    const bytes = Buffer.byteLength(text) + 1;
-    if (state.logBytes + bytes > limits.maxLogBytes) {
-      state.logsTruncated = true;
-      return;
-    }
-    state.logBytes += bytes;
-    state.logs.push(text);
-  });
-  try {
-    const prelude = context.evalCode(PRELUDE, 'prelude.js');
-    if (prelude.error) return { ok: false, message: describe(context, prelude.error) };
-    const installed = context.callFunction(prelude.value, context.undefined, call, log);
-    prelude.value.dispose();
-    if (installed.error) return { ok: false, message: describe(context, installed.error) };
-    return { ok: true, handle: installed.value };
-  } finally {
-    call.dispose();
-    log.dispose();
-  }
-}
-
-/** Runs synchronous sandbox work as one CPU slice (the interrupt handler measures from its start). */
-function slice<T>(state: RunState, run: () => T): T {
-  state.sliceStart = performance.now();
-  try {
-    return run();
-  } finally {
-    state.cpuUsed += performance.now() - state.sliceStart;
-  }
-}
-
-function finish(context: QuickJSContext, state: RunState, limits: SandboxLimits, serialize: QuickJSHandle, value: QuickJSHandle): SandboxOutcome {
-  const text = slice(state, () => context.callFunction(serialize, context.undefined, value));
-  if (text.error) return failure(state, stopOf(state, context, text.error), `the return value is not JSON: ${describe(context, text.error)}`);
-  try {
-    const lengthHandle = context.getProp(text.value, 'length');
-    const length = context.getNumber(lengthHandle);
-    lengthHandle.dispose();
-    // A JSON text is UTF-16 in the sandbox: more than maxResultBytes code units is over the limit in any encoding.
-    if (length > limits.maxResultBytes) return failure(state, 'result_size', stopMessage('result_size', limits));
-    const resultJson = context.getString(text.value);
-    if (Buffer.byteLength(resultJson) > limits.maxResultBytes) return failure(state, 'result_size', stopMessage('result_size', limits));
-    return { ok: true, resultJson, logs: state.logs, logsTruncated: state.logsTruncated, toolCalls: state.toolCalls };
-  } finally {
-    text.value.dispose();
-  }
-}
-
-function failure(state: RunState, stop: SandboxStop, message: string): SandboxOutcome {
-  return { ok: false, stop, message, logs: state.logs, logsTruncated: state.logsTruncated, toolCalls: state.toolCalls };
-}
-
-/** Why the script ended with `error`: a limit the host set, or the script's own exception. */
-function stopOf(state: RunState, context: QuickJSContext, error: QuickJSHandle): SandboxStop {
-  if (state.stop !== undefined) return state.stop;
-  const text = describe(context, error, false);
-  if (/out of memory/i.test(text)) return 'memory';
-  if (/stack overflow/i.test(text)) return 'stack';
-  return 'script_error';
-}
-
-const MAX_ERROR_CHARS = 1000;
-
-/** `Name: message` of a thrown value, bounded; disposes the handle unless told to keep it. */
-function describe(context: QuickJSContext, error: QuickJSHandle, dispose = true): string {
-  try {
-    const name = context.getProp(error, 'name');
-    const message = context.getProp(error, 'message');
-    const text = context.typeof(message) === 'string' ? `${context.typeof(name) === 'string' ? context.getString(name) : 'Error'}: ${context.getString(message)}` : 'the script threw a value that is not an Error';
-    name.dispose();
-    message.dispose();
-    return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
-  } catch {
-    return 'the script failed';
-  } finally {
-    if (dispose && error.alive) error.dispose();
-  }
-}
-
-export function stopMessage(stop: SandboxStop, limits: SandboxLimits): string {
-  switch (stop) {
-    case 'cpu_time':
-      return `the script ran longer than its CPU time limit (${limits.cpuTimeMs} ms)`;
-    case 'wall_time':
-      return `the script did not finish within its wall time limit (${limits.wallTimeMs} ms)`;
-    case 'tool_calls':
-      return `the script made more than ${limits.maxToolCalls} tool calls`;
-    case 'memory':
-      return `the script used more than its memory limit (${limits.memoryBytes} bytes)`;
-    case 'stack':
-      return `the script recursed deeper than its stack limit (${limits.stackBytes} bytes)`;
-    case 'result_size':
-      return `the script's return value is larger than ${limits.maxResultBytes} bytes of JSON`;
-    case 'cancelled':
-      return 'the call was cancelled';
-    case 'never_settles':
-    case 'script_error':
-      return 'the script failed';
-  }
-}
+/**
+ * The worker entry beside this module: `sandbox-worker.js` when running from the build (dist/), the
+ * `.ts` source when running from sources (vitest, tsx). Node cannot load TypeScript in a worker by itself,
+ * and a worker's `execArgv: ['--import', 'tsx']` does not reach the entry on Node 20, so from sources the
+ * worker starts from a one-line bootstrap that registers tsx's loader and then imports the entry.
+ */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const ENTRY_URL = new URL(`./sandbox-worker.${FROM_SOURCES ? 'ts' : 'js'}`, import.meta.url);
+const WORKER_ENTRY: URL | string = FROM_SOURCES
+  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY_URL.href)}); })`
+  : ENTRY_URL;
+const WORKER_OPTIONS = { eval: FROM_SOURCES };

@@ -200,6 +200,24 @@ describe('hostile scripts', () => {
     expect(await whileRunning('const a = []; for (;;) a.push({ n: a.length, s: "x".repeat(64) });')).toMatch(/memory limit|CPU time limit/);
   });
 
+  it('keeps the gateway answering while single native allocations, which no interrupt can stop, run at once', async () => {
+    // Each is one native call: QuickJS's interrupt handler is not called inside it, so only the worker it
+    // runs in (and the main thread's hard stop) bounds it. docs/code-mode.md#the-sandbox
+    const bombs = ['new Array(3e7).fill(0); return 1;', "return 'x'.repeat(2 ** 28).length;", 'return Array.from({ length: 5e7 }, (_, i) => i).length;'];
+    // Warm: the type stripper's first load and the other tenant's first call are not the attack.
+    expect(await scriptResult('return 1')).toBe(1);
+    await otherTenantWhile(Promise.resolve());
+    for (let round = 0; round < 2; round++) {
+      const scripts = Promise.all(bombs.map((code) => runScript(code)));
+      const [answers, worst] = await Promise.all([scripts, otherTenantWhile(scripts)]);
+      expect(worst).toBeLessThan(1000);
+      for (const answer of answers) {
+        expect(answer.isError, answer.text).toBe(true);
+        expect(answer.text).toMatch(/memory limit|CPU time limit/);
+      }
+    }
+  });
+
   it('stops a deep recursion', async () => {
     expect(await whileRunning('const f = (n) => f(n + 1) + 1; return f(0);')).toContain('stack limit');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../../../src/code-mode/limits.js';
-import { runInSandbox, type HostCall } from '../../../src/code-mode/sandbox.js';
+import { runInSandbox, SANDBOX_QUEUE, SANDBOX_WORKERS, type HostCall } from '../../../src/code-mode/sandbox.js';
 
 const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, wallTimeMs: 5000 };
 const echo: HostCall = async (name, args) => ({ resolve: JSON.stringify({ name, args: JSON.parse(args) as unknown }) });
@@ -83,5 +83,21 @@ describe('sandbox', () => {
   it('stops waiting at the wall time limit while a tool call hangs', async () => {
     const hang: HostCall = (_n, _a, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ resolve: 'null' })));
     expect(await run(`await tools.slow({}); return 1;`, hang, { wallTimeMs: 200 })).toMatchObject({ ok: false, stop: 'wall_time' });
+  });
+
+  it('terminates a worker stuck in one native call past its CPU limit, and a new worker serves the next script', async () => {
+    // Inside the engine this fill would end at the memory limit (after over a second); the main thread's
+    // clock ends it first. docs/code-mode.md#limits
+    expect(await run('new Array(3e7).fill(0); return 1;', echo, { cpuTimeMs: 10, memoryBytes: 1024 * 1024 * 1024 })).toMatchObject({ ok: false, stop: 'cpu_time' });
+    expect(await run('return 2')).toMatchObject({ ok: true, resultJson: '2' });
+  });
+
+  it('refuses a script at once when every worker is busy and the queue is full', async () => {
+    const hang: HostCall = (_n, _a, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ resolve: 'null' })));
+    const held = Array.from({ length: SANDBOX_WORKERS + SANDBOX_QUEUE }, () => run('await tools.slow({}); return 1;', hang, { wallTimeMs: 1000 }));
+    expect(await run('return 1')).toMatchObject({ ok: false, stop: 'busy' });
+    const outcomes = await Promise.all(held);
+    expect(outcomes.every((outcome) => !outcome.ok && outcome.stop === 'wall_time')).toBe(true);
+    expect(await run('return 3')).toMatchObject({ ok: true, resultJson: '3' });
   });
 });

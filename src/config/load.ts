@@ -107,6 +107,8 @@ function checkUpstreamAuth(config: GatewayConfig): void {
     if (!auth) continue;
     const discovered = discoverable && !auth.issuer && !auth.tokenUrl;
     if (!discovered && !auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
+    if (!discovered && !auth.clientId) throw new ConfigError(`config ${where}: give "clientId" (only a service whose authorization server is discovered may register one)`);
+    if (!auth.clientId && config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: a registered client's secret is kept encrypted: configure credentials.keys`);
     if (auth.type !== 'userOAuth') continue;
     if (!discovered && !auth.issuer && !auth.authorizationUrl) throw new ConfigError(`config ${where}: userOAuth needs "issuer" or "authorizationUrl"`);
     if (config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: userOAuth keeps refresh tokens encrypted: configure credentials.keys`);

@@ -7,7 +7,8 @@ import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';
 import { createBreaker, type Breaker } from './breaker.js';
-import { discoverAuthServer } from './discovery.js';
+import { registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
+import { discoverAuthServer, registerAtServer, type DiscoveredAuthServer } from './discovery.js';
 
 export { AuthServerError, type AuthServerErrorCode } from './auth-server-error.js';
 
@@ -94,15 +95,27 @@ function mapError(what: string, error: unknown): AuthServerError {
   return new AuthServerError('invalid_response', `${what}: unusable answer from the authorization server`);
 }
 
-function clientAuthOf(auth: UpstreamAuthConfig): oauth.ClientAuth {
-  return auth.clientSecret === undefined ? oauth.None() : oauth.ClientSecretBasic(auth.clientSecret);
+function clientAuthOf(client: { clientSecret?: string | undefined; authMethod?: string | undefined }): oauth.ClientAuth {
+  if (client.clientSecret === undefined) return oauth.None();
+  return client.authMethod === 'client_secret_post' ? oauth.ClientSecretPost(client.clientSecret) : oauth.ClientSecretBasic(client.clientSecret);
 }
+
+/** The configured client id; the config loader refuses an entry without one unless it registers a client. */
+function configuredClientId(auth: UpstreamAuthConfig): string {
+  if (auth.clientId === undefined) throw new AuthServerError('refused', 'no clientId is configured');
+  return auth.clientId;
+}
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const GRANTS: Record<UpstreamAuthConfig['type'], string[]> = { userOAuth: ['authorization_code', 'refresh_token'], clientCredentials: ['client_credentials'], tokenExchange: [TOKEN_EXCHANGE] };
 
 /** Where an `auth` without `issuer` or `tokenUrl` finds its authorization server: the MCP service's own metadata. */
 export interface DiscoveryTarget {
   serviceUrl: string;
   /** The policy every URL the upstream names must pass (its own origin is the operator's choice). */
   egress: EgressOptions;
+  /** Where a client registered at the discovered server is kept, when no `clientId` is configured (RFC 7591). */
+  registration?: { deps: ClientRegistrationDeps; service: string; redirectUri?: string };
 }
 
 /** Discovery (configured or found through the service) is asked for when neither `issuer` nor `tokenUrl` is given. */
@@ -123,10 +136,35 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
   let discoveredResource: string | undefined;
   let pending: Promise<oauth.Configuration> | undefined;
 
+  async function registered(target: DiscoveryTarget, found: DiscoveredAuthServer): Promise<RegisteredClient> {
+    if (!target.registration) throw new AuthServerError('refused', 'no clientId is configured');
+    const { deps, service, redirectUri } = target.registration;
+    return registeredClient(deps, { service, issuer: found.issuer, timeoutMs: auth.timeoutMs }, async () => {
+      const info = await registerAtServer(
+        found,
+        {
+          client_name: 'toolgate',
+          redirect_uris: redirectUri !== undefined ? [redirectUri] : [],
+          grant_types: GRANTS[auth.type],
+          response_types: auth.type === 'userOAuth' ? ['code'] : [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}),
+        },
+        fetcher,
+      );
+      return {
+        clientId: info.client_id,
+        ...(info.client_secret !== undefined ? { clientSecret: info.client_secret } : {}),
+        ...(info.token_endpoint_auth_method !== undefined ? { authMethod: info.token_endpoint_auth_method } : {}),
+      };
+    });
+  }
+
   async function discovered(target: DiscoveryTarget): Promise<oauth.Configuration> {
     const found = await discoverAuthServer(target.serviceUrl, fetcher);
     discoveredResource = found.resource;
-    const config = new oauth.Configuration(found.metadata as oauth.ServerMetadata, auth.clientId, undefined, clientAuthOf(auth));
+    const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : await registered(target, found);
+    const config = new oauth.Configuration(found.metadata as oauth.ServerMetadata, client.clientId, undefined, clientAuthOf(client));
     // Plain http only where the operator chose it for the service itself.
     if (target.serviceUrl.startsWith('http:')) oauth.allowInsecureRequests(config);
     return config;
@@ -138,7 +176,7 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
     if (discovery) {
       config = await discovered(discovery);
     } else if (auth.issuer !== undefined) {
-      config = await oauth.discovery(new URL(auth.issuer), auth.clientId, undefined, clientAuthOf(auth), {
+      config = await oauth.discovery(new URL(auth.issuer), configuredClientId(auth), undefined, clientAuthOf(auth), {
         [oauth.customFetch]: fetcher,
         ...(insecure ? { execute: [oauth.allowInsecureRequests] } : {}),
       });
@@ -151,7 +189,7 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
           ...(auth.authorizationUrl ? { authorization_endpoint: auth.authorizationUrl } : {}),
           ...(auth.revocationUrl ? { revocation_endpoint: auth.revocationUrl } : {}),
         },
-        auth.clientId,
+        configuredClientId(auth),
         undefined,
         clientAuthOf(auth),
       );

@@ -3,14 +3,16 @@
 // well-known URL of its origin holds it); the metadata names the authorization server, whose RFC 8414 / OIDC
 // metadata gives the endpoints. The upstream chooses every URL after the first, so the caller hands a fetch
 // that sends other origins through the egress policy; the metadata must describe this very service.
-import { discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import { discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
-import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CustomFetch } from 'openid-client';
 import type { FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';
 
 export interface DiscoveredAuthServer {
+  /** The authorization server's URL, as the resource metadata names it. */
+  issuer: string;
   /** The protected resource's identifier, sent as the RFC 8707 `resource` unless the config names one. */
   resource: string;
   metadata: AuthorizationServerMetadata;
@@ -56,5 +58,13 @@ export async function discoverAuthServer(serviceUrl: string, send: CustomFetch):
   if (!metadata) throw new AuthServerError('invalid_response', 'the authorization server publishes no metadata');
   // RFC 8414 §3.3: the metadata's issuer is the URL it was fetched for, or it is not that server's.
   if (!sameUrl(metadata.issuer, issuer)) throw new AuthServerError('invalid_response', 'the authorization server metadata names another issuer');
-  return { resource: resource.resource, metadata };
+  return { issuer, resource: resource.resource, metadata };
+}
+
+/** RFC 7591 dynamic client registration at a discovered server that offers it. */
+export async function registerAtServer(found: DiscoveredAuthServer, clientMetadata: OAuthClientMetadata, send: CustomFetch): Promise<OAuthClientInformationFull> {
+  if (found.metadata.registration_endpoint === undefined) {
+    throw new AuthServerError('refused', 'no clientId is configured and the authorization server offers no client registration');
+  }
+  return registerClient(found.issuer, { metadata: found.metadata, clientMetadata, fetchFn: sdkFetch(send) });
 }

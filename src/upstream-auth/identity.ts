@@ -12,13 +12,12 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal, ServiceCredentials, UpstreamCredential, UpstreamCredentialKind } from '../types.js';
 import type { Resolve } from '../egress/check-egress.js';
-import { AuthServerError, createAuthServer, discoversThroughService, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
-import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
+import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
+import { createConnections, NotConnectedError, redirectUriOf, type ConnectionTarget, type Connections } from './connections.js';
 import { createTokenMetrics } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
 import { createVault } from './vault.js';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const MAX_EXCHANGED_TOKENS = 10_000;
 
@@ -74,7 +73,12 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     const config = deps.config();
     const entry = config.mcp.global.find((candidate) => candidate.id === service);
     if (!entry || !('url' in entry)) return undefined;
-    return { serviceUrl: entry.url, egress: { allow: config.egress.allow, ...(deps.resolve ? { resolve: deps.resolve } : {}) } };
+    const publicUrl = config.server.publicUrl;
+    return {
+      serviceUrl: entry.url,
+      egress: { allow: config.egress.allow, ...(deps.resolve ? { resolve: deps.resolve } : {}) },
+      registration: { deps: { store: deps.store, vault }, service, ...(publicUrl ? { redirectUri: redirectUriOf(publicUrl) } : {}) },
+    };
   }
 
   function serverFor(service: string, auth: UpstreamAuthConfig): AuthServer {
@@ -198,8 +202,10 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
           }
         },
         async forSession() {
-          // The client's own identity lists tools; without a secret the session goes without one.
-          if (auth.clientSecret === undefined) return undefined;
+          // The client's own identity lists tools; without a secret the session goes without one. A client
+          // registered for client credentials has its own secret.
+          const registersForClientCredentials = auth.clientId === undefined && auth.type === 'clientCredentials';
+          if (auth.clientSecret === undefined && !registersForClientCredentials) return undefined;
           return credential(await clientToken(service, auth), 'service');
         },
       };

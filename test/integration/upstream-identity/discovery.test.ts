@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import type { GatewayConfig } from '../../../src/config/types.js';
 import { bearer, buildTestApp, JWT_SECRET, signToken, testConfig } from '../../helpers/build.js';
 import { startAuthServer, type TestAuthServer } from '../../helpers/oauth-as.js';
 import { startWhoamiMcp, type ProtectedUpstream, type PublishedMetadata } from '../../helpers/protected-upstreams.js';
@@ -14,7 +16,10 @@ let as: TestAuthServer;
 let disc: ProtectedUpstream;
 let bot: ProtectedUpstream;
 let evil: ProtectedUpstream;
-const published = { disc: { body: '', served: 0 } as PublishedMetadata, bot: { body: '', served: 0 } as PublishedMetadata, evil: { body: '', served: 0 } as PublishedMetadata };
+let reg: ProtectedUpstream;
+const published = { disc: { body: '', served: 0 } as PublishedMetadata, bot: { body: '', served: 0 } as PublishedMetadata, evil: { body: '', served: 0 } as PublishedMetadata, reg: { body: '', served: 0 } as PublishedMetadata };
+let config: GatewayConfig;
+const store = createMemoryStore();
 const asked: string[] = [];
 let app: FastifyInstance;
 let alice: string;
@@ -38,12 +43,13 @@ async function connectStart(service: string): Promise<{ statusCode: number; body
 beforeAll(async () => {
   as = await startAuthServer({ subjectSecret: JWT_SECRET });
   const options = (metadata: PublishedMetadata) => ({ issuer: as.url, jwksUrl: as.jwksUrl, metadata });
-  [disc, bot, evil] = await Promise.all([startWhoamiMcp(options(published.disc)), startWhoamiMcp(options(published.bot)), startWhoamiMcp(options(published.evil))]);
+  [disc, bot, evil, reg] = await Promise.all([startWhoamiMcp(options(published.disc)), startWhoamiMcp(options(published.bot)), startWhoamiMcp(options(published.evil)), startWhoamiMcp(options(published.reg))]);
+  published.reg.body = metadataOf(reg);
   published.disc.body = metadataOf(disc);
   published.bot.body = metadataOf(bot);
   published.evil.body = metadataOf(evil, { resource: 'https://elsewhere.test/mcp' });
   const key = randomBytes(32).toString('base64');
-  const config = testConfig({
+  config = testConfig({
     server: { publicUrl: PUBLIC_URL },
     credentials: { keys: [{ id: 'k1', key }] },
     egress: { allow: ['127.0.0.1'] },
@@ -53,17 +59,19 @@ beforeAll(async () => {
         { id: 'bot', transport: 'streamable-http', url: bot.url, prefix: true, auth: auth('clientCredentials') },
         // No secret: listing its tools never discovers, so only the tests below ask.
         { id: 'evil', transport: 'streamable-http', url: evil.url, prefix: true, auth: auth('userOAuth', { clientSecret: undefined }) },
+        // No client at all: toolgate registers one at the discovered server (RFC 7591).
+        { id: 'reg', transport: 'streamable-http', url: reg.url, prefix: true, auth: { type: 'clientCredentials', scopes: ['read'], timeoutMs: 1000 } },
       ],
     },
-    tenants: { acme: { mcpServices: ['disc', 'bot', 'evil'] } },
+    tenants: { acme: { mcpServices: ['disc', 'bot', 'evil', 'reg'] } },
   });
-  app = await buildTestApp(config, { resolve });
+  app = await buildTestApp(config, { resolve, store });
   alice = await signToken({ sub: 'alice' });
 });
 
 afterAll(async () => {
   await app?.close();
-  await Promise.all([disc?.close(), bot?.close(), evil?.close()]);
+  await Promise.all([disc?.close(), bot?.close(), evil?.close(), reg?.close()]);
   await as?.close();
 });
 
@@ -136,5 +144,29 @@ describe('hostile metadata', () => {
     const res = await connectStart('evil');
     expect(res.statusCode).toBe(200);
     expect((JSON.parse(res.body) as { authorizationUrl: string }).authorizationUrl.startsWith(as.url)).toBe(true);
+  });
+});
+
+describe('dynamic client registration (RFC 7591)', () => {
+  it('two replicas sharing a store register one client, keep its secret sealed, and call with it', async () => {
+    const before = as.registrations.length;
+    as.registrationDelayMs = 300;
+    // Two fresh replicas on one fresh store start and call at once: the lease lets one of them register.
+    const shared = createMemoryStore();
+    const [one, two] = await Promise.all([buildTestApp(config, { resolve, store: shared }), buildTestApp(config, { resolve, store: shared })]);
+    try {
+      const results = await Promise.all([call(one, alice, 'reg_whoami'), call(two, alice, 'reg_whoami'), call(one, alice, 'reg_whoami')]);
+      const registered = as.registrations.slice(before);
+      expect(registered).toHaveLength(1);
+      for (const result of results) expect(seen(result)).toMatchObject({ client_id: registered[0]?.clientId, aud: reg.url });
+      expect(registered[0]?.request).toMatchObject({ grant_types: ['client_credentials'], redirect_uris: [`${PUBLIC_URL}/oauth/callback`] });
+      // The store holds the registration, never the secret in the clear.
+      const raw = (await shared.scan('upstream-client:')).map((entry) => entry.value).join('');
+      expect(raw).toContain(registered[0]?.clientId);
+      expect(raw).not.toContain(registered[0]?.clientSecret);
+    } finally {
+      as.registrationDelayMs = 0;
+      await Promise.all([one.close(), two.close()]);
+    }
   });
 });

@@ -28,6 +28,8 @@ export interface TestAuthServer {
   registrations: Array<{ request: Record<string, unknown>; clientId: string; clientSecret: string }>;
   /** How long the registration endpoint takes to answer (so replicas' registrations overlap). */
   registrationDelayMs: number;
+  /** Fields laid over the served metadata (a hostile server's endpoints). */
+  metadataOverrides: Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -57,7 +59,7 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
   const codeUsers = new Map<string, string>();
   const refreshUsers = new Map<string, string>();
   const usedCodes = new Set<string>();
-  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, close: async () => {} };
+  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, close: async () => {} };
 
   // Who logged in at the authorization endpoint (the test's browser says so with login_hint).
   mock.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
@@ -175,7 +177,7 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
       }
       if (req.method === 'GET' && (path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server')) {
         const metadata = (await (await fetch(`${mockUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, registration_endpoint: `${state.url}/register` }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, registration_endpoint: `${state.url}/register`, ...state.metadataOverrides }));
         return;
       }
       if (req.method === 'POST' && path === '/revoke') {

@@ -17,7 +17,8 @@ let disc: ProtectedUpstream;
 let bot: ProtectedUpstream;
 let evil: ProtectedUpstream;
 let reg: ProtectedUpstream;
-const published = { disc: { body: '', served: 0 } as PublishedMetadata, bot: { body: '', served: 0 } as PublishedMetadata, evil: { body: '', served: 0 } as PublishedMetadata, reg: { body: '', served: 0 } as PublishedMetadata };
+let regUser: ProtectedUpstream;
+const published = { disc: { body: '', served: 0 } as PublishedMetadata, bot: { body: '', served: 0 } as PublishedMetadata, evil: { body: '', served: 0 } as PublishedMetadata, reg: { body: '', served: 0 } as PublishedMetadata, regUser: { body: '', served: 0 } as PublishedMetadata };
 let config: GatewayConfig;
 const store = createMemoryStore();
 const asked: string[] = [];
@@ -43,8 +44,11 @@ async function connectStart(service: string): Promise<{ statusCode: number; body
 beforeAll(async () => {
   as = await startAuthServer({ subjectSecret: JWT_SECRET });
   const options = (metadata: PublishedMetadata) => ({ issuer: as.url, jwksUrl: as.jwksUrl, metadata });
-  [disc, bot, evil, reg] = await Promise.all([startWhoamiMcp(options(published.disc)), startWhoamiMcp(options(published.bot)), startWhoamiMcp(options(published.evil)), startWhoamiMcp(options(published.reg))]);
+  [disc, bot, evil, reg, regUser] = await Promise.all(
+    [published.disc, published.bot, published.evil, published.reg, published.regUser].map((metadata) => startWhoamiMcp(options(metadata))),
+  );
   published.reg.body = metadataOf(reg);
+  published.regUser.body = metadataOf(regUser);
   published.disc.body = metadataOf(disc);
   published.bot.body = metadataOf(bot);
   published.evil.body = metadataOf(evil, { resource: 'https://elsewhere.test/mcp' });
@@ -61,9 +65,10 @@ beforeAll(async () => {
         { id: 'evil', transport: 'streamable-http', url: evil.url, prefix: true, auth: auth('userOAuth', { clientSecret: undefined }) },
         // No client at all: toolgate registers one at the discovered server (RFC 7591).
         { id: 'reg', transport: 'streamable-http', url: reg.url, prefix: true, auth: { type: 'clientCredentials', scopes: ['read'], timeoutMs: 1000 } },
+        { id: 'regUser', transport: 'streamable-http', url: regUser.url, prefix: true, auth: { type: 'userOAuth', scopes: ['read'], timeoutMs: 1000 } },
       ],
     },
-    tenants: { acme: { mcpServices: ['disc', 'bot', 'evil', 'reg'] } },
+    tenants: { acme: { mcpServices: ['disc', 'bot', 'evil', 'reg', 'regUser'] } },
   });
   app = await buildTestApp(config, { resolve, store });
   alice = await signToken({ sub: 'alice' });
@@ -71,7 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await Promise.all([disc?.close(), bot?.close(), evil?.close(), reg?.close()]);
+  await Promise.all([disc?.close(), bot?.close(), evil?.close(), reg?.close(), regUser?.close()]);
   await as?.close();
 });
 
@@ -168,5 +173,25 @@ describe('dynamic client registration (RFC 7591)', () => {
       as.registrationDelayMs = 0;
       await Promise.all([one.close(), two.close()]);
     }
+  });
+
+  it('refuses a registration endpoint the egress policy forbids, then registers a userOAuth client with the callback as redirect URI', async () => {
+    const before = as.registrations.length;
+    as.metadataOverrides = { registration_endpoint: 'http://idp.internal:8080/register' };
+    try {
+      const refused = await connectStart('regUser');
+      expect(refused.statusCode).toBe(502);
+      expect(refused.body).toContain('URL refused by the egress policy');
+      expect(as.registrations.length).toBe(before);
+    } finally {
+      as.metadataOverrides = {};
+    }
+    const started = await connectStart('regUser');
+    expect(started.statusCode).toBe(200);
+    const registered = as.registrations.slice(before);
+    expect(registered).toHaveLength(1);
+    expect(registered[0]?.request).toMatchObject({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: [`${PUBLIC_URL}/oauth/callback`] });
+    const authorizationUrl = new URL((JSON.parse(started.body) as { authorizationUrl: string }).authorizationUrl);
+    expect(authorizationUrl.searchParams.get('client_id')).toBe(registered[0]?.clientId);
   });
 });

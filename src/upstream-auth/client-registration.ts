@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { StateStore } from '../store/types.js';
 import { AuthServerError } from './auth-server-error.js';
-import type { Vault } from './vault.js';
+import { VaultError, type Vault } from './vault.js';
 
 export interface RegisteredClient {
   clientId: string;
@@ -40,12 +40,18 @@ export async function registeredClient(
   const read = async (): Promise<RegisteredClient | undefined> => {
     const raw = await deps.store.get(key);
     if (raw === null) return undefined;
-    const stored = JSON.parse(raw) as StoredClient;
-    return {
-      clientId: stored.clientId,
-      ...(stored.sealedSecret !== undefined ? { clientSecret: deps.vault().open(stored.sealedSecret, context) } : {}),
-      ...(stored.authMethod !== undefined ? { authMethod: stored.authMethod } : {}),
-    };
+    try {
+      const stored = JSON.parse(raw) as StoredClient;
+      return {
+        clientId: stored.clientId,
+        ...(stored.sealedSecret !== undefined ? { clientSecret: deps.vault().open(stored.sealedSecret, context) } : {}),
+        ...(stored.authMethod !== undefined ? { authMethod: stored.authMethod } : {}),
+      };
+    } catch (error) {
+      // A record sealed with a key since removed (or otherwise unreadable) is of no use: register anew.
+      if (error instanceof VaultError || error instanceof SyntaxError) return undefined;
+      throw error;
+    }
   };
   const known = await read();
   if (known) return known;

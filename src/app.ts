@@ -122,7 +122,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // MCP definition pins in the state store: with Redis, an operator's accept on one replica releases the tool on all.
   const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
   // Upstream identity (docs/security-model.md#upstream-identity): per-call OAuth credentials, connections in the store.
-  const identity = createUpstreamIdentity({ store: governance.store, config: () => gateway.config, metrics: metrics.registry });
+  // The live config once the gateway exists; the start-up config while it is being built (listing a service's
+  // tools may already need its credentials, and discovery reads the egress policy).
+  let liveConfig = (): GatewayConfig => config;
+  const identity = createUpstreamIdentity({ store: governance.store, config: () => liveConfig(), metrics: metrics.registry, resolve: options.resolve });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     builtinPolicies,
@@ -133,6 +136,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
   });
+  liveConfig = () => gateway.config;
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
     const tenants = Object.keys(gateway.config.tenants);

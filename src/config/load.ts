@@ -99,14 +99,18 @@ function checkOpenApiEntries(config: GatewayConfig): void {
 /** Upstream `auth` objects name a usable authorization server; connections need the vault and a public URL. */
 function checkUpstreamAuth(config: GatewayConfig): void {
   const entries = [
-    ...config.mcp.global.map((entry, index) => ({ where: `/mcp/global/${index}/auth`, auth: 'auth' in entry ? entry.auth : undefined })),
-    ...config.openapi.map((entry, index) => ({ where: `/openapi/${index}/auth`, auth: entry.auth })),
+    // A remote MCP service may name neither: its authorization server is found through its own metadata (RFC 9728).
+    ...config.mcp.global.map((entry, index) => ({ where: `/mcp/global/${index}/auth`, auth: 'auth' in entry ? entry.auth : undefined, discoverable: true })),
+    ...config.openapi.map((entry, index) => ({ where: `/openapi/${index}/auth`, auth: entry.auth, discoverable: false })),
   ];
-  for (const { where, auth } of entries) {
+  for (const { where, auth, discoverable } of entries) {
     if (!auth) continue;
-    if (!auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
+    const discovered = discoverable && !auth.issuer && !auth.tokenUrl;
+    if (!discovered && !auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
+    if (!discovered && !auth.clientId) throw new ConfigError(`config ${where}: give "clientId" (only a service whose authorization server is discovered may register one)`);
+    if (!auth.clientId && config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: a registered client's secret is kept encrypted: configure credentials.keys`);
     if (auth.type !== 'userOAuth') continue;
-    if (!auth.issuer && !auth.authorizationUrl) throw new ConfigError(`config ${where}: userOAuth needs "issuer" or "authorizationUrl"`);
+    if (!discovered && !auth.issuer && !auth.authorizationUrl) throw new ConfigError(`config ${where}: userOAuth needs "issuer" or "authorizationUrl"`);
     if (config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: userOAuth keeps refresh tokens encrypted: configure credentials.keys`);
     if (!config.server.publicUrl) throw new ConfigError(`config ${where}: userOAuth needs server.publicUrl (the redirect URI is <publicUrl>/oauth/callback)`);
   }

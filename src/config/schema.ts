@@ -300,7 +300,8 @@ export const upstreamAuthSchema = Section({
   tokenUrl: Type.Optional(httpUrl()),
   /** RFC 7009 revocation endpoint (discovery fills it when the issuer offers one). */
   revocationUrl: Type.Optional(httpUrl()),
-  clientId: Type.String({ minLength: 1 }),
+  /** Required unless the service's discovered authorization server registers toolgate (RFC 7591). */
+  clientId: Type.Optional(Type.String({ minLength: 1 })),
   clientSecret: Type.Optional(Type.String({ minLength: 1 })),
   scopes: stringArray({ default: [] }),
   /** RFC 8707 resource indicator sent with every token request. */

@@ -3,24 +3,18 @@
 // breaker per server — so a slow, dead or hostile token endpoint costs a call a bounded wait, never the gateway.
 import * as oauth from 'openid-client';
 import type { UpstreamAuthConfig } from '../config/types.js';
+import type { EgressOptions } from '../egress/check-egress.js';
+import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
+import { AuthServerError } from './auth-server-error.js';
 import { createBreaker, type Breaker } from './breaker.js';
+import { registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
+import { discoverAuthServer, registerAtServer, type DiscoveredAuthServer } from './discovery.js';
+
+export { AuthServerError, type AuthServerErrorCode } from './auth-server-error.js';
 
 /** Token endpoint answers are small JSON objects; anything larger is refused unread. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 const BREAKER = { failures: 5, coolDownMs: 30_000 };
-
-export type AuthServerErrorCode = 'unavailable' | 'invalid_grant' | 'refused' | 'invalid_response';
-
-/** A failed exchange with an authorization server. The message never holds a token or the server's body. */
-export class AuthServerError extends Error {
-  constructor(
-    readonly code: AuthServerErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'AuthServerError';
-  }
-}
 
 export interface TokenSet {
   accessToken: string;
@@ -32,7 +26,7 @@ export interface TokenSet {
 
 export interface AuthServer {
   configuration(): Promise<oauth.Configuration>;
-  /** The extra parameters of every token request (`resource`, `audience`). */
+  /** The extra parameters of every token request (`resource`, `audience`); read after `configuration()`. */
   readonly tokenParameters: Record<string, string>;
   /** Runs one request to the server, mapping every failure to an AuthServerError. */
   run<T>(what: string, request: (config: oauth.Configuration) => Promise<T>): Promise<T>;
@@ -58,7 +52,7 @@ async function readCapped(response: Response): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function boundedFetch(breaker: Breaker, timeoutMs: number, now: () => number): oauth.CustomFetch {
+function boundedFetch(breaker: Breaker, timeoutMs: number, now: () => number, send: FetchLike = fetch): oauth.CustomFetch {
   return async (url, options) => {
     const wait = breaker.blockedForMs(now());
     if (wait > 0) throw new AuthServerError('unavailable', `authorization server is failing; not asked for ${Math.ceil(wait / 1000)} s`);
@@ -66,11 +60,14 @@ function boundedFetch(breaker: Breaker, timeoutMs: number, now: () => number): o
     try {
       // openid-client sends forms (URLSearchParams) and nothing else to these endpoints.
       const body = typeof options.body === 'string' || options.body instanceof URLSearchParams ? options.body : undefined;
-      const response = await fetch(url, { method: options.method, headers: options.headers, body, redirect: 'manual', signal });
+      const response = await send(url, { method: options.method, headers: options.headers, body, redirect: 'manual', signal });
       const text = await readCapped(response);
       breaker.record(response.status < 500, now());
       return new Response([101, 204, 205, 304].includes(response.status) ? null : text, { status: response.status, headers: response.headers });
     } catch (error) {
+      // A URL the egress policy refuses was never asked: that says nothing about the server's health.
+      const refusal = egressRefusalOf(error);
+      if (refusal) throw new AuthServerError('refused', `authorization server: ${refusal.message}`);
       breaker.record(false, now());
       if (error instanceof TooLarge) throw new AuthServerError('invalid_response', `authorization server answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
       if (signal.aborted) throw new AuthServerError('unavailable', `authorization server did not answer within ${timeoutMs} ms`);
@@ -98,30 +95,93 @@ function mapError(what: string, error: unknown): AuthServerError {
   return new AuthServerError('invalid_response', `${what}: unusable answer from the authorization server`);
 }
 
-function clientAuthOf(auth: UpstreamAuthConfig): oauth.ClientAuth {
-  return auth.clientSecret === undefined ? oauth.None() : oauth.ClientSecretBasic(auth.clientSecret);
+function clientAuthOf(client: { clientSecret?: string | undefined; authMethod?: string | undefined }): oauth.ClientAuth {
+  if (client.clientSecret === undefined) return oauth.None();
+  return client.authMethod === 'client_secret_post' ? oauth.ClientSecretPost(client.clientSecret) : oauth.ClientSecretBasic(client.clientSecret);
 }
 
-export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number } = {}): AuthServer {
+/** The configured client id; the config loader refuses an entry without one unless it registers a client. */
+function configuredClientId(auth: UpstreamAuthConfig): string {
+  if (auth.clientId === undefined) throw new AuthServerError('refused', 'no clientId is configured');
+  return auth.clientId;
+}
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const GRANTS: Record<UpstreamAuthConfig['type'], string[]> = { userOAuth: ['authorization_code', 'refresh_token'], clientCredentials: ['client_credentials'], tokenExchange: [TOKEN_EXCHANGE] };
+
+/** Where an `auth` without `issuer` or `tokenUrl` finds its authorization server: the MCP service's own metadata. */
+export interface DiscoveryTarget {
+  serviceUrl: string;
+  /** The policy every URL the upstream names must pass (its own origin is the operator's choice). */
+  egress: EgressOptions;
+  /** Where a client registered at the discovered server is kept, when no `clientId` is configured (RFC 7591). */
+  registration?: { deps: ClientRegistrationDeps; service: string; redirectUri?: string };
+}
+
+/** Discovery (configured or found through the service) is asked for when neither `issuer` nor `tokenUrl` is given. */
+export const discoversThroughService = (auth: UpstreamAuthConfig): boolean => auth.issuer === undefined && auth.tokenUrl === undefined;
+
+/** The service's own origin goes as configured; any other origin the upstream names goes through the egress policy. */
+function discoveryFetch(target: DiscoveryTarget): FetchLike {
+  const origin = new URL(target.serviceUrl).origin;
+  const pinned = createPinnedFetch(target.egress);
+  return (url, init) => (new URL(url).origin === origin ? fetch(url, init) : pinned.fetch(url, init));
+}
+
+export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget } = {}): AuthServer {
   const now = options.now ?? Date.now;
   const breaker = createBreaker(BREAKER);
-  const fetcher = boundedFetch(breaker, auth.timeoutMs, now);
-  const tokenParameters: Record<string, string> = {
-    ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
-    ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
-  };
+  const discovery = discoversThroughService(auth) ? options.discovery : undefined;
+  const fetcher = boundedFetch(breaker, auth.timeoutMs, now, discovery ? discoveryFetch(discovery) : fetch);
+  let discoveredResource: string | undefined;
   let pending: Promise<oauth.Configuration> | undefined;
+
+  async function registered(target: DiscoveryTarget, found: DiscoveredAuthServer): Promise<RegisteredClient> {
+    if (!target.registration) throw new AuthServerError('refused', 'no clientId is configured');
+    const { deps, service, redirectUri } = target.registration;
+    return registeredClient(deps, { service, issuer: found.issuer, timeoutMs: auth.timeoutMs }, async () => {
+      const info = await registerAtServer(
+        found,
+        {
+          client_name: 'toolgate',
+          redirect_uris: redirectUri !== undefined ? [redirectUri] : [],
+          grant_types: GRANTS[auth.type],
+          response_types: auth.type === 'userOAuth' ? ['code'] : [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}),
+        },
+        fetcher,
+      );
+      return {
+        clientId: info.client_id,
+        ...(info.client_secret !== undefined ? { clientSecret: info.client_secret } : {}),
+        ...(info.token_endpoint_auth_method !== undefined ? { authMethod: info.token_endpoint_auth_method } : {}),
+      };
+    });
+  }
+
+  async function discovered(target: DiscoveryTarget): Promise<oauth.Configuration> {
+    const found = await discoverAuthServer(target.serviceUrl, fetcher);
+    discoveredResource = found.resource;
+    const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : await registered(target, found);
+    const config = new oauth.Configuration(found.metadata as oauth.ServerMetadata, client.clientId, undefined, clientAuthOf(client));
+    // Plain http only where the operator chose it for the service itself.
+    if (target.serviceUrl.startsWith('http:')) oauth.allowInsecureRequests(config);
+    return config;
+  }
 
   async function build(): Promise<oauth.Configuration> {
     const insecure = [auth.issuer, auth.tokenUrl, auth.authorizationUrl].some((url) => url?.startsWith('http:'));
     let config: oauth.Configuration;
-    if (auth.issuer !== undefined) {
-      config = await oauth.discovery(new URL(auth.issuer), auth.clientId, undefined, clientAuthOf(auth), {
+    if (discovery) {
+      config = await discovered(discovery);
+    } else if (auth.issuer !== undefined) {
+      config = await oauth.discovery(new URL(auth.issuer), configuredClientId(auth), undefined, clientAuthOf(auth), {
         [oauth.customFetch]: fetcher,
         ...(insecure ? { execute: [oauth.allowInsecureRequests] } : {}),
       });
-    } else {
-      const tokenUrl = new URL(auth.tokenUrl as string);
+    } else if (auth.tokenUrl !== undefined) {
+      const tokenUrl = new URL(auth.tokenUrl);
       config = new oauth.Configuration(
         {
           issuer: tokenUrl.origin,
@@ -129,18 +189,23 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
           ...(auth.authorizationUrl ? { authorization_endpoint: auth.authorizationUrl } : {}),
           ...(auth.revocationUrl ? { revocation_endpoint: auth.revocationUrl } : {}),
         },
-        auth.clientId,
+        configuredClientId(auth),
         undefined,
         clientAuthOf(auth),
       );
       if (insecure) oauth.allowInsecureRequests(config);
+    } else {
+      throw new AuthServerError('invalid_response', 'no authorization server: give "issuer" or "tokenUrl", or reach a remote MCP service that publishes its metadata');
     }
     config[oauth.customFetch] = fetcher;
     return config;
   }
 
   const server: AuthServer = {
-    tokenParameters,
+    get tokenParameters() {
+      const resource = auth.resource ?? discoveredResource;
+      return { ...(resource !== undefined ? { resource } : {}), ...(auth.audience !== undefined ? { audience: auth.audience } : {}) };
+    },
     configuration() {
       // A failed discovery is not kept: the next call tries again (the breaker bounds how often).
       pending ??= build().catch((error: unknown) => {
@@ -153,7 +218,10 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
       try {
         return await request(await server.configuration());
       } catch (error) {
-        throw mapError(what, error);
+        const failure = mapError(what, error);
+        // What was discovered may have moved: the next call discovers again (the breaker bounds how often).
+        if (discovery && failure.code !== 'invalid_grant') pending = undefined;
+        throw failure;
       }
     },
     tokenSet(response, at) {

@@ -127,6 +127,9 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The one redirect URI of every connect flow (and of a registered client). */
+export const redirectUriOf = (publicUrl: string): string => `${publicUrl}/oauth/callback`;
+
 export function createConnections(deps: ConnectionsDeps) {
   const { store } = deps;
   const now = deps.now ?? Date.now;
@@ -135,7 +138,7 @@ export function createConnections(deps: ConnectionsDeps) {
   function redirectUri(): string {
     const base = deps.publicUrl();
     if (!base) throw new FlowError('invalid_state', 'server.publicUrl is not configured');
-    return `${base}/oauth/callback`;
+    return redirectUriOf(base);
   }
 
   function target(tenant: string, service: string): ConnectionTarget | undefined {

@@ -11,13 +11,13 @@ import { ToolError } from '../execution/tool-error.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal, ServiceCredentials, UpstreamCredential, UpstreamCredentialKind } from '../types.js';
-import { AuthServerError, createAuthServer, type AuthServer, type TokenSet } from './auth-server.js';
-import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
+import type { Resolve } from '../egress/check-egress.js';
+import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
+import { createConnections, NotConnectedError, redirectUriOf, type ConnectionTarget, type Connections } from './connections.js';
 import { createTokenMetrics } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
 import { createVault } from './vault.js';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const MAX_EXCHANGED_TOKENS = 10_000;
 
@@ -37,6 +37,8 @@ export interface UpstreamIdentityDeps {
   config: () => GatewayConfig;
   metrics?: Registry;
   now?: () => number;
+  /** DNS resolution for the egress check of discovered URLs (tests inject one). */
+  resolve?: Resolve;
 }
 
 export interface UpstreamIdentity {
@@ -65,10 +67,26 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
   const exchanged = new AccessTokenCache(MAX_EXCHANGED_TOKENS, now);
   let vaultFor: { keys: string; vault: ReturnType<typeof createVault> } | undefined;
 
-  function serverFor(auth: UpstreamAuthConfig): AuthServer {
-    const key = JSON.stringify(auth);
+  /** A remote MCP service's URL and the live egress policy, when its `auth` finds the server through it. */
+  function discoveryTarget(service: string, auth: UpstreamAuthConfig): DiscoveryTarget | undefined {
+    if (!discoversThroughService(auth)) return undefined;
+    const config = deps.config();
+    const entry = config.mcp.global.find((candidate) => candidate.id === service);
+    if (!entry || !('url' in entry)) return undefined;
+    const publicUrl = config.server.publicUrl;
+    return {
+      serviceUrl: entry.url,
+      egress: { allow: config.egress.allow, ...(deps.resolve ? { resolve: deps.resolve } : {}) },
+      registration: { deps: { store: deps.store, vault }, service, ...(publicUrl ? { redirectUri: redirectUriOf(publicUrl) } : {}) },
+    };
+  }
+
+  function serverFor(service: string, auth: UpstreamAuthConfig): AuthServer {
+    const discovery = discoveryTarget(service, auth);
+    // What is discovered belongs to one service URL under one egress policy.
+    const key = JSON.stringify([auth, discovery?.serviceUrl, discovery?.egress.allow]);
     let server = servers.get(key);
-    if (!server) servers.set(key, (server = createAuthServer(auth, { now })));
+    if (!server) servers.set(key, (server = createAuthServer(auth, { now, ...(discovery ? { discovery } : {}) })));
     return server;
   }
 
@@ -85,7 +103,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
       return vault();
     },
     publicUrl: () => deps.config().server.publicUrl,
-    serverFor: ({ auth }) => serverFor(auth),
+    serverFor: ({ service, auth }) => serverFor(service, auth),
     targets: (tenant) => connectionTargets(deps.config(), tenant),
     tokenRequests: { fetched: (service) => metrics.fetched(service, 'user'), failed: (service) => metrics.failed(service, 'user') },
     now,
@@ -104,8 +122,8 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
   }
 
   async function clientToken(service: string, auth: UpstreamAuthConfig): Promise<TokenSet> {
-    const server = serverFor(auth);
-    const key = JSON.stringify(auth);
+    const server = serverFor(service, auth);
+    const key = JSON.stringify([auth, discoversThroughService(auth) ? service : undefined]);
     const { token } = await serviceTokens.get(key, () =>
       fetched(service, 'service', async () => server.tokenSet(await server.run('client credentials', (config) => oauth.clientCredentialsGrant(config, { ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}), ...server.tokenParameters })), now())),
     );
@@ -117,7 +135,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     if (subject === undefined) {
       throw new ToolError('PERMISSION_DENIED', `${service} acts on behalf of the caller (token exchange), which needs a caller authenticated by JWT; API keys have no token to exchange`, { permanent: true });
     }
-    const server = serverFor(auth);
+    const server = serverFor(service, auth);
     const exp = principal.claims.exp;
     // Per tenant, user and service; the subject token's hash too, so a new inbound token (new roles) is exchanged anew.
     const key = JSON.stringify([principal.tenant, principal.user, service, JSON.stringify(auth), tokenHashPrefix(subject)]);
@@ -184,8 +202,10 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
           }
         },
         async forSession() {
-          // The client's own identity lists tools; without a secret the session goes without one.
-          if (auth.clientSecret === undefined) return undefined;
+          // The client's own identity lists tools; without a secret the session goes without one. A client
+          // registered for client credentials has its own secret.
+          const registersForClientCredentials = auth.clientId === undefined && auth.type === 'clientCredentials';
+          if (auth.clientSecret === undefined && !registersForClientCredentials) return undefined;
           return credential(await clientToken(service, auth), 'service');
         },
       };

@@ -24,6 +24,12 @@ export interface TestAuthServer {
   mode: TokenEndpointMode;
   /** Who is logged in at the server when the authorization request names nobody (`login_hint`): a browser's session. */
   loginAs: string;
+  /** RFC 7591 registrations received (the metadata asked for) and the clients issued, in order. */
+  registrations: Array<{ request: Record<string, unknown>; clientId: string; clientSecret: string }>;
+  /** How long the registration endpoint takes to answer (so replicas' registrations overlap). */
+  registrationDelayMs: number;
+  /** Fields laid over the served metadata (a hostile server's endpoints). */
+  metadataOverrides: Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -53,7 +59,7 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
   const codeUsers = new Map<string, string>();
   const refreshUsers = new Map<string, string>();
   const usedCodes = new Set<string>();
-  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', close: async () => {} };
+  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, close: async () => {} };
 
   // Who logged in at the authorization endpoint (the test's browser says so with login_hint).
   mock.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
@@ -159,6 +165,20 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
           return;
         }
         if (form.get('grant_type') === TOKEN_EXCHANGE) return tokenExchange(form, req, res);
+      }
+      // RFC 7591 registration, which oauth2-mock-server lacks; its metadata is served here to name the endpoint.
+      if (req.method === 'POST' && path === '/register') {
+        const request = JSON.parse(body) as Record<string, unknown>;
+        const client = { clientId: `registered-${state.registrations.length + 1}`, clientSecret: `registered-secret-${state.registrations.length + 1}` };
+        state.registrations.push({ request, ...client });
+        await new Promise((resolve) => setTimeout(resolve, state.registrationDelayMs));
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ...request, client_id: client.clientId, client_secret: client.clientSecret }));
+        return;
+      }
+      if (req.method === 'GET' && (path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server')) {
+        const metadata = (await (await fetch(`${mockUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, registration_endpoint: `${state.url}/register`, ...state.metadataOverrides }));
+        return;
       }
       if (req.method === 'POST' && path === '/revoke') {
         const token = new URLSearchParams(body).get('token');

@@ -43,32 +43,56 @@ async function listen(server: Server, path: string, authorizations: string[]): P
   };
 }
 
-function refuse(res: ServerResponse): void {
-  res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+/**
+ * RFC 9728 protected-resource metadata the upstream publishes, read at request time so a test can change it:
+ * `body` is served at `/.well-known/oauth-protected-resource<path>`, and the 401 names `metadataUrl` (default
+ * that URL) in `WWW-Authenticate: Bearer resource_metadata="…"`.
+ */
+export interface PublishedMetadata {
+  body: string;
+  metadataUrl?: string;
+  /** Requests for the metadata, counted. */
+  served: number;
+}
+
+function refuse(res: ServerResponse, metadataUrl?: string): void {
+  const challenge = `Bearer error="invalid_token"${metadataUrl ? `, resource_metadata="${metadataUrl}"` : ''}`;
+  res.writeHead(401, { 'www-authenticate': challenge, 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
 }
 
 interface VerifyOptions {
   issuer: string;
   jwksUrl: string;
-  audience: string;
+  /** Default: the upstream's own URL (what discovered metadata names as the resource). */
+  audience?: string;
+  metadata?: PublishedMetadata;
 }
 
 /** A loopback server that records every Authorization header and answers 401 unless the bearer verifies. */
-function guardedServer(options: VerifyOptions, path: string, respond: (payload: JWTPayload, req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<ProtectedUpstream> {
+async function guardedServer(options: VerifyOptions, path: string, respond: (payload: JWTPayload, req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<ProtectedUpstream> {
   const jwks = createRemoteJWKSet(new URL(options.jwksUrl));
   const authorizations: string[] = [];
+  const { metadata } = options;
+  let origin = '';
   const server = createServer((req, res) => {
     void (async () => {
+      if (metadata && req.url === `/.well-known/oauth-protected-resource${path}`) {
+        metadata.served += 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(metadata.body);
+        return;
+      }
       authorizations.push(req.headers.authorization ?? '');
-      const payload = await verified(req, jwks, options.issuer, options.audience);
-      if (!payload) return refuse(res);
+      const payload = await verified(req, jwks, options.issuer, options.audience ?? `${origin}${path}`);
+      if (!payload) return refuse(res, metadata ? (metadata.metadataUrl ?? `${origin}/.well-known/oauth-protected-resource${path}`) : undefined);
       await respond(payload, req, res);
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
   });
-  return listen(server, path, authorizations);
+  const upstream = await listen(server, path, authorizations);
+  origin = new URL(upstream.url).origin;
+  return upstream;
 }
 
 /** An MCP server with one tool, `whoami`, answering the verified claims of the request that called it. */

@@ -14,10 +14,16 @@ describe('upstream auth in the configuration', () => {
     expect(entry && 'auth' in entry ? entry.auth : undefined).toMatchObject({ type: 'userOAuth', scopes: [], timeoutMs: 5000 });
   });
 
-  it('refuses userOAuth without vault keys or a public URL, and any auth without an authorization server', () => {
+  it('refuses userOAuth without vault keys or a public URL, and an OpenAPI auth without an authorization server', () => {
     expect(() => load({ server: { publicUrl: 'https://toolgate.test' }, ...jira(userOAuth) })).toThrow('config /mcp/global/0/auth: userOAuth keeps refresh tokens encrypted: configure credentials.keys');
     expect(() => load({ credentials: { keys: [{ id: 'k1', key }] }, ...jira(userOAuth) })).toThrow(/needs server.publicUrl/);
-    expect(() => load(jira({ type: 'clientCredentials', clientId: 'toolgate' }))).toThrow('config /mcp/global/0/auth: give "issuer" (discovery) or "tokenUrl"');
+    // A remote MCP service without one finds it through its own metadata (RFC 9728); an OpenAPI entry cannot.
+    expect(() => load(jira({ type: 'clientCredentials', clientId: 'toolgate' }))).not.toThrow();
+    // Only a discovered server may register the client (RFC 7591), and its secret needs the vault.
+    expect(() => load({ credentials: { keys: [{ id: 'k1', key }] }, ...jira({ type: 'clientCredentials' }) })).not.toThrow();
+    expect(() => load(jira({ type: 'clientCredentials' }))).toThrow('config /mcp/global/0/auth: a registered client\'s secret is kept encrypted: configure credentials.keys');
+    expect(() => load(jira({ type: 'clientCredentials', issuer: 'https://idp.test' }))).toThrow(/give "clientId"/);
+    expect(() => load({ openapi: [{ name: 'wiki', spec: '/x.json', auth: { type: 'clientCredentials', clientId: 'toolgate' } }] })).toThrow('config /openapi/0/auth: give "issuer" (discovery) or "tokenUrl"');
     expect(() => load(jira({ type: 'userOAuth', tokenUrl: 'https://idp.test/token', clientId: 'toolgate' }))).toThrow(/needs "issuer" or "authorizationUrl"/);
   });
 

@@ -15,6 +15,12 @@ export { stopMessage, type HostAnswer, type HostCall, type SandboxOutcome, type 
 export const SANDBOX_WORKERS = Math.max(2, availableParallelism());
 /** Scripts waiting for a worker; beyond it a script is refused at once (`busy`). */
 export const SANDBOX_QUEUE = 64;
+/**
+ * One tenant's share of the pool: scripts waiting on slow tools hold their workers, so no tenant may hold
+ * every worker (one is always left for the others) nor fill the queue (docs/code-mode.md#the-sandbox).
+ */
+export const SANDBOX_WORKERS_PER_TENANT = Math.max(1, SANDBOX_WORKERS - 1);
+export const SANDBOX_QUEUE_PER_TENANT = SANDBOX_QUEUE / 4;
 /** A worker is replaced after this many scripts (and after any memory stop), which frees its WebAssembly memory. */
 export const SCRIPTS_PER_WORKER = 50;
 /** How long past its limit the main thread waits for a worker before terminating it. */
@@ -32,11 +38,11 @@ const wasmMemoryFor = (limits: SandboxLimits): number => 2 * limits.memoryBytes 
  * the script runs `host` on this thread. A worker that does not answer within the script's limit (plus a
  * grace) is terminated and replaced. docs/code-mode.md#the-sandbox
  */
-export function runInSandbox(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal): Promise<SandboxOutcome> {
+export function runInSandbox(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal, tenant = ''): Promise<SandboxOutcome> {
   // A worker's messages arrive in the context the worker was made in: each call runs in its own caller's
   // (trace, request), never in another tenant's.
   const hostHere: HostCall = AsyncResource.bind(host);
-  return (pool ??= new SandboxPool()).run({ source, host: hostHere, limits, cancel, queuedAt: performance.now() });
+  return (pool ??= new SandboxPool()).run({ source, host: hostHere, limits, cancel, tenant, queuedAt: performance.now() });
 }
 
 let pool: SandboxPool | undefined;
@@ -46,6 +52,7 @@ interface Job {
   readonly host: HostCall;
   readonly limits: SandboxLimits;
   readonly cancel: AbortSignal | undefined;
+  readonly tenant: string;
   readonly queuedAt: number;
 }
 
@@ -69,9 +76,12 @@ class SandboxPool {
   private readonly idle: Slot[] = [];
   private workers = 0;
   private readonly queue: Array<{ job: Job; resolve: (outcome: SandboxOutcome) => void }> = [];
+  /** Workers each tenant holds now. */
+  private readonly held = new Map<string, number>();
 
   run(job: Job): Promise<SandboxOutcome> {
-    if (this.queue.length >= SANDBOX_QUEUE) return Promise.resolve(stopped('busy', job.limits));
+    const queued = this.queue.reduce((count, entry) => count + (entry.job.tenant === job.tenant ? 1 : 0), 0);
+    if (this.queue.length >= SANDBOX_QUEUE || queued >= SANDBOX_QUEUE_PER_TENANT) return Promise.resolve(stopped('busy', job.limits));
     return new Promise((resolve) => {
       this.queue.push({ job, resolve });
       this.pump();
@@ -79,7 +89,11 @@ class SandboxPool {
   }
 
   private pump(): void {
-    for (let next = this.queue[0]; next; next = this.queue[0]) {
+    for (;;) {
+      // The oldest script whose tenant holds less than its share: a tenant at its share waits for its own.
+      const index = this.queue.findIndex((entry) => (this.held.get(entry.job.tenant) ?? 0) < SANDBOX_WORKERS_PER_TENANT);
+      const next = this.queue[index];
+      if (!next) return;
       const cap = wasmMemoryFor(next.job.limits);
       const idle = this.idle.findIndex((slot) => slot.wasmMemoryBytes === cap);
       let slot = idle >= 0 ? this.idle.splice(idle, 1)[0] : undefined;
@@ -87,7 +101,7 @@ class SandboxPool {
       if (!slot && this.workers >= SANDBOX_WORKERS) this.retire(this.idle.shift());
       if (!slot && this.workers < SANDBOX_WORKERS) slot = this.spawn(cap);
       if (!slot) return;
-      this.queue.shift();
+      this.queue.splice(index, 1);
       void this.serve(slot, next.job).then(next.resolve);
     }
   }
@@ -114,6 +128,7 @@ class SandboxPool {
   }
 
   private async serve(slot: Slot, job: Job): Promise<SandboxOutcome> {
+    this.held.set(job.tenant, (this.held.get(job.tenant) ?? 0) + 1);
     let ended: Ended;
     if (!(await slot.ready)) ended = { outcome: stopped('script_error', job.limits, 0, 'the sandbox could not start'), retire: true };
     else {
@@ -123,6 +138,9 @@ class SandboxPool {
       else ended = await drive(slot.worker, job, remaining);
     }
     slot.served += 1;
+    const held = (this.held.get(job.tenant) ?? 1) - 1;
+    if (held > 0) this.held.set(job.tenant, held);
+    else this.held.delete(job.tenant);
     if (ended.retire || slot.served >= SCRIPTS_PER_WORKER) this.retire(slot);
     else this.idle.push(slot);
     this.pump();

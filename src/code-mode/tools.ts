@@ -141,6 +141,7 @@ function runScript(host: CodeModeHost, limits: SandboxLimits, code: string, scri
     },
     limits,
     ctx.signal,
+    ctx.principal.tenant,
   );
 }
 

@@ -13,8 +13,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 const compiled = new URL('../dist/src/app.js', import.meta.url);
 const { buildServer } = (await import(existsSync(compiled) ? compiled.href : '../src/app.js')) as typeof import('../src/app.js');
 import { validateConfigObject } from '../src/config/load.js';
-import { toToolOutput } from '../src/mcp/result.js';
-import { createUpstreamClient } from '../src/mcp/upstream-client.js';
+import { toToolOutput } from '../src/mcp/client/result.js';
+import { createUpstreamClient } from '../src/mcp/client/upstream-client.js';
 import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { silentLogger } from './silent-logger.js';
 

@@ -124,7 +124,7 @@ export async function bench(): Promise<string> {
       : 'taskset not found: processes are not pinned, numbers are noisier.',
     '',
     "The floor uses the SDK's stdio transport as it ships (one pipe write per message). toolgate's upstream client (toolgate and the " +
-      'diagnostic row) sends the messages of one event-loop turn in one write (src/mcp/stdio-transport.ts), which saves the upstream ' +
+      'diagnostic row) sends the messages of one event-loop turn in one write (src/mcp/client/stdio-transport.ts), which saves the upstream ' +
       "most of its per-call wake-ups under concurrent load; toolgate against the diagnostic row is the gateway's own cost. " +
       "CPU per call is read from /proc for the server and its stdio upstream. Failed calls come from toolgate's own metrics (the calls " +
       'a run abandons when it ends count as cancelled, not failed); any failed call fails the bench.',

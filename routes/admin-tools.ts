@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { isMcpProvider } from '../src/mcp/admin.js';
+import { isMcpProvider } from '../src/mcp/client/admin.js';
 import { requestMode } from '../src/http/call-options.js';
 import { sourcePrecedence } from '../src/registry/catalog.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import { ConfigError } from '../src/config/load.js';
 import { errors } from '../src/errors.js';
-import { acceptHeldTool } from '../src/mcp/admin.js';
+import { acceptHeldTool } from '../src/mcp/client/admin.js';
 import type { UpstreamStatus } from '../src/registry/provider.js';
 import { logReload } from '../src/plugins/gateway.js';
 import { BUILTINS_SANDBOX } from '../src/builtins/index.js';

@@ -6,19 +6,19 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
-import { checkedMessages, invalidParams, traceMeta } from '../src/mcp/call-params.js';
+import { checkedMessages, invalidParams, traceMeta } from '../src/mcp/client/call-params.js';
 import { callEvent, catalogEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
-import { toCallToolResult } from '../src/mcp-server/call-result.js';
-import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp-server/messages.js';
-import { createCatalogGovernance, type CatalogGovernance } from '../src/mcp-server/catalog-governance.js';
-import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp-server/serve-resources.js';
-import { mcpServerSpan } from '../src/mcp-server/server-span.js';
-import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
-import { createMcpSessions } from '../src/mcp-server/sessions.js';
-import { openSseStream } from '../src/mcp-server/sse-stream.js';
+import { toCallToolResult } from '../src/mcp/server/call-result.js';
+import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp/server/messages.js';
+import { createCatalogGovernance, type CatalogGovernance } from '../src/mcp/server/resource-catalog-governance.js';
+import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp/server/serve-resources.js';
+import { mcpServerSpan } from '../src/mcp/server/server-span.js';
+import { createSessionHub, type SessionHub } from '../src/mcp/server/session-hub.js';
+import { createMcpSessions } from '../src/mcp/server/sessions.js';
+import { openSseStream } from '../src/mcp/server/sse-stream.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import { isStoreUnavailable } from '../src/store/unavailable.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -106,7 +106,7 @@ function sessionsOff(reply: FastifyReply): Error {
 }
 
 // The same answer for an id nobody issued, an expired or ended one, and another principal's (the store
-// lookup cannot tell them apart either, see src/mcp-server/sessions.ts): a session id is no oracle.
+// lookup cannot tell them apart either, see src/mcp/server/sessions.ts): a session id is no oracle.
 const sessionNotFound = (): Error => new errors.TG_NOT_FOUND('MCP session not found');
 
 type McpRequest = FastifyRequest<{ Params: { toolset?: string } }>;
@@ -139,7 +139,7 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
  * session's notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
  */
 const routes: RoutePlugin = async (app) => {
-  // Audit and rate limit of resources/read and prompts/get (src/mcp-server/catalog-governance.ts).
+  // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
   const hub = createSessionHub({

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../src/errors.js';
-import { createCatalogGovernance } from '../src/mcp-server/catalog-governance.js';
+import { createCatalogGovernance } from '../src/mcp/server/resource-catalog-governance.js';
 import { requestCancellation } from '../src/http/call-options.js';
 import {
   CatalogNotFound,
@@ -13,7 +13,7 @@ import {
   listResourceTemplates,
   readResource,
   type CatalogRequest,
-} from '../src/mcp-server/catalog.js';
+} from '../src/mcp/server/resource-catalog.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import { promptGetBody, promptGetResponse, promptListResponse, resourceListResponse, resourceReadQuery, resourceReadResponse } from '../src/schemas/resources.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';

@@ -2,12 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { auditSecurityEvent } from '../src/audit/events.js';
 import { errors } from '../src/errors.js';
-import { publishUserPoolChanged } from '../src/mcp-server/session-hub.js';
+import { publishUserPoolChanged } from '../src/mcp/server/session-hub.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import type { Principal } from '../src/types.js';
-import type { UserMcpProvider } from '../src/user-mcp/provider.js';
-import { registrationView, type UserMcpRegistrations } from '../src/user-mcp/registrations.js';
+import type { UserMcpProvider } from '../src/mcp/user/provider.js';
+import { registrationView, type UserMcpRegistrations } from '../src/mcp/user/registrations.js';
 
 export interface UserRoutesOptions {
   registrations: UserMcpRegistrations;

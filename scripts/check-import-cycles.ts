@@ -1,6 +1,6 @@
 /**
- * Folder-level import cycles among the entries of src/ (each folder, and each top-level file on its own),
- * routes/ and policies/.
+ * Folder-level import cycles among the entries of src/ (each folder, each subfolder of src/mcp/, and each
+ * top-level file on its own), routes/ and policies/.
  *
  * Only value imports count: a cycle of runtime imports means no folder can be loaded, tested or
  * replaced without the others, while a type-only import disappears at compile time. Skipped:
@@ -55,6 +55,8 @@ export function folderOf(root: string, file: string): string | undefined {
   const rel = path.relative(root, file).split(path.sep);
   if (rel[0] === 'routes' || rel[0] === 'policies') return rel[0];
   if (rel[0] !== 'src' || rel.length < 2) return undefined;
+  // src/mcp holds three concerns (upstream client, the /mcp endpoint, users' own servers): a node each.
+  if (rel[1] === 'mcp' && rel.length > 3) return `src/mcp/${rel[2]}`;
   return `src/${rel[1]}`;
 }
 

@@ -65,7 +65,7 @@ interface PoolCache {
   readonly toolSearches: Map<string, Tool>;
   /**
    * Pools of callers with tools of their own, by their own tools' list (the same array until one of their
-   * servers changes, src/user-mcp/provider.ts) and then by tenant, mode and role set: built once per change,
+   * servers changes, src/mcp/user/provider.ts) and then by tenant, mode and role set: built once per change,
    * not per request (docs/security-model.md#user-catalog-bounds).
    */
   readonly byUserTools: WeakMap<readonly Tool[], Map<string, Pool>>;

@@ -3,9 +3,9 @@ import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './function-tools/function-provider.js';
 import type { ProviderSpec } from './gateway.js';
-import { createGlobalMcpProvider } from './mcp/global-provider.js';
-import { createLocalMcpProvider } from './mcp/local-provider.js';
-import { createPinRegistry, type PinRegistry } from './mcp/pinning.js';
+import { createGlobalMcpProvider } from './mcp/client/global-provider.js';
+import { createLocalMcpProvider } from './mcp/client/local-provider.js';
+import { createPinRegistry, type PinRegistry } from './mcp/client/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { CircuitRegistry } from '../policies/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
@@ -23,7 +23,7 @@ export interface ProviderDeps {
   resolve?: Resolve;
   /** The circuit breakers: an MCP upstream that reconnects moves its service's breaker to half-open. */
   circuits?: CircuitRegistry;
-  /** Definition pins in the state store (src/mcp/pinning.ts), shared by replicas; one in memory when absent. */
+  /** Definition pins in the state store (src/mcp/client/pinning.ts), shared by replicas; one in memory when absent. */
   pins?: PinRegistry;
   /** Upstream OAuth credentials of services with an `auth` object (src/upstream-auth/identity.ts). */
   credentialsFor?: (service: string, auth: UpstreamAuthConfig) => ServiceCredentials;

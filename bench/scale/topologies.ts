@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import { findExecutable } from '../../src/builtins/sandbox.js';
 import type { RedisTopology } from '../../src/store/redis-client.js';
 import { createRedisClient } from '../../src/store/redis-client.js';
-import { createMcpSessions } from '../../src/mcp-server/sessions.js';
+import { createMcpSessions } from '../../src/mcp/server/sessions.js';
 import { createRedisBus } from '../../src/store/redis-bus.js';
 import { createRedisStore } from '../../src/store/redis.js';
 import { startMcpUpstream, textTool } from '../../test/helpers/mcp-upstream.js';

@@ -1,5 +1,5 @@
 import type { Counter, Registry } from 'prom-client';
-import { counterIn } from '../mcp/metrics.js';
+import { counterIn } from '../mcp/client/metrics.js';
 
 /**
  * `toolgate_code_mode_calls_total{kind, source="code", outcome}`: each finished script (`kind="script"`,

@@ -1,7 +1,7 @@
 // One `openapi:` entry + its parsed document → tools and a report of what was imported or skipped.
 import type { OpenApiEntry } from '../config/types.js';
 import type { FetchLike } from '../egress/pinned-fetch.js';
-import { generateApiFunctionName } from '../mcp/naming.js';
+import { generateApiFunctionName } from '../mcp/client/naming.js';
 import { MAX_TOOL_NAME } from '../registry/tool-names.js';
 import { sha256Hex } from '../shared/canonical-json.js';
 import type { ServiceCredentials, Tool } from '../types.js';

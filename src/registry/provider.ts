@@ -7,7 +7,7 @@ export type McpServiceScope = 'global' | 'local' | 'user';
 /** The part of an SDK client that resources and prompts use. */
 export type McpServiceClient = Pick<Client, 'getServerCapabilities' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'listPrompts' | 'getPrompt'>;
 
-/** An MCP upstream as its resources and prompts are reached (src/mcp-server). */
+/** An MCP upstream as its resources and prompts are reached (src/mcp/server). */
 export interface McpService {
   readonly scope: McpServiceScope;
   /** The global service id, the local service name, or the user's own serviceId. */

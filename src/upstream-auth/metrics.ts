@@ -1,6 +1,6 @@
 // Token requests to authorization servers by service and credential kind — never a user label.
 import type { Registry } from 'prom-client';
-import { counterIn } from '../mcp/metrics.js';
+import { counterIn } from '../mcp/client/metrics.js';
 import type { UpstreamCredentialKind } from '../types.js';
 
 export interface TokenMetrics {

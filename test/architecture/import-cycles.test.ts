@@ -48,6 +48,8 @@ describe('folderOf', () => {
     expect(folderOf('/r', '/r/src/registry/pool.ts')).toBe('src/registry');
     expect(folderOf('/r', '/r/src/registry/deep/x.ts')).toBe('src/registry');
     expect(folderOf('/r', '/r/src/errors.ts')).toBe('src/errors.ts');
+    expect(folderOf('/r', '/r/src/mcp/client/pinning.ts')).toBe('src/mcp/client');
+    expect(folderOf('/r', '/r/src/mcp/server/sessions.ts')).toBe('src/mcp/server');
     expect(folderOf('/r', '/r/routes/tools.ts')).toBe('routes');
     expect(folderOf('/r', '/r/policies/retry.ts')).toBe('policies');
     expect(folderOf('/r', '/r/test/unit/x.test.ts')).toBeUndefined();

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { McpGlobalEntry } from '../../../src/config/types.js';
 import { ToolError } from '../../../src/execution/tool-error.js';
-import { createGlobalMcpProvider, globalToolName } from '../../../src/mcp/global-provider.js';
-import type { McpProvider } from '../../../src/mcp/mcp-provider.js';
+import { createGlobalMcpProvider, globalToolName } from '../../../src/mcp/client/global-provider.js';
+import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { alice, silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
 import { createTestState, echoTool, failTool, sleepTool, startHttpTestServer, type HttpTestServer } from '../../fixtures/mcp/test-server.js';
 

@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolError } from '../../../src/execution/tool-error.js';
-import { createLocalMcpProvider } from '../../../src/mcp/local-provider.js';
-import type { McpProvider } from '../../../src/mcp/mcp-provider.js';
+import { createLocalMcpProvider } from '../../../src/mcp/client/local-provider.js';
+import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
 import { buildTestServer, createTestState, echoTool, failTool, notifyToolsChanged, type TestTool } from '../../fixtures/mcp/test-server.js';
 

@@ -2,12 +2,12 @@
 // string and trace, the same errors, and receives the same X-Toolgate-Depth, whichever way it is configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpGlobalEntry } from '../../../src/config/types.js';
-import { createGlobalMcpProvider } from '../../../src/mcp/global-provider.js';
-import type { McpProvider } from '../../../src/mcp/mcp-provider.js';
+import { createGlobalMcpProvider } from '../../../src/mcp/client/global-provider.js';
+import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { mcpContentOf } from '../../../src/execution/mcp-content.js';
 import type { Tool, ToolContext, ToolOutput } from '../../../src/types.js';
-import { createUserMcpProvider, type UserMcpProvider } from '../../../src/user-mcp/provider.js';
-import { createUserMcpRegistrations } from '../../../src/user-mcp/registrations.js';
+import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/provider.js';
+import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
 import { alice, silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';
 import { createTestStore } from '../../helpers/memory-store.js';

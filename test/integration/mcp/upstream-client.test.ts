@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolError } from '../../../src/execution/tool-error.js';
-import { backoffDelay, createUpstreamClient, type UpstreamClient } from '../../../src/mcp/upstream-client.js';
+import { backoffDelay, createUpstreamClient, type UpstreamClient } from '../../../src/mcp/client/upstream-client.js';
 import {
   buildTestServer,
   createTestState,

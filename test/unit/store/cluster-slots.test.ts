@@ -5,7 +5,7 @@
 import clusterKeySlot from 'cluster-key-slot';
 import { describe, expect, it } from 'vitest';
 import { createRuntimeKeys } from '../../../src/admin/api-keys.js';
-import { createMcpSessions } from '../../../src/mcp-server/sessions.js';
+import { createMcpSessions } from '../../../src/mcp/server/sessions.js';
 import { createWindowLimit } from '../../../src/rate-limit/window-limit.js';
 import { hashTag } from '../../../src/store/hash-tag.js';
 import { createMemoryStore } from '../../../src/store/memory.js';

@@ -1,0 +1,184 @@
+// One connected SDK client to one MCP server, for every kind of upstream (global, local, a user's own):
+// open (with the SSE fallback), list every page, call a tool, and map what went wrong to TG_* errors.
+// Reconnecting and caching are the owner's business (upstream-client.ts for config upstreams,
+// src/user-mcp for user servers).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ToolError } from '../../execution/tool-error.js';
+import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME, ATTR_NETWORK_TRANSPORT, ATTR_UPSTREAM, clientSpan, isTracing } from '../../observability/tracing.js';
+import type { JsonObject, Logger, ProgressUpdate } from '../../types.js';
+import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
+import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
+import { collectPages } from '../../shared/pages.js';
+import { createOutputValidator } from './output-validator.js';
+
+export interface SessionHandlers {
+  /** The transport closed (child exit, stream ended, close()). */
+  onClose?: () => void;
+  onError?: (error: Error) => void;
+  /** The server sent notifications/tools/list_changed. */
+  onToolsChanged?: () => void;
+}
+
+export interface OpenSessionOptions extends SessionHandlers {
+  /** Names the upstream in the timeout message (the service id, or a user's service key). */
+  label: string;
+  log: Logger;
+  /** Bounds transport start and the initialize handshake. */
+  timeoutMs: number;
+  /** Streamable HTTP was refused before: go straight to SSE. */
+  mode?: 'sse';
+  /** The fetch under HTTP transports (the pinned egress fetch for user servers). */
+  fetch?: FetchLike;
+  clientName?: string;
+}
+
+export interface CallOptions {
+  /**
+   * The call's own cancellation (a ToolContext's signal), handed to the SDK as is. Never a signal shared by
+   * many calls: the SDK leaves a listener on it per request.
+   */
+  signal?: AbortSignal;
+  /** Depth of the incoming request; HTTP upstreams receive depth + 1. */
+  depth?: number;
+  /** Per-call headers for HTTP upstreams (forwarded identity); `authorization` is dropped. */
+  headers?: Readonly<Record<string, string>>;
+  /** Asks the upstream for progress (the SDK adds a `progressToken` of its own) and hands each report here. */
+  onProgress?: ((update: ProgressUpdate) => void) | undefined;
+}
+
+export interface UpstreamSession {
+  readonly client: Client;
+  /** The wire in use: `sse` also when streamable HTTP fell back to it. */
+  readonly kind: OpenedTransport['kind'];
+  readonly pid: number | undefined;
+  close(): Promise<void>;
+}
+
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An HTTP 4xx on the first POST means an older server without streamable HTTP: try SSE. */
+function wantsSseFallback(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code >= 400 && error.code < 500;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function connectOver(config: UpstreamTransportConfig, options: OpenSessionOptions): Promise<UpstreamSession> {
+  const opened = await openTransport(config, options.log, { ...(options.mode ? { mode: options.mode } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: createOutputValidator() });
+  const session: UpstreamSession = {
+    client,
+    kind: opened.kind,
+    get pid() {
+      return opened.pid;
+    },
+    async close() {
+      client.onclose = undefined;
+      client.onerror = undefined;
+      await client.close().catch(() => {});
+      await opened.dispose?.().catch(() => {});
+    },
+  };
+  if (options.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, options.onToolsChanged);
+  try {
+    await withTimeout(client.connect(opened.transport, { timeout: options.timeoutMs }), options.timeoutMs, `connect to ${options.label} timed out`);
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  // Only now: a failed connect closes its transport, and that close is the rejection above, not a lost session.
+  if (options.onClose) client.onclose = options.onClose;
+  if (options.onError) client.onerror = options.onError;
+  return session;
+}
+
+/** Connects to one upstream; a streamable-HTTP server that refuses the first POST with a 4xx is retried over SSE. */
+export async function openSession(config: UpstreamTransportConfig, options: OpenSessionOptions): Promise<UpstreamSession> {
+  try {
+    return await connectOver(config, options);
+  } catch (error) {
+    if (config.transport !== 'streamable-http' || options.mode === 'sse' || !wantsSseFallback(error)) throw error;
+    options.log.info({ err: error }, 'streamable HTTP refused; falling back to SSE');
+    return connectOver(config, { ...options, mode: 'sse' });
+  }
+}
+
+/** Every page of the listing; bounded, so a server that pages forever cannot hold it hostage. */
+export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number; maxItems?: number }): Promise<McpTool[]> {
+  return collectPages(async (cursor) => {
+    const result = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: options.timeoutMs });
+    return { items: result.tools, nextCursor: result.nextCursor };
+  }, options);
+}
+
+export interface CallTarget {
+  session: UpstreamSession;
+  /** Names the upstream in error messages (`service/tool`). */
+  service: string;
+  /** The SDK's own per-request cap; the timeout policy normally aborts earlier through the call's signal. */
+  timeoutMs?: number;
+  /** The transport failed under the call: the owner drops or reconnects the session. */
+  onLost: (error: unknown) => void;
+}
+
+/**
+ * The one error mapping for upstream calls: the call's own cancellation wins (its ToolError reason, or
+ * TIMEOUT); the SDK's request timeout is TIMEOUT; anything else is UPSTREAM_ERROR, and a failure of the
+ * transport itself (connection closed, fetch failed, EPIPE, HTTP 5xx) also reports the upstream lost.
+ */
+function mapCallError(error: unknown, label: string, signal: AbortSignal | undefined, onLost: (error: unknown) => void): ToolError {
+  if (error instanceof ToolError) return error;
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    return reason instanceof ToolError ? reason : new ToolError('TIMEOUT', `call to ${label} was cancelled`, { cause: error });
+  }
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${label}: ${error.message}`, { cause: error });
+    if (error.code === ErrorCode.ConnectionClosed) onLost(error);
+    // The upstream refused this call's parameters: a definite answer to this caller, not a sign it is unwell.
+    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error, permanent: error.code === ErrorCode.InvalidParams });
+  }
+  onLost(error);
+  return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });
+}
+
+export function callUpstreamTool(target: CallTarget, name: string, args: JsonObject, options: CallOptions = {}): Promise<CallToolResult> {
+  if (!isTracing()) return callOnce(target, name, args, options, undefined);
+  const transport = target.session.kind === 'stdio' ? 'pipe' : target.session.kind === 'in-memory' ? 'inproc' : 'tcp';
+  const attributes = { [ATTR_MCP_METHOD_NAME]: 'tools/call', [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: name, [ATTR_NETWORK_TRANSPORT]: transport, [ATTR_UPSTREAM]: target.service };
+  return clientSpan(`tools/call ${name}`, attributes, (trace) => callOnce(target, name, args, options, trace), (result) => result.isError === true);
+}
+
+/**
+ * One tools/call. `trace` (traceparent, tracestate) rides in `params._meta` on every transport, as the MCP
+ * semantic conventions put it, so a traced MCP server continues the trace; over HTTP it is also a header.
+ */
+async function callOnce(target: CallTarget, name: string, args: JsonObject, options: CallOptions, trace: Readonly<Record<string, string>> | undefined): Promise<CallToolResult> {
+  const { session } = target;
+  const { signal } = options;
+  const http = session.kind === 'streamable-http' || session.kind === 'sse';
+  const params = http
+    ? { name, arguments: args, _meta: { ...trace, ...callHeadersMeta({ ...options.headers, ...trace, [DEPTH_HEADER]: String((options.depth ?? 0) + 1) }) } }
+    : trace === undefined
+      ? { name, arguments: args }
+      : { name, arguments: args, _meta: { ...trace } };
+  try {
+    const { onProgress } = options;
+    // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
+    const progress = onProgress ? { onprogress: ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) }) } : {};
+    return (await session.client.callTool(params, undefined, { signal, timeout: target.timeoutMs ?? 300_000, ...progress })) as CallToolResult;
+  } catch (error) {
+    throw mapCallError(error, `${target.service}/${name}`, signal, target.onLost);
+  }
+}

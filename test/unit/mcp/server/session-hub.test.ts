@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createSessionHub, SESSION_CHANNEL } from '../../../../src/mcp/server/session-hub.js';
+import type { SseStream } from '../../../../src/mcp/server/sse-stream.js';
+import type { MessageBus } from '../../../../src/store/bus.js';
+import type { Principal } from '../../../../src/types.js';
+
+/** A bus that holds published messages until the test delivers them, to every subscriber in one order (as Redis does). */
+function heldBus(): MessageBus & { deliver(): void } {
+  const handlers: Array<(message: string) => void> = [];
+  const held: string[] = [];
+  return {
+    async publish(channel, message) {
+      if (channel === SESSION_CHANNEL) held.push(message);
+    },
+    subscribe(_channel, handler) {
+      handlers.push(handler);
+      return () => undefined;
+    },
+    async close() {},
+    deliver() {
+      for (const message of held.splice(0)) for (const handler of handlers) handler(message);
+    },
+  };
+}
+
+const fakeStream = (): SseStream => {
+  let closed = false;
+  return { send: () => !closed, ping: () => !closed, close: () => void (closed = true), get closed() { return closed; } };
+};
+
+const alice: Principal = { tenant: 'acme', user: 'alice', roles: [], claims: {} };
+const open = (stream: SseStream) => ({ principal: alice, mode: 'default' as const, toolset: undefined, stream, fingerprint: 'f' });
+
+describe('the session hub', () => {
+  it('keeps only the newest stream of a session, on one replica or across two that attached at the same time', () => {
+    const bus = heldBus();
+    const hubs = [0, 1].map(() => createSessionHub({ bus, log: pino({ level: 'silent' }), fingerprint: async () => 'f' }));
+    const [a, b] = hubs as [ReturnType<typeof createSessionHub>, ReturnType<typeof createSessionHub>];
+    // On one replica the older stream closes at once.
+    const first = fakeStream();
+    const second = fakeStream();
+    a.attach('s1', open(first));
+    a.attach('s1', open(second));
+    expect([first.closed, second.closed]).toEqual([true, false]);
+    // Two replicas attach before either hears the other: the bus' order decides, and exactly one stays.
+    const onA = fakeStream();
+    const onB = fakeStream();
+    a.attach('s2', open(onA));
+    b.attach('s2', open(onB));
+    bus.deliver();
+    expect([onA.closed, onB.closed]).toEqual([true, false]);
+    expect(second.closed).toBe(false);
+    // A later reconnect on A replaces B's.
+    const again = fakeStream();
+    a.attach('s2', open(again));
+    bus.deliver();
+    expect([onB.closed, again.closed]).toEqual([true, false]);
+    for (const hub of hubs) hub.close();
+  });
+});

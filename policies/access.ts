@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { callFailure } from '../src/execution/tool-result.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import { gate } from './gate.js';
+import { gate } from '../src/pipeline/gate.js';
 
 export const AccessOptions = Type.Object({}, { additionalProperties: false });
 

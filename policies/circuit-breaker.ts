@@ -5,7 +5,7 @@ import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ToolResult } from '../src/types.js';
-import { createCircuitRegistry } from './circuit-state.js';
+import { createCircuitRegistry } from '../src/pipeline/circuit-state.js';
 
 export const CircuitBreakerOptions = Type.Object(
   {
@@ -36,7 +36,7 @@ const countsAsFailure = (result: ToolResult): boolean =>
 /**
  * Per upstream service (`tool.service`; tools without one are not guarded) and calling tenant: CIRCUIT_OPEN
  * immediately while open, one probe after the cool-down, closed again when the probe succeeds. State is per
- * replica and per tenant — see policies/circuit-state.ts for why.
+ * replica and per tenant — see src/pipeline/circuit-state.ts for why.
  */
 export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const circuitOptions = parsePolicyOptions('circuit-breaker', CircuitBreakerOptions, options);

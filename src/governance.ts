@@ -7,7 +7,7 @@ import type { ApprovalService } from './approvals/types.js';
 import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
-import { createCircuitRegistry } from '../policies/circuit-state.js';
+import { createCircuitRegistry } from './pipeline/circuit-state.js';
 import type { PolicyDeps } from './pipeline/types.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
 import type { MessageBus } from './store/bus.js';

@@ -7,7 +7,7 @@ import { createGlobalMcpProvider } from './mcp/client/global-provider.js';
 import { createLocalMcpProvider } from './mcp/client/local-provider.js';
 import { createPinRegistry, type PinRegistry } from './mcp/client/pinning.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import type { CircuitRegistry } from '../policies/circuit-state.js';
+import type { CircuitRegistry } from './pipeline/circuit-state.js';
 import { createOpenApiProvider } from './openapi-tools/provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/provider.js';

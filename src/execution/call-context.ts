@@ -1,4 +1,4 @@
-import type { DeadlineAware } from '../../policies/deadline.js';
+import type { DeadlineAware } from '../pipeline/deadline.js';
 import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Logger, Principal, ProgressUpdate, ScriptOrigin, Tool } from '../types.js';
 import { LazySignal } from './lazy-signal.js';

@@ -1,4 +1,4 @@
-import type { CircuitRegistry } from '../../policies/circuit-state.js';
+import type { CircuitRegistry } from './circuit-state.js';
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';

@@ -1,6 +1,6 @@
 // One breaker per authorization server (docs/security-model.md#upstream-identity): after a run of failures
 // its token endpoint is not asked for a while, so calls needing it fail fast instead of each waiting out
-// the timeout. In process memory, like the call breakers (policies/circuit-state.ts explains why).
+// the timeout. In process memory, like the call breakers (src/pipeline/circuit-state.ts explains why).
 
 export interface BreakerOptions {
   /** Consecutive failures that open it. */

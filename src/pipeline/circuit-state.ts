@@ -1,5 +1,11 @@
-import type { CircuitStateName } from '../src/pipeline/metrics.js';
-import type { CircuitBreakerOptions as CircuitOptions } from './circuit-breaker.js';
+import type { CircuitStateName } from './metrics.js';
+
+/** A circuit's thresholds: the circuit-breaker policy's options (policies/circuit-breaker.ts) once parsed. */
+export interface CircuitOptions {
+  readonly failureThreshold: number;
+  readonly cooldownMs: number;
+  readonly failureRate?: { readonly threshold: number; readonly minCalls: number; readonly windowMs: number };
+}
 
 export type Admission = { admit: true; probe: boolean } | { admit: false; retryAfterMs: number };
 

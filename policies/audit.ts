@@ -39,7 +39,7 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | u
           time: started,
           durationMs: Math.max(0, clock.now() - started),
           approvalId: answered.approvalId ?? null,
-          cancelled: cancelledByCaller(ctx.signal),
+          cancelled: cancelledByCaller(ctx.cancellation),
         }, ctx.script),
       );
     }

@@ -60,7 +60,7 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
     } finally {
       // A call its caller gave up on (the client hung up, a batch was cancelled) ends as TIMEOUT or a throw,
       // but says nothing about the upstream: counted, a burst of hang-ups would open the circuit.
-      if (failed === undefined || (failed && ctx.signal.aborted)) circuit.release(admission.probe);
+      if (failed === undefined || (failed && ctx.cancellation.aborted)) circuit.release(admission.probe);
       else circuit.record(failed, clock.now(), admission.probe);
     }
   };

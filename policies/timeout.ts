@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import Type from 'typebox';
-import { CallContext, followCall } from '../src/execution/call-context.js';
-import { LazySignal } from '../src/execution/lazy-signal.js';
+import { deriveContext } from '../src/execution/call-context.js';
+import { Cancellation } from '../src/execution/lazy-signal.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { isTracing, recordDecision } from '../src/observability/tracing.js';
@@ -45,7 +45,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
     if (limitMs <= 0) return Promise.resolve(answer(timedOutResult(call, limitMs)));
 
     // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (lazy-signal.ts).
-    const attempt = new LazySignal();
+    const attempt = new Cancellation();
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
       let started = false;
@@ -67,7 +67,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
       // Never holds the process open by itself: a pending call is held by whoever waits for it.
       timer.unref();
       // The caller's cancellation reaches the attempt; one with a typed reason (a shutdown) is answered at once.
-      unfollow = followCall(ctx, (reason) => {
+      unfollow = ctx.cancellation.follow((reason) => {
         attempt.abort(reason);
         if (!(reason instanceof ToolError) || !finish()) return;
         const ended = callFailure(call, reason.errorType, reason.message);
@@ -76,7 +76,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
       });
       // The caller had already been cancelled with a typed reason before this attempt began: nothing starts.
       if (settled) return;
-      const attemptCtx = ctx instanceof CallContext ? ctx.withCancellation(attempt) : { ...ctx, signal: attempt.signal };
+      const attemptCtx = deriveContext(ctx, { cancellation: attempt });
       started = true;
       let running: Promise<ToolResult>;
       try {

@@ -1,6 +1,7 @@
 import type { Gateway } from '../gateway.js';
 import { recordDecision, type TraceContext } from '../observability/tracing.js';
 import type { Drain } from '../http/drain.js';
+import { Cancellation } from '../execution/lazy-signal.js';
 import type { Logger, Principal, ToolResult } from '../types.js';
 import type { ApprovalRecord } from './types.js';
 
@@ -17,16 +18,16 @@ export function resumeApproved(
   // Traced: the approved run is a call in the approver's request, after the time it waited for a human.
   if (meta.trace !== undefined) recordDecision('approval', 'approved', record.createdAt, meta.trace);
   const principal: Principal = { tenant: record.tenant, user: record.requester.user, roles: record.requester.roles, claims: record.requester.claims };
-  // The call's own signal: the approver's request must not cancel the requester's call; a shutdown does.
-  const cancel = new AbortController();
-  const release = meta.drain.track(cancel);
+  // The call's own cancellation: the approver's request must not cancel the requester's call; a shutdown does.
+  const cancellation = new Cancellation();
+  const release = meta.drain.track(cancellation);
   const running = gateway.execute(
     { name: record.call.name, arguments: record.call.arguments, callId: record.call.callId },
     {
       principal,
       requestId: meta.requestId,
       log: meta.log,
-      signal: cancel.signal,
+      cancellation,
       depth: record.depth,
       mode: record.mode ?? 'default',
       defaultCallId: record.call.callId,

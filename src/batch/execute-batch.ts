@@ -1,5 +1,6 @@
 import { parseArguments } from '../execution/arguments.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from '../execution/execute.js';
+import { Cancellation } from '../execution/lazy-signal.js';
 import { ToolError } from '../execution/tool-error.js';
 import { failureResult } from '../execution/tool-result.js';
 import type { PolicyMetrics } from '../pipeline/metrics.js';
@@ -19,7 +20,7 @@ export interface BatchRequest {
 
 /** Shared by every call of the batch; `defaultCallId` and `deadline` are set per call. */
 /** A batch runs under one plain signal: each call gets its own child of it from the scheduler. */
-export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline' | 'signal'> & { signal: AbortSignal };
+export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline' | 'cancellation'> & { signal: AbortSignal };
 
 const callIdOf = (call: CallRequest, step: number, index: number): string =>
   typeof call.callId === 'string' && call.callId.length > 0 ? call.callId : `tool_step_${step}_${index}`;
@@ -46,7 +47,7 @@ export async function executeBatch(batch: BatchRequest, options: BatchCallOption
     signal: options.signal,
     onGroup: (size) => metrics?.batchGroup(size),
     run: (call, index, ctx) =>
-      executeCall(call, { ...options, signal: ctx.signal, defaultCallId: callIdOf(call, step, index), deadline: ctx.deadline }, scope),
+      executeCall(call, { ...options, cancellation: Cancellation.of(ctx.signal), defaultCallId: callIdOf(call, step, index), deadline: ctx.deadline }, scope),
     onTimeout: (call, index, timeoutMs) => {
       const name = typeof call.name === 'string' ? call.name : '';
       const result = failureResult('TIMEOUT', `${name} timed out after ${timeoutMs} ms`, { callId: callIdOf(call, step, index), name });

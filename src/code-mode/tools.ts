@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, CallRequest } from '../execution/execute.js';
+import { Cancellation } from '../execution/lazy-signal.js';
 import { ToolError } from '../execution/tool-error.js';
 import { activeTraceContext } from '../observability/tracing.js';
 import type { PolicyContext, ToolMode } from '../pipeline/types.js';
@@ -127,7 +128,7 @@ function runScript(host: CodeModeHost, limits: SandboxLimits, code: string, scri
             principal: ctx.principal,
             requestId: ctx.requestId,
             log: ctx.log,
-            signal: AbortSignal.any([ctx.signal, signal]),
+            cancellation: Cancellation.of(AbortSignal.any([ctx.signal, signal])),
             depth: ctx.depth,
             mode,
             defaultCallId: callId,

@@ -1,13 +1,13 @@
 import type { DeadlineAware } from '../pipeline/deadline.js';
 import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
 import type { Logger, Principal, ProgressUpdate, ScriptOrigin, Tool } from '../types.js';
-import { LazySignal } from './lazy-signal.js';
+import type { Cancellation } from './lazy-signal.js';
 
 /**
  * The context of one call, and of each timed attempt of it. A class rather than object literals so every
  * call's context has one shape down the policy chain. `signal` is a getter on the prototype, so a call whose
- * handler never reads it never creates an AbortSignal (lazy-signal.ts): a policy that hands on a context of
- * its own (an object spread keeps own fields only) must set `signal` on it.
+ * handler never reads it never creates an AbortSignal (lazy-signal.ts). A context is derived only with
+ * `deriveContext`: an object spread keeps own fields only and would drop `signal`.
  */
 export class CallContext implements PolicyContext, DeadlineAware {
   constructor(
@@ -15,7 +15,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly callId: string,
     readonly requestId: string,
     /** The caller's cancellation (client gone, batch, shutdown), or an attempt's own under the timeout policy. */
-    readonly cancellation: AbortSignal | LazySignal,
+    readonly cancellation: Cancellation,
     readonly log: Logger,
     readonly depth: number,
     readonly mode: ToolMode,
@@ -28,42 +28,55 @@ export class CallContext implements PolicyContext, DeadlineAware {
   ) {}
 
   get signal(): AbortSignal {
-    const cancellation = this.cancellation;
-    return cancellation instanceof LazySignal ? cancellation.signal : cancellation;
+    return this.cancellation.signal;
   }
+}
 
-  /** The same call under another cancellation: one attempt under a timeout. */
-  withCancellation(cancellation: AbortSignal | LazySignal): CallContext {
-    return new CallContext(
-      this.principal,
-      this.callId,
-      this.requestId,
-      cancellation,
-      this.log,
-      this.depth,
-      this.mode,
-      this.checkAccess,
-      this.policyOptions,
-      this.approval,
-      this.deadline,
-      this.onProgress,
-      this.script,
-    );
-  }
+/** What a derived context changes; everything else is the parent's. */
+export interface ContextChange {
+  /** The child's own cancellation, e.g. one timed attempt (it should follow the parent's). */
+  cancellation?: Cancellation;
+  /** An earlier deadline (epoch ms); a later one than the parent's is ignored. */
+  deadline?: number;
 }
 
 /**
- * Calls `listener` once when the call's cancellation aborts (at once if it has); returns how to stop. A
- * CallContext's LazySignal is followed through a callback, so following it creates no AbortSignal.
+ * The one way to derive a call's context. `parent` may be the chain's CallContext or any object with the
+ * PolicyContext fields — a custom policy's `{ ...ctx, … }` included, which keeps `cancellation` but not the
+ * `signal` getter: the result is a CallContext either way, so the call keeps its cancellation (and a
+ * hand-built context's extra fields).
  */
-export function followCall(ctx: PolicyContext, listener: (reason: unknown) => void): () => void {
-  const source = ctx instanceof CallContext ? ctx.cancellation : ctx.signal;
-  if (source instanceof LazySignal) return source.follow(listener);
-  if (source.aborted) {
-    listener(source.reason);
-    return () => {};
+export function deriveContext(parent: PolicyContext, change: ContextChange = {}): CallContext {
+  const inherited = (parent as DeadlineAware).deadline;
+  const deadline = inherited === undefined || change.deadline === undefined ? (inherited ?? change.deadline) : Math.min(inherited, change.deadline);
+  const derived = new CallContext(
+    parent.principal,
+    parent.callId,
+    parent.requestId,
+    change.cancellation ?? parent.cancellation,
+    parent.log,
+    parent.depth,
+    parent.mode,
+    parent.checkAccess,
+    parent.policyOptions,
+    parent.approval,
+    deadline,
+    parent.onProgress,
+    parent.script,
+  );
+  if (parent instanceof CallContext && !carriesExtra.has(parent)) return derived;
+  // A context built by hand (a custom policy's) may carry fields of its own for the layers below: they go along,
+  // also to each context derived from this one.
+  const extra = derived as unknown as Record<string, unknown>;
+  let carried = false;
+  for (const [key, value] of Object.entries(parent)) {
+    if (key in derived) continue;
+    extra[key] = value;
+    carried = true;
   }
-  const forward = (): void => listener(source.reason);
-  source.addEventListener('abort', forward, { once: true });
-  return () => source.removeEventListener('abort', forward);
+  if (carried) carriesExtra.add(derived);
+  return derived;
 }
+
+/** The derived contexts holding a hand-built context's extra fields (rare: only behind a custom policy). */
+const carriesExtra = new WeakSet<CallContext>();

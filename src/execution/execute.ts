@@ -14,7 +14,7 @@ import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
 import type { JsonObject, Logger, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolResult } from '../types.js';
 import { parseArguments } from './arguments.js';
 import { CallContext } from './call-context.js';
-import type { LazySignal } from './lazy-signal.js';
+import type { Cancellation } from './lazy-signal.js';
 import type { SchemaCheck } from './schema-validator.js';
 import { cancelledByCaller } from './tool-error.js';
 import { tracedCall } from './traced-call.js';
@@ -32,7 +32,7 @@ export interface CallOptions {
   requestId: string;
   log: Logger;
   /** The call's own cancellation (client gone, batch, shutdown); never shared with another call. */
-  signal: AbortSignal | LazySignal;
+  cancellation: Cancellation;
   depth: number;
   mode: ToolMode;
   /** The id used when the request has none (`tool_step_<step>_<index>` or `call_<random>`). */
@@ -122,7 +122,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
     principal,
     callId,
     options.requestId,
-    options.signal,
+    options.cancellation,
     options.log,
     options.depth,
     options.mode,
@@ -141,7 +141,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
 // every named closure created per call also costs an Object.defineProperty.
 function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && cancelledByCaller(ctx.signal));
+  scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && cancelledByCaller(ctx.cancellation));
   return result;
 }
 

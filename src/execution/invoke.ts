@@ -41,9 +41,9 @@ function failureOf(call: ToolCall, ctx: PolicyContext, error: unknown): ToolResu
     const result = callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
     return error.permanent ? markPermanent(result) : result;
   }
-  if (ctx.signal.aborted) {
+  if (ctx.cancellation.aborted) {
     // A typed cancellation (a shutdown) says why; any other is the caller giving up.
-    const reason: unknown = ctx.signal.reason;
+    const reason: unknown = ctx.cancellation.reason;
     return reason instanceof ToolError ? callFailure(call, reason.errorType, reason.message) : callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
   }
   const message = error instanceof Error ? error.message : String(error);

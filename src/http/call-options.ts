@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
 import type { ToolMode } from '../pipeline/types.js';
-import { LazySignal } from '../execution/lazy-signal.js';
+import { Cancellation } from '../execution/lazy-signal.js';
 import type { Drain } from './drain.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {
@@ -23,10 +23,10 @@ export function defaultCallId(step: number | undefined, index: number): string {
 /**
  * The cancellation of one request's calls: aborted when the client goes away before the answer is written,
  * so executors stop work nobody will read, or when a shutdown ends the calls still running (Drain.cancel).
- * A LazySignal: its AbortSignal exists only if a handler or policy reads it.
+ * Its AbortSignal exists only if a handler reads it (lazy-signal.ts).
  */
-export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'track'>): LazySignal {
-  const cancellation = new LazySignal();
+export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'track'>): Cancellation {
+  const cancellation = new Cancellation();
   const release = drain.track(cancellation);
   const response = reply.raw;
   const gone = (): void => {
@@ -38,12 +38,13 @@ export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'tra
   return cancellation;
 }
 
-export function callOptionsFor(request: FastifyRequest, callId: string, signal: AbortSignal | LazySignal): CallOptions {
+/** `cancellation` may be a signal made elsewhere (the MCP endpoint's): it becomes the call's Cancellation here. */
+export function callOptionsFor(request: FastifyRequest, callId: string, cancellation: Cancellation | AbortSignal): CallOptions {
   return {
     principal: request.principal,
     requestId: request.id,
     log: request.log,
-    signal,
+    cancellation: cancellation instanceof Cancellation ? cancellation : Cancellation.of(cancellation),
     depth: requestDepth(request),
     mode: requestMode(request),
     defaultCallId: callId,

@@ -1,12 +1,8 @@
+import type { Cancellation } from '../execution/lazy-signal.js';
 import { ToolError } from '../execution/tool-error.js';
 
 /** The message of every call a shutdown ends (errorType TIMEOUT). */
 export const SHUTTING_DOWN = 'gateway shutting down';
-
-/** An AbortController, or a LazySignal. */
-interface Cancellable {
-  abort(reason: unknown): void;
-}
 
 const noop = (): void => {};
 
@@ -20,10 +16,10 @@ type DrainState = 'serving' | 'draining' | 'closing' | 'cancelled';
  */
 export class Drain {
   /**
-   * The controller of every call still running (requests, approved calls). Held here rather than linked
+   * The cancellation of every call still running (requests, approved calls). Held here rather than linked
    * through a listener on one shared shutdown signal: that signal would carry a listener per call in flight.
    */
-  private readonly running = new Set<Cancellable>();
+  private readonly running = new Set<Cancellation>();
   private reason: ToolError | undefined;
   private state: DrainState = 'serving';
 
@@ -54,7 +50,7 @@ export class Drain {
    * Makes `call` part of the shutdown: `cancel` aborts it (at once if that already happened). Returns the
    * release to call when the call is over.
    */
-  track(call: Cancellable): () => void {
+  track(call: Cancellation): () => void {
     if (this.reason) {
       call.abort(this.reason);
       return noop;

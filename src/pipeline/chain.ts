@@ -3,12 +3,14 @@ import Type from 'typebox';
 import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
+import { deriveContext } from '../execution/call-context.js';
+import { Cancellation } from '../execution/lazy-signal.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { JsonObject, Tool } from '../types.js';
 import { noopPolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES } from './order.js';
-import type { Answer, BuiltinPolicies, Next, Policy, PolicyDeps, PolicyLayer } from './types.js';
+import type { Answer, BuiltinPolicies, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from './types.js';
 
 /** What a custom policy module's default export must be. */
 export type PolicyFactory = (options: unknown, deps: PolicyDeps) => Policy | Promise<Policy>;
@@ -56,13 +58,23 @@ function customLayer(policy: Policy): PolicyLayer {
       let passed = false;
       const result = policy(call, ctx, (c, x) => {
         passed = true;
-        return next(c, x);
+        return next(c, x === ctx ? x : handedOn(x, ctx));
       });
       // Handed on already (most policies do so at once): waiting for the result would only add a promise.
       if (passed) return result;
       return result.then((answered) => (passed ? answered : answer(answered)));
     },
   };
+}
+
+/**
+ * A context a custom policy built itself, rebuilt as the chain's own: `{ ...ctx }` keeps `cancellation` but drops
+ * the `signal` getter, so handed on as it is the call would lose its cancellation below. A signal the policy set
+ * itself is the one the call follows.
+ */
+function handedOn(given: PolicyContext, ctx: PolicyContext): PolicyContext {
+  const own = Object.hasOwn(given, 'signal') ? (given.signal as AbortSignal | undefined) : undefined;
+  return deriveContext(given, { cancellation: own ? Cancellation.of(own) : (given.cancellation ?? ctx.cancellation) });
 }
 
 function bindArgumentsOptions(raw: unknown, tenantBindings: Record<string, JsonObject> | undefined): unknown {

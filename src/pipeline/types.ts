@@ -2,6 +2,7 @@ import type { CircuitRegistry } from './circuit-state.js';
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
+import type { Cancellation } from '../execution/lazy-signal.js';
 import type { StateStore } from '../store/types.js';
 import type { Logger, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from '../types.js';
 import type { Clock } from './clock.js';
@@ -14,6 +15,8 @@ export type AccessDecision = { ok: true } | { ok: false; reason: string };
 
 /** What a policy sees besides the call. Built per call from the config snapshot the call started on. */
 export interface PolicyContext extends ToolContext {
+  /** The call's cancellation, behind `signal`: policies read and follow it without creating an AbortSignal. */
+  readonly cancellation: Cancellation;
   readonly mode: ToolMode;
   /** Re-checks exposure rules (tenant allow/deny, roles, mode, source allowlists) against the call's config snapshot. */
   readonly checkAccess: (tool: Tool) => AccessDecision;

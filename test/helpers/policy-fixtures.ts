@@ -1,6 +1,7 @@
 // Shared fixtures for policy, chain and approval unit tests: a tool, a call, a context and deps.
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
+import { Cancellation } from '../../src/execution/lazy-signal.js';
 import { successResult } from '../../src/execution/tool-result.js';
 import type { Clock } from '../../src/pipeline/clock.js';
 import type { Answer, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from '../../src/pipeline/types.js';
@@ -24,9 +25,12 @@ export const bob: Principal = { tenant: 'acme', user: 'bob', roles: ['approver']
 
 const silentLog = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silentLog, level: 'silent' } as unknown as Logger;
 
+/** A hand-built context; `signal` in `overrides` is the call's cancellation unless `cancellation` is given too. */
 export function makeCtx(overrides: Partial<PolicyContext> = {}): PolicyContext {
+  const base = toolContext({ principal: alice, callId: 'call_1', requestId: 'req-1', log: silentLog, ...(overrides.signal ? { signal: overrides.signal } : {}) });
   return {
-    ...toolContext({ principal: alice, callId: 'call_1', requestId: 'req-1', log: silentLog }),
+    ...base,
+    cancellation: Cancellation.of(base.signal),
     mode: 'default',
     checkAccess: () => ({ ok: true }),
     policyOptions: () => undefined,

@@ -1,14 +1,22 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { CallContext, followCall } from '../../src/execution/call-context.js';
-import { LazySignal } from '../../src/execution/lazy-signal.js';
+import { builtinPolicies } from '../../policies/index.js';
+import { CallContext, deriveContext } from '../../src/execution/call-context.js';
+import { Cancellation } from '../../src/execution/lazy-signal.js';
+import { successResult } from '../../src/execution/tool-result.js';
+import { createPolicyChain } from '../../src/pipeline/chain.js';
+import type { Next, PolicyContext } from '../../src/pipeline/types.js';
 import type { Logger } from '../../src/types.js';
+import { makeCall, makeDeps } from '../helpers/policy-fixtures.js';
 
-const context = (cancellation: AbortSignal | LazySignal): CallContext =>
-  new CallContext({ tenant: 'acme', user: 'alice', roles: [], claims: {} }, 'c1', 'r1', cancellation, {} as Logger, 0, 'default', () => ({ ok: true }), () => undefined, undefined, undefined);
+const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent } as unknown as Logger;
 
-describe('LazySignal', () => {
+const context = (cancellation: Cancellation, deadline?: number): CallContext =>
+  new CallContext({ tenant: 'acme', user: 'alice', roles: [], claims: {} }, 'c1', 'r1', cancellation, silent, 0, 'default', () => ({ ok: true }), () => undefined, undefined, deadline);
+
+describe('Cancellation', () => {
   it('gives a reader who comes after the abort an aborted signal with the same reason', () => {
-    const cancellation = new LazySignal();
+    const cancellation = new Cancellation();
     const reason = new Error('client closed the connection');
     cancellation.abort(reason);
     const signal = context(cancellation).signal;
@@ -17,12 +25,12 @@ describe('LazySignal', () => {
   });
 
   it('aborts a signal read before the abort, and tells followers once; a stopped follower hears nothing', () => {
-    const cancellation = new LazySignal();
+    const cancellation = new Cancellation();
     const signal = context(cancellation).signal;
     const heard = vi.fn();
     const stopped = vi.fn();
-    followCall(context(cancellation), heard);
-    followCall(context(cancellation), stopped)();
+    cancellation.follow(heard);
+    cancellation.follow(stopped)();
     cancellation.abort('gone');
     cancellation.abort('again');
     expect(signal.aborted).toBe(true);
@@ -30,29 +38,84 @@ describe('LazySignal', () => {
     expect(heard).toHaveBeenCalledWith('gone');
     expect(stopped).not.toHaveBeenCalled();
     const late = vi.fn();
-    followCall(context(cancellation), late);
+    cancellation.follow(late);
     expect(late).toHaveBeenCalledWith('gone');
   });
 
   it('tells every follower when one stops following from inside its own callback, as the timeout policy does on settling', () => {
-    const cancellation = new LazySignal();
+    const cancellation = new Cancellation();
     const heard: string[] = [];
-    const stopFirst = followCall(context(cancellation), () => {
+    const stopFirst = cancellation.follow(() => {
       heard.push('first');
       stopFirst();
     });
-    followCall(context(cancellation), () => heard.push('second'));
-    followCall(context(cancellation), () => heard.push('third'));
+    cancellation.follow(() => heard.push('second'));
+    cancellation.follow(() => heard.push('third'));
     cancellation.abort('gone');
     expect(heard).toEqual(['first', 'second', 'third']);
   });
 
-  it('follows a context built on a plain signal, or rebuilt by a policy, through its signal', () => {
+  it('is, when made from a signal, that very signal: followed through it, and listened to only while followed', () => {
     const controller = new AbortController();
-    const rebuilt = { ...context(controller.signal), signal: controller.signal };
+    const cancellation = Cancellation.of(controller.signal);
+    expect(context(cancellation).signal).toBe(controller.signal);
     const heard = vi.fn();
-    followCall(rebuilt, heard);
+    const stop = cancellation.follow(heard);
+    stop();
+    cancellation.follow(heard);
     controller.abort('stop');
+    expect(heard).toHaveBeenCalledTimes(1);
     expect(heard).toHaveBeenCalledWith('stop');
+    expect([cancellation.aborted, cancellation.reason]).toEqual([true, 'stop']);
+    expect(() => cancellation.abort('again')).toThrow(TypeError);
+  });
+});
+
+describe('deriveContext', () => {
+  it("keeps the call's cancellation and the earlier deadline; a child cancellation replaces it for the child only", () => {
+    const parent = new Cancellation();
+    const ctx = context(parent, 5_000);
+    expect(deriveContext(ctx).cancellation).toBe(parent);
+    expect(deriveContext(ctx, { deadline: 9_000 }).deadline).toBe(5_000);
+    expect(deriveContext(ctx, { deadline: 1_000 }).deadline).toBe(1_000);
+    const attempt = new Cancellation();
+    const child = deriveContext(ctx, { cancellation: attempt });
+    expect(child.signal).toBe(attempt.signal);
+    expect(ctx.cancellation).toBe(parent);
+  });
+
+  it('rebuilds a spread context, which drops the signal getter, into one whose signal is the call’s', () => {
+    const parent = new Cancellation();
+    // As a custom policy (plain JavaScript) writes it; TypeScript itself sees that the spread has no `signal`.
+    const spread = { ...context(parent) } as unknown as PolicyContext;
+    expect('signal' in spread).toBe(false);
+    const derived = deriveContext(spread);
+    parent.abort('client gone');
+    expect(derived.signal.aborted).toBe(true);
+    expect(derived.signal.reason).toBe('client gone');
+  });
+
+  it('a custom policy that hands on `{ ...ctx }` before the timeout policy leaves the call cancellable: the handler hears the caller leave', async () => {
+    let handlerSignal: AbortSignal | undefined;
+    let handedOn: unknown;
+    const terminal: Next = (call, ctx) => {
+      handlerSignal = ctx.signal;
+      handedOn = (ctx as PolicyContext & { handedOnBy?: string }).handedOnBy;
+      return new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(successResult(call, 'stopped')), { once: true }));
+    };
+    const chain = await createPolicyChain({
+      builtins: builtinPolicies,
+      baseDir: fileURLToPath(new URL('../fixtures/', import.meta.url)),
+      tenantPolicies: { custom: [{ module: './spread-context-policy.mjs', before: 'timeout' }] },
+      deps: makeDeps(),
+      terminal,
+    });
+    const caller = new Cancellation();
+    const pending = chain(makeCall(), context(caller));
+    await vi.waitFor(() => expect(handlerSignal).toBeDefined(), { timeout: 1_000, interval: 5 });
+    caller.abort(new Error('client closed the connection'));
+    await expect(pending).resolves.toMatchObject({ ok: true, output: 'stopped' });
+    expect(handlerSignal?.aborted).toBe(true);
+    expect(handedOn).toBe('spread-context');
   });
 });

@@ -1,6 +1,7 @@
 // `npm run bench`: runs every bench section present (each a module exporting `bench(): Promise<string>`
 // returning markdown), one after another so they never compete for the cores, prints them and writes the
-// run into bench/results.md, above the history kept there. Sections added by other work (mcp, rag,
+// run into bench/results.md, above the history kept there. "anchors" (toolgate against the minimal composition
+// and the MCP floor, in one table) runs first. Sections added by other work (mcp, rag,
 // registry) are picked up when their file exists.
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import { withLatestRun } from './results-file.js';
 
-const SECTIONS = ['gateway', 'mcp', 'rag', 'registry', 'openapi', 'code-mode'] as const;
+const SECTIONS = ['anchors', 'gateway', 'mcp', 'rag', 'registry', 'openapi', 'code-mode'] as const;
 const benchDir = join(packageRoot(), 'bench');
 
 interface BenchModule {

@@ -4,6 +4,7 @@ import { isPermanentFailure } from '../src/execution/tool-result.js';
 import { ATTR_OUTCOME, ATTR_POLICY, ATTR_RETRY_ATTEMPT, inSpan, isTracing } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
+import { backoffDelay } from '../src/shared/backoff.js';
 import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
 import { deadlineOf } from '../src/pipeline/deadline.js';
@@ -19,12 +20,6 @@ export const RetryOptions = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
- * a built-in tool's TIMEOUT),
- * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
- * of attempts, and never past the call's deadline or abort.
- */
 /** A retry attempt (the second and later) as a span, so the hops it makes nest under it. */
 function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise<ToolResult> {
   return inSpan(`policy retry attempt ${attempt}`, { attributes: { [ATTR_POLICY]: 'retry', [ATTR_RETRY_ATTEMPT]: attempt } }, run, (result) => {
@@ -33,9 +28,15 @@ function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise
   });
 }
 
+/**
+ * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
+ * a built-in tool's TIMEOUT), with jittered exponential backoff (src/shared/backoff.ts), a bounded number of
+ * attempts, and never past the call's deadline or abort.
+ */
 export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions('retry', RetryOptions, options);
   const clock = deps.clock ?? systemClock;
+  const backoff = { initialMs: baseMs, maxMs, factor: 2 };
   const retryable = new Set<ErrorType>(on);
   // A built-in that timed out is not tried again: its time went on tenant-controlled files or commands, and
   // repeating it would only hold the gateway's shared resources (the libuv pool, process slots) longer.
@@ -51,8 +52,7 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
     let result = first;
     for (let attempt = 1; attempt < attempts; attempt++) {
       if (isFinal(result, call)) break;
-      const cap = Math.min(maxMs, baseMs * 2 ** (attempt - 1));
-      const delay = Math.round(cap / 2 + clock.random() * (cap / 2));
+      const delay = backoffDelay(attempt - 1, backoff, clock.random);
       const deadline = deadlineOf(ctx);
       if (ctx.signal.aborted || (deadline !== undefined && clock.now() + delay >= deadline)) break;
       await clock.sleep(delay, ctx.signal);

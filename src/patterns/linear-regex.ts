@@ -3,6 +3,7 @@
 // never backtracks (docs/security-model.md#untrusted-patterns-and-schemas). Linear has a constant: the
 // size of the compiled program. So a pattern is bounded before it is compiled (its length and an upper
 // bound of its program size), and every match is bounded by its work (program size × input length).
+import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 
 /** Longer patterns are refused before anything else is done with them. */
@@ -143,11 +144,9 @@ class Re2Regex implements LinearRegex {
 }
 
 /** Compiled patterns by source (and refusals): schemas and globs repeat the same few patterns. */
-const cache = new Map<string, LinearRegex | PatternRefusal>();
-const MAX_CACHED = 1000;
+const cache = new LRUCache<string, LinearRegex | PatternRefusal>({ max: 1000 });
 
 function remember<T extends LinearRegex | PatternRefusal>(source: string, result: T): T {
-  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
   cache.set(source, result);
   return result;
 }

@@ -5,11 +5,12 @@ import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Registry } from 'prom-client';
 import type { ToolProvider, UpstreamStatus } from '../../registry/provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
+import type { BackoffOptions } from '../../shared/backoff.js';
 import { toolFromMcp } from './mcp-tool.js';
 import { gaugeIn } from './metrics.js';
 import { createNameMap } from './naming.js';
 import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
-import { createUpstreamClient, type BackoffOptions, type UpstreamClient } from './upstream-client.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';
 import type { UpstreamTransportConfig } from './upstream-transport.js';
 
 export interface McpProviderDeps {

@@ -7,16 +7,11 @@ import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/
 import { ToolError } from '../../execution/tool-error.js';
 import type { UpstreamStatus } from '../../registry/provider.js';
 import type { JsonObject, Logger } from '../../types.js';
+import { backoffDelay, type BackoffOptions } from '../../shared/backoff.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';
 import { isHttpTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 
 export type { CallOptions } from './upstream-session.js';
-
-export interface BackoffOptions {
-  initialMs: number;
-  maxMs: number;
-  factor: number;
-}
 
 export interface UpstreamClientOptions {
   service: string;
@@ -52,12 +47,6 @@ type State = UpstreamStatus['state'];
 const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 200, maxMs: 30_000, factor: 2 };
 /** Pages of one listing; far more than any real server sends, but a bound. */
 const MAX_LIST_PAGES = 1000;
-
-/** Full-jitter-ish: between half and all of the capped exponential delay, so restarts don't stampede. */
-export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
-  const capped = Math.min(options.maxMs, options.initialMs * options.factor ** attempt);
-  return Math.round(capped * (0.5 + random() * 0.5));
-}
 
 /** The next reconnect: at most one timer, delays growing with each failed attempt until a success resets them. */
 class ReconnectTimer {

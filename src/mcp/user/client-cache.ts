@@ -1,6 +1,8 @@
 // Connected user-level MCP clients, one per (tenant, sub, serviceId): opened lazily, shared by
 // concurrent callers while connecting, dropped after an idle period, and bounded in number (the
-// least recently used is closed first) so many users cannot exhaust sockets or memory.
+// least recently used is closed first) so many users cannot exhaust sockets or memory. The bound, the
+// order and the idle expiry are lru-cache's (`ttl` renewed on every hit); closing is its `dispose`.
+import { LRUCache } from 'lru-cache';
 
 export interface ClientCacheOptions<T> {
   maxEntries: number;
@@ -31,12 +33,12 @@ interface Entry<T> {
   fingerprint: string;
   value: Promise<T>;
   resolved?: T;
-  lastUsed: number;
 }
 
 export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCache<T> {
-  const entries = new Map<string, Entry<T>>();
-  const now = options.now ?? Date.now;
+  // The closes that lru-cache's (synchronous) dispose started during one operation, so that the operation
+  // can wait for them: a caller that evicts a client expects it closed when evict returns.
+  let closing: Array<Promise<void>> | undefined;
 
   const closeEntry = async (entry: Entry<T>): Promise<void> => {
     try {
@@ -46,37 +48,48 @@ export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCach
     }
   };
 
-  async function evict(key: string): Promise<void> {
-    const entry = entries.get(key);
-    if (!entry) return;
-    entries.delete(key);
-    await closeEntry(entry);
+  const entries = new LRUCache<string, Entry<T>>({
+    max: options.maxEntries,
+    ttl: options.idleMs,
+    updateAgeOnGet: true,
+    ttlResolution: 0, // read the clock on every check: the idle cut-off is exact, also under a test clock
+    ...(options.now ? { perf: { now: options.now } } : {}),
+    dispose: (entry) => {
+      const closed = closeEntry(entry);
+      closing?.push(closed);
+    },
+  });
+
+  /** Runs `change` and waits for every client it made lru-cache drop to be closed. */
+  async function closingAfter(change: () => void): Promise<void> {
+    const outer = closing;
+    const started: Array<Promise<void>> = [];
+    closing = started;
+    try {
+      change();
+    } finally {
+      closing = outer;
+    }
+    await Promise.all(started);
   }
+
+  const evict = (key: string): Promise<void> => closingAfter(() => entries.delete(key));
 
   async function get(key: string, fingerprint: string, open: () => Promise<T>): Promise<T> {
     const existing = entries.get(key);
-    if (existing && existing.fingerprint === fingerprint) {
-      // Re-insert: Map order is the LRU order.
-      entries.delete(key);
-      existing.lastUsed = now();
-      entries.set(key, existing);
-      return existing.value;
-    }
+    if (existing && existing.fingerprint === fingerprint) return existing.value;
     if (existing) await evict(key);
-    const entry: Entry<T> = { fingerprint, value: open(), lastUsed: now() };
-    entries.set(key, entry);
+    const entry: Entry<T> = { fingerprint, value: open() };
     entry.value.then(
       (value) => {
         entry.resolved = value;
       },
       () => {
-        if (entries.get(key) === entry) entries.delete(key);
+        if (entries.peek(key, { allowStale: true }) === entry) entries.delete(key);
       },
     );
-    while (entries.size > options.maxEntries) {
-      const oldest = entries.keys().next().value as string;
-      await evict(oldest);
-    }
+    // Past `maxEntries`, the least recently used client is dropped (and closed) by this set.
+    await closingAfter(() => entries.set(key, entry));
     return entry.value;
   }
 
@@ -84,20 +97,17 @@ export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCach
     get,
     evict,
     async evictIfCurrent(key, value) {
-      if (entries.get(key)?.resolved === value) await evict(key);
+      if (entries.peek(key, { allowStale: true })?.resolved === value) await evict(key);
     },
-    async evictPrefix(prefix) {
-      await Promise.all([...entries.keys()].filter((key) => key.startsWith(prefix)).map(evict));
-    },
-    async evictIdle() {
-      const cutoff = now() - options.idleMs;
-      await Promise.all([...entries].filter(([, entry]) => entry.lastUsed <= cutoff).map(([key]) => evict(key)));
-    },
+    evictPrefix: (prefix) =>
+      closingAfter(() => {
+        entries.purgeStale(); // a user's DELETE closes an idle client now, not at the next sweep
+        for (const key of [...entries.keys()]) if (key.startsWith(prefix)) entries.delete(key);
+      }),
+    evictIdle: () => closingAfter(() => entries.purgeStale()),
     get size() {
       return entries.size;
     },
-    async closeAll() {
-      await Promise.all([...entries.keys()].map(evict));
-    },
+    closeAll: () => closingAfter(() => entries.clear()),
   };
 }

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolError } from '../../../src/execution/tool-error.js';
-import { backoffDelay, createUpstreamClient, type UpstreamClient } from '../../../src/mcp/client/upstream-client.js';
+import { createUpstreamClient, type UpstreamClient } from '../../../src/mcp/client/upstream-client.js';
 import {
   buildTestServer,
   createTestState,
@@ -37,17 +37,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-describe('backoffDelay', () => {
-  it('grows exponentially, stays within [half, all] of the capped delay, and is bounded', () => {
-    const options = { initialMs: 100, maxMs: 1000, factor: 2 };
-    expect(backoffDelay(0, options, () => 0)).toBe(50);
-    expect(backoffDelay(0, options, () => 1)).toBe(100);
-    expect(backoffDelay(3, options, () => 1)).toBe(800);
-    expect(backoffDelay(30, options, () => 1)).toBe(1000);
-    expect(backoffDelay(30, options, () => 0)).toBe(500);
-  });
 });
 
 describe('upstream client over the in-memory transport', () => {

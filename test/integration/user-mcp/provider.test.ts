@@ -193,7 +193,7 @@ describe('user-level MCP provider over the memory store', () => {
 
 describe('client cache', () => {
   it('bounds the number of clients (LRU) and evicts idle ones, closing what it drops', async () => {
-    let clock = 0;
+    let clock = 1_000; // lru-cache reads a start time of 0 as "no ttl": a test clock starts later
     const closed: string[] = [];
     const cache = createClientCache<string>({ maxEntries: 2, idleMs: 100, now: () => clock, close: async (value) => void closed.push(value) });
     await cache.get('a', 'f', async () => 'A');
@@ -201,9 +201,9 @@ describe('client cache', () => {
     await cache.get('a', 'f', async () => 'A2'); // hit: a becomes most recent
     await cache.get('c', 'f', async () => 'C');
     expect(closed).toEqual(['B']);
-    clock = 50;
+    clock = 1_050;
     await cache.get('c', 'f', async () => 'C2');
-    clock = 120;
+    clock = 1_120;
     await cache.evictIdle();
     expect(closed).toEqual(['B', 'A']);
     expect(cache.size).toBe(1);

@@ -7,38 +7,47 @@ import type { Principal } from '../../../src/types.js';
 const principal = (user: string): Principal => ({ tenant: 't', user, roles: [], claims: {} });
 
 describe('TokenCache', () => {
-  it('never keeps an entry past the token expiry', () => {
+  it('never keeps an entry past the token expiry, nor serves it at exp itself', () => {
     let now = 1_000_000;
     const cache = new TokenCache(10, 60_000, () => now);
     cache.set('k', principal('a'), now + 5_000);
+    now += 4_999;
     expect(cache.get('k')?.user).toBe('a');
-    now += 5_001;
+    now += 1;
     expect(cache.get('k')).toBeUndefined();
   });
 
-  // Two entries in a cache of two; `a` is hit `elapsedMs` after both were set, then a third entry arrives.
-  function hitThenOverflow(elapsedMs: number): TokenCache {
+  it('drops an entry after the configured ttl even when the token lives longer', () => {
+    let now = 1_000_000;
+    const cache = new TokenCache(10, 60_000, () => now);
+    cache.set('k', principal('a'), now + 3_600_000);
+    cache.set('key', principal('b'), undefined);
+    now += 59_999;
+    expect(cache.get('k')?.user).toBe('a');
+    expect(cache.get('key')?.user).toBe('b');
+    now += 1;
+    expect(cache.get('k')).toBeUndefined();
+    expect(cache.get('key')).toBeUndefined();
+  });
+
+  it('does not keep a token that expires within the millisecond', () => {
+    const now = 1_000_000;
+    const cache = new TokenCache(10, 60_000, () => now);
+    cache.set('k', principal('a'), now + 1);
+    expect(cache.size).toBe(0);
+  });
+
+  it('evicts the least recently used entry beyond its bound (a hit makes an entry recent)', () => {
     let now = 1_000_000;
     const cache = new TokenCache(2, 60_000, () => now);
     cache.set('a', principal('a'), undefined);
     cache.set('b', principal('b'), undefined);
-    now += elapsedMs;
+    now += 1;
     cache.get('a');
     cache.set('c', principal('c'), undefined);
-    return cache;
-  }
-
-  it('evicts the least recently used entry beyond its bound', () => {
-    const cache = hitThenOverflow(1_000);
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')?.user).toBe('a');
     expect(cache.size).toBe(2);
-  });
-
-  it('reorders a hit at most once a second (a hit within the second keeps its place)', () => {
-    const cache = hitThenOverflow(999);
-    expect(cache.get('a')).toBeUndefined();
-    expect(cache.get('b')?.user).toBe('b');
   });
 
   it('is a no-op with max 0', () => {

@@ -26,15 +26,27 @@ describe('the access-token cache', () => {
     expect((await renewed).token.accessToken).toBe('t2');
   });
 
-  it('never keeps a token past its cap (the subject token\'s exp), and drops the oldest past max', async () => {
-    const now = 0;
+  it('never keeps a token past its cap (the subject token\'s exp), and drops the least recently used past max', async () => {
+    let now = 1_000_000;
     const cache = new AccessTokenCache(1, () => now);
     let fetches = 0;
     const fetchToken = async () => ({ accessToken: `t${++fetches}`, expiresAt: now + 3_600_000, scopes: [] });
     await cache.get('a', fetchToken, now);
     expect((await cache.get('a', fetchToken, now)).cached).toBe(false);
-    await cache.get('b', fetchToken);
+    const capAt = now + 10_000;
+    await cache.get('b', fetchToken, capAt);
+    now = capAt - 1;
+    expect((await cache.get('b', fetchToken, capAt)).cached).toBe(true);
+    now = capAt;
+    expect((await cache.get('b', fetchToken, capAt)).cached).toBe(false);
     await cache.get('c', fetchToken);
     expect((await cache.get('b', fetchToken)).cached).toBe(false);
+  });
+
+  it('does not keep a failed fetch: the next caller fetches again', async () => {
+    const cache = new AccessTokenCache(10, () => 1_000_000);
+    await expect(cache.get('k', async () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    const { token, cached } = await cache.get('k', async () => ({ accessToken: 'ok', expiresAt: 1_000_000 + 3_600_000, scopes: [] }));
+    expect([token.accessToken, cached]).toEqual(['ok', false]);
   });
 });

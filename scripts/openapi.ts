@@ -1,11 +1,12 @@
-// `npm run openapi`: regenerates openapi.yaml from the route schemas (the single source).
-// test/openapi.test.ts fails when the committed file drifts from what this produces.
+// `npm run openapi`: regenerates openapi.yaml from the route schemas (the single source), then the
+// console's API types from it. test/openapi.test.ts fails when either committed file drifts.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../src/app.js';
 import { demoConfig, packageRoot } from '../src/config/demo.js';
+import { CONSOLE_API_TYPES_PATH, writeConsoleApiTypes } from './console-api-types.js';
 
 /** A fixed key: the document must not depend on the environment or on a random demo key. */
 const GENERATOR_ENV: NodeJS.ProcessEnv = { TOOLGATE_DEV_API_KEY: 'tg_openapi_generator', LOG_LEVEL: 'silent' };
@@ -36,4 +37,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const yaml = await generateOpenapiYaml();
   await writeFile(OPENAPI_PATH, yaml);
   process.stdout.write(`wrote ${OPENAPI_PATH} (${yaml.length} bytes)\n`);
+  if (await writeConsoleApiTypes()) process.stdout.write(`wrote ${CONSOLE_API_TYPES_PATH}\n`);
 }

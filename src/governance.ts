@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { createRecentAudit, type RecentAudit } from './admin/recent-audit.js';
 import { createCallStats, type CallStats } from './admin/stats.js';
 import { createApprovalMetrics } from './approvals/metrics.js';
@@ -10,6 +10,7 @@ import type { GatewayConfig } from './config/types.js';
 import { createCircuitRegistry } from './pipeline/circuit-state.js';
 import type { PolicyDeps } from './pipeline/types.js';
 import { createPolicyMetrics, type PolicyMetrics } from './pipeline/metrics.js';
+import { counter, METRICS } from './observability/metric-table.js';
 import type { MessageBus } from './store/bus.js';
 import { createBus, createStore } from './store/create.js';
 import { storeObservability } from './store/metrics.js';
@@ -43,7 +44,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const recentAudit = createRecentAudit({ store, max: config.admin.auditRecent, log: options.log });
   const stats = createCallStats();
   // The configured sink stays the system of record; the tee also feeds the admin API's copy and rollup.
-  const auditErrors = new Counter({ name: 'toolgate_audit_sink_errors_total', help: 'Failed audit sink writes, per sink (a file append may carry several events)', labelNames: ['sink'] as const, registers: [options.registry] });
+  const auditErrors = counter(options.registry, METRICS.auditSinkErrors);
   if (config.audit.sink !== 'off') auditErrors.inc({ sink: config.audit.sink }, 0);
   const sink = createAuditSink(config.audit, {
     onError: (err) => {

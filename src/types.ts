@@ -1,32 +1,13 @@
 // Core types shared by every layer: exposure (registry), structure (sanitizer),
-// governance (policies) and execution (executors). Kept dependency-free on purpose.
+// governance (policies) and execution (executors). Kept dependency-free on purpose: the one import
+// is the ToolResult schema, itself dependency-free.
 import type { FastifyBaseLogger } from 'fastify';
+import type { ToolResult, ToolSourceKind } from './schemas/tool-result.js';
 
 export type JsonObject = Record<string, unknown>;
 
-/** The stable set of tool-level failure kinds (docs/architecture.md#tool-results). */
-export const ERROR_TYPES = [
-  'UNKNOWN_TOOL',
-  'VALIDATION_ERROR',
-  'PERMISSION_DENIED',
-  'APPROVAL_DENIED',
-  'APPROVAL_EXPIRED',
-  'RATE_LIMITED',
-  'TIMEOUT',
-  'CIRCUIT_OPEN',
-  'DEPTH_EXCEEDED',
-  'UPSTREAM_ERROR',
-  'TOOL_EXCEPTION',
-  'CONNECTION_REQUIRED',
-] as const;
-export type ErrorType = (typeof ERROR_TYPES)[number];
-
-/**
- * Where a tool comes from, in routing precedence order. RAG tools are function tools for routing (the
- * same rank, the tenant's `functions` allowlist) but report `rag` as their source.
- */
-export const SOURCE_PRECEDENCE = ['builtin', 'user-mcp', 'local-mcp', 'function', 'rag', 'global-mcp'] as const;
-export type ToolSourceKind = (typeof SOURCE_PRECEDENCE)[number];
+// The ToolResult and the enums it carries: one source, its schema (src/schemas/tool-result.ts).
+export { ERROR_TYPES, SOURCE_PRECEDENCE, type ErrorType, type ToolFailure, type ToolResult, type ToolSourceKind } from './schemas/tool-result.js';
 
 /** A verified caller. Built only from a verified token, never from headers or body fields. */
 export interface Principal {
@@ -171,31 +152,6 @@ export interface Tool {
   readonly feature: string | undefined;
   readonly checkStructure: ((args: JsonObject) => string | undefined) | undefined;
   readonly bindings: Readonly<JsonObject> | undefined;
-}
-
-export interface ToolFailure {
-  errorType: ErrorType;
-  error: string;
-}
-
-/** The body of every finished `/v1/execute` answer (docs/architecture.md#tool-results). */
-export interface ToolResult {
-  callId: string;
-  name: string;
-  ok: boolean;
-  output: string;
-  source: ToolSourceKind | null;
-  durationMs: number;
-  truncated: boolean;
-  trace: unknown;
-  error?: ToolFailure;
-  /** Set when the call waits for a human (HTTP 202). */
-  status?: 'pending_approval';
-  approvalId?: string;
-  /** Set with RATE_LIMITED (HTTP 429 + Retry-After). */
-  retryAfterMs?: number;
-  /** The name the caller used when it resolved through an alias. */
-  resolvedFrom?: string;
 }
 
 /** One call as it travels through the policy chain. Arguments are already parsed and schema-valid. */

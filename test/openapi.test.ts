@@ -7,6 +7,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { CONSOLE_API_TYPES_PATH, generateConsoleApiTypes } from '../scripts/console-api-types.js';
 import { buildOpenapiApp, GENERATOR_API_KEY, generateOpenapiYaml, OPENAPI_PATH } from '../scripts/openapi.js';
 import { packageRoot } from '../src/config/demo.js';
 
@@ -67,6 +68,13 @@ describe('the OpenAPI document', () => {
     const hint = 'openapi.yaml is out of date with the route schemas: run `npm run openapi` and commit the result';
     expect(committed, hint).not.toBe('');
     expect(committed === generated, hint).toBe(true);
+  });
+
+  it("committed console API types match what openapi.yaml generates", async () => {
+    const hint = 'console/src/generated/openapi.ts is out of date with openapi.yaml: run `npm run openapi` and commit the result';
+    const types = await readFile(CONSOLE_API_TYPES_PATH, 'utf8').catch(() => '');
+    expect(types, hint).not.toBe('');
+    expect(types === (await generateConsoleApiTypes()), hint).toBe(true);
   });
 
   it('is generated deterministically (two builds give the same bytes)', async () => {

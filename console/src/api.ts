@@ -1,6 +1,8 @@
 // The console is only a client of the API: every rule is enforced by the server again.
 // The bearer lives in sessionStorage (gone with the tab), is sent only as an Authorization header and
 // never in a URL or localStorage.
+import type { components, operations } from './generated/openapi.js';
+
 const TOKEN_KEY = 'toolgate.token';
 
 export const session = {
@@ -59,43 +61,14 @@ export async function api<T>(method: string, path: string, options: { body?: unk
   return { status: response.status, body: body as T, etag: response.headers.get('etag') };
 }
 
-export interface Me {
-  tenant: string;
-  user: string;
-  roles: string[];
-  operator: boolean;
-}
+// Response types generated from openapi.yaml (scripts/console-api-types.ts): the server's schemas are the one source.
+type Ok<Operation extends keyof operations> = operations[Operation] extends { responses: { 200: { content: { 'application/json': infer Body } } } } ? Body : never;
 
-export interface ToolResult {
-  callId: string;
-  name: string;
-  ok: boolean;
-  output: string;
-  source: string | null;
-  durationMs: number;
-  truncated: boolean;
-  trace: unknown;
-  error?: { errorType: string; error: string };
-  status?: 'pending_approval';
-  approvalId?: string;
-}
+export type Me = Ok<'getMe'>;
+export type ToolResult = components['schemas']['ToolResult'];
+export type Approval = Ok<'getApproval'>;
 
-export interface Approval {
-  id: string;
-  status: 'pending' | 'approved' | 'denied' | 'expired';
-  tenant: string;
-  requester: string;
-  tool: string;
-  callId: string;
-  arguments?: Record<string, unknown>;
-  modelArguments?: Record<string, unknown>;
-  createdAt: string;
-  expiresAt: string;
-  decidedBy?: string;
-  decidedAt?: string;
-  result?: ToolResult;
-}
-
+/** A tool of `GET /v1/tools?format=native` (the listing's schema depends on `format`, so it is not typed per entry there). */
 export interface ToolEntry {
   name: string;
   description: string;

@@ -1,8 +1,7 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { counter, gauge, histogram, METRICS } from '../observability/metric-table.js';
 import type { ApprovalRecord, ApprovalService } from './types.js';
 
-/** Seconds a request waited for its decision: from a few seconds to the longest sensible expiry (a day). */
-const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400];
 const DECISIONS = ['approved', 'denied', 'expired'] as const satisfies ReadonlyArray<Exclude<ApprovalRecord['status'], 'pending'>>;
 /** Both backlog gauges of one scrape (and scrapers arriving together) share one read of the shared store. */
 const BACKLOG_MAX_AGE_MS = 1_000;
@@ -24,19 +23,8 @@ export interface ApprovalMetrics {
 type Backlog = Map<string, { count: number; nextExpiresAt: number }>;
 
 export function createApprovalMetrics(registry: Registry, now: () => number = Date.now): ApprovalMetrics {
-  const decisions = new Counter({
-    name: 'toolgate_approval_decisions_total',
-    help: 'Approval requests decided, per tenant and decision (approved, denied, expired)',
-    labelNames: ['tenant', 'decision'] as const,
-    registers: [registry],
-  });
-  const wait = new Histogram({
-    name: 'toolgate_approval_wait_seconds',
-    help: 'Time from an approval request to its decision, per decision',
-    labelNames: ['decision'] as const,
-    buckets: WAIT_BUCKETS,
-    registers: [registry],
-  });
+  const decisions = counter(registry, METRICS.approvalDecisions);
+  const wait = histogram(registry, METRICS.approvalWait);
   let approvals: ApprovalService | undefined;
   let backlog: { at: number; read: Promise<Backlog> } | undefined;
   // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
@@ -48,22 +36,14 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     }
     return backlog.read;
   };
-  new Gauge({
-    name: 'toolgate_approvals_pending',
-    help: 'Approval requests waiting for a decision, per tenant (read from the shared store: the same on every replica)',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
+  gauge(registry, METRICS.approvalsPending, {
     async collect() {
       this.reset();
       const pending = await readBacklog();
       for (const [tenant, { count }] of pending) this.set({ tenant }, count);
     },
   });
-  new Gauge({
-    name: 'toolgate_approvals_next_expiry_seconds',
-    help: 'Seconds until the soonest pending approval of a tenant expires (absent when none is pending)',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
+  gauge(registry, METRICS.approvalsNextExpiry, {
     async collect() {
       this.reset();
       const pending = await readBacklog();

@@ -1,18 +1,11 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'prom-client';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
-import { cellCounter } from './counter-cells.js';
-import { PlainHistogram } from './plain-histogram.js';
+import { counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
 export const USER_TOOL_LABEL = '__user__';
-
-/**
- * Call-duration buckets (`metrics.durationBuckets` overrides them): from 100 µs, so in-process tools that
- * answer in a fraction of a millisecond spread over several buckets, to 60 s for slow upstreams.
- */
-export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** Why admission refused a request: the replica's bound, the tenant's call bound, or the public routes' pool. */
 export type OverloadScope = 'server' | 'tenant' | 'public';
@@ -20,7 +13,7 @@ export type OverloadScope = 'server' | 'tenant' | 'public';
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly toolCalls: Counter<'tool' | 'source' | 'outcome'>;
-  readonly toolDuration: PlainHistogram<'tool' | 'source'>;
+  readonly toolDuration: Histogram<'tool' | 'source'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   /** Reports the in-flight request count (read when metrics are scraped, not updated per request). */
   watchInFlight(source: () => number): void;
@@ -63,106 +56,52 @@ export function toolLabel(tool: Tool | undefined): string {
 export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[] } = {}): GatewayMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  // Counted in plain-number cells (see cellCounter and PlainHistogram): several of these run per request.
-  const { counter: toolCalls, cell: callCell } = cellCounter({
-    name: 'toolgate_tool_calls_total',
-    help: 'Tool calls by tool, source and outcome (ok or errorType)',
-    labelNames: ['tool', 'source', 'outcome'] as const,
-    registers: [registry],
-  });
-  const toolDuration = new PlainHistogram(
-    'toolgate_tool_call_duration_seconds',
-    'Tool call duration',
-    ['tool', 'source'] as const,
-    options.durationBuckets ?? DEFAULT_DURATION_BUCKETS,
-    registry,
-  );
-  const { counter: httpRequests, cell: httpCell } = cellCounter({
-    name: 'toolgate_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status code',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
+  const toolCalls = counter(registry, METRICS.toolCalls);
+  const toolDuration = histogram(registry, METRICS.toolDuration, options.durationBuckets);
+  const httpRequests = counter(registry, METRICS.httpRequests);
+  const tenantCalls = counter(registry, METRICS.tenantCalls);
+  // Several of these run per request: each label set's `labels()` child is made once.
+  const callChild = labelChildren((tool, source, outcome) => toolCalls.labels(tool, source, outcome));
+  const tenantChild = labelChildren((tenant, outcome) => tenantCalls.labels(tenant, outcome));
+  const durationChild = labelChildren((tool, source) => toolDuration.labels(tool, source));
+  const httpChild = labelChildren((method, route, status) => httpRequests.labels(method, route, status));
   let inFlightSource = (): number => 0;
-  new Gauge({
-    name: 'toolgate_http_requests_in_flight',
-    help: 'HTTP requests being served',
-    registers: [registry],
+  gauge(registry, METRICS.httpInFlight, {
     collect() {
       this.set(inFlightSource());
     },
   });
   let droppedSeen = 0;
-  new Counter({
-    name: 'toolgate_log_lines_dropped_total',
-    help: 'Log and stdout audit lines lost on stdout: the reader fell too far behind, or a write failed',
-    registers: [registry],
+  counter(registry, METRICS.logLinesDropped, {
     collect() {
       const dropped = stdoutLinesDropped();
       if (dropped > droppedSeen) this.inc(dropped - droppedSeen);
       droppedSeen = dropped;
     },
   });
-  const toolShadowed = new Counter({
-    name: 'toolgate_tool_shadowed_total',
-    help: 'Tools dropped from a pool because a higher-precedence source offers the same name',
-    labelNames: ['winner', 'loser'] as const,
-    registers: [registry],
-  });
-  const configReloads = new Counter({
-    name: 'toolgate_config_reloads_total',
-    help: 'Configuration reloads by result',
-    labelNames: ['result'] as const,
-    registers: [registry],
-  });
+  const toolShadowed = counter(registry, METRICS.toolShadowed);
+  const configReloads = counter(registry, METRICS.configReloads);
   for (const result of ['ok', 'error']) configReloads.inc({ result }, 0);
-  const lastReload = new Gauge({
-    name: 'toolgate_config_last_reload_successful',
-    help: 'Whether the last configuration reload succeeded (1) or failed (0); 1 before any reload',
-    registers: [registry],
-  });
+  const lastReload = gauge(registry, METRICS.lastReload);
   lastReload.set(1);
   let readySource = (): boolean => true;
-  new Gauge({
-    name: 'toolgate_ready',
-    help: 'Whether /readyz answers ready (1): 0 while a required upstream is down or the replica drains',
-    registers: [registry],
+  gauge(registry, METRICS.ready, {
     collect() {
       this.set(readySource() ? 1 : 0);
     },
   });
   let mcpStreamsSource = (): number => 0;
-  new Gauge({
-    name: 'toolgate_mcp_streams_open',
-    help: 'MCP session notification streams (GET /mcp) open on this replica',
-    registers: [registry],
+  gauge(registry, METRICS.mcpStreams, {
     collect() {
       this.set(mcpStreamsSource());
     },
   });
-  const mcpSessions = new Counter({
-    name: 'toolgate_mcp_sessions_started_total',
-    help: 'MCP sessions started by initialize, per tenant',
-    labelNames: ['tenant'] as const,
-    registers: [registry],
-  });
-  const overloads = new Counter({
-    name: 'toolgate_overload_refusals_total',
-    help: 'Requests refused with 503 because a bound was reached (scope: server, tenant or public)',
-    labelNames: ['scope'] as const,
-    registers: [registry],
-  });
+  const mcpSessions = counter(registry, METRICS.mcpSessions);
+  const overloads = counter(registry, METRICS.overloads);
   for (const scope of ['server', 'tenant', 'public'] satisfies OverloadScope[]) overloads.inc({ scope }, 0);
-  // Per tenant without the tool: tenant × tool × source × outcome would multiply the series.
-  const { cell: tenantCell } = cellCounter({
-    name: 'toolgate_tenant_calls_total',
-    help: 'Tool calls by tenant and outcome (ok or errorType)',
-    labelNames: ['tenant', 'outcome'] as const,
-    registers: [registry],
-  });
   return {
     registry,
-    countHttp: (method, route, status) => httpCell(method, route, status).inc(),
+    countHttp: (method, route, status) => httpChild(method, route, status).inc(),
     toolCalls,
     toolDuration,
     httpRequests,
@@ -188,16 +127,17 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
-      callCell(label, source, outcome).inc();
-      tenantCell(tenant, outcome).inc();
-      toolDuration.labels(label, source).observe(result.durationMs / 1000);
+      callChild(label, source, outcome).inc();
+      tenantChild(tenant, outcome).inc();
+      // prom-client refuses a non-finite observation; such a call is counted but not timed.
+      if (Number.isFinite(result.durationMs)) durationChild(label, source).observe(result.durationMs / 1000);
     },
     knownTools(tools) {
-      for (const tool of tools) callCell(toolLabel(tool), tool.source, 'ok');
+      for (const tool of tools) callChild(toolLabel(tool), tool.source, 'ok').inc(0);
     },
     knownTenants(tenants) {
       for (const tenant of tenants) {
-        for (const outcome of OUTCOMES) tenantCell(tenant, outcome);
+        for (const outcome of OUTCOMES) tenantChild(tenant, outcome).inc(0);
         mcpSessions.inc({ tenant }, 0);
       }
     },

@@ -1,10 +1,12 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { cellCounter, type CounterCell } from '../observability/counter-cells.js';
-import { DEFAULT_DURATION_BUCKETS, USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
-import { PlainHistogram } from '../observability/plain-histogram.js';
+import type { Registry } from 'prom-client';
+import { counter, gauge, histogram, labelChildren, METRICS } from '../observability/metric-table.js';
+import { USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
 
-export type { CounterCell };
+/** One label set of a counter, looked up once by a caller that counts it on every call. */
+export interface CounterCell {
+  inc(): void;
+}
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -44,18 +46,25 @@ export function serviceLabel(tool: Tool): string {
 export function createPolicyMetrics(registry: Registry, options: { durationBuckets?: readonly number[] } = {}): PolicyMetrics {
   const known = byRegistry.get(registry);
   if (known) return known;
-  const metrics = policyMetricsOn(registry, options.durationBuckets ?? DEFAULT_DURATION_BUCKETS);
+  const metrics = policyMetricsOn(registry, options.durationBuckets);
   byRegistry.set(registry, metrics);
   return metrics;
 }
 
-function policyMetricsOn(registry: Registry, durationBuckets: readonly number[]): PolicyMetrics {
-  // Decisions and upstream attempts are counted per call, in plain-number cells (see cellCounter).
-  const { cell: decisionCell } = cellCounter({ name: 'toolgate_policy_decisions_total', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'], registers: [registry] });
-  const groups = new Histogram({ name: 'toolgate_batch_group_size', help: 'Calls per batch execution group', buckets: [1, 2, 4, 8, 16, 32, 64], registers: [registry] });
-  const circuits = new Gauge({ name: 'toolgate_circuit_state', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'], registers: [registry] });
-  const rateLimits = new Counter({ name: 'toolgate_rate_limit_refusals_total', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'], registers: [registry] });
-  const upstream = new PlainHistogram('toolgate_upstream_call_duration_seconds', 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', ['service', 'outcome'], durationBuckets, registry);
+function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] | undefined): PolicyMetrics {
+  const decisions = counter(registry, METRICS.policyDecisions);
+  const groups = histogram(registry, METRICS.batchGroupSize);
+  const circuits = gauge(registry, METRICS.circuitState);
+  const rateLimits = counter(registry, METRICS.rateLimitRefusals);
+  const upstream = histogram(registry, METRICS.upstreamDuration, durationBuckets);
+  // Decisions and upstream attempts are counted per call: each label set's `labels()` child is made once.
+  // A cell looked up shows at 0 until counted: the chain looks its `pass` cells up when it is built.
+  const decisionCell = labelChildren((policy, decision): CounterCell => {
+    const child = decisions.labels(policy, decision);
+    child.inc(0);
+    return child;
+  });
+  const upstreamChild = labelChildren((service, outcome) => upstream.labels(service, outcome));
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();
   const circuitState = (label: string, state: CircuitStateName, member = label): void => {
@@ -76,7 +85,10 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[])
     knownTenants: (tenants) => {
       for (const tenant of tenants) rateLimits.inc({ tenant }, 0);
     },
-    upstreamCall: (tool, result, seconds) => upstream.labels(serviceLabel(tool), outcomeLabel(result)).observe(seconds),
+    upstreamCall: (tool, result, seconds) => {
+      // prom-client refuses a non-finite observation.
+      if (Number.isFinite(seconds)) upstreamChild(serviceLabel(tool), outcomeLabel(result)).observe(seconds);
+    },
   };
 }
 

@@ -3,7 +3,7 @@
 // (type-provider.ts). TypeBox's builders emit keywords in an order of their own, which would reorder openapi.yaml.
 import type { FastifySchemaValidationError } from 'fastify';
 import { errors as tgErrors } from '../errors.js';
-import { ERROR_TYPES, SOURCE_PRECEDENCE } from '../types.js';
+import { toolResult } from './tool-result.js';
 
 export const errorBody = {
   $id: 'ErrorBody',
@@ -15,32 +15,6 @@ export const errorBody = {
     code: { type: 'string', examples: ['TG_UNAUTHENTICATED'] },
     error: { type: 'string' },
     message: { type: 'string' },
-  },
-} as const;
-
-export const toolResult = {
-  $id: 'ToolResult',
-  type: 'object',
-  required: ['callId', 'name', 'ok', 'output', 'source', 'durationMs', 'truncated', 'trace'],
-  properties: {
-    callId: { type: 'string' },
-    name: { type: 'string' },
-    ok: { type: 'boolean' },
-    output: { type: 'string', description: 'What the model reads; TOOL_ERROR: {...} on failure' },
-    // A type union, not anyOf: fast-json-stringify picks anyOf branches by running ajv on every response.
-    source: { type: ['string', 'null'], enum: [...SOURCE_PRECEDENCE, null] },
-    durationMs: { type: 'number' },
-    truncated: { type: 'boolean' },
-    trace: { description: 'Structured detail for observability; never shown to the model' },
-    error: {
-      type: 'object',
-      required: ['errorType', 'error'],
-      properties: { errorType: { type: 'string', enum: [...ERROR_TYPES] }, error: { type: 'string' } },
-    },
-    status: { type: 'string', enum: ['pending_approval'] },
-    approvalId: { type: 'string' },
-    retryAfterMs: { type: 'integer' },
-    resolvedFrom: { type: 'string' },
   },
 } as const;
 

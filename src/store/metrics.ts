@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { counter, gauge, METRICS } from '../observability/metric-table.js';
 import type { Logger } from '../types.js';
 import type { StoreHooks } from './create.js';
 import type { StateStore } from './types.js';
@@ -9,17 +10,9 @@ import type { StateStore } from './types.js';
  * log line when the store goes down and one when it is back, never one per failed call.
  */
 export function storeObservability(registry: Registry, log: Logger): { hooks: StoreHooks; watch(store: StateStore): void } {
-  const unavailable = new Counter({
-    name: 'toolgate_store_unavailable_total',
-    help: 'State store operations that failed because the store did not answer (down, unreachable or too slow)',
-    labelNames: ['operation'] as const,
-    registers: [registry],
-  });
+  const unavailable = counter(registry, METRICS.storeUnavailable);
   let watched: StateStore | undefined;
-  new Gauge({
-    name: 'toolgate_store_up',
-    help: 'Whether the shared state store answers (1) or not (0); an in-process store is always up',
-    registers: [registry],
+  gauge(registry, METRICS.storeUp, {
     collect() {
       this.set(watched?.up === undefined || watched.up() ? 1 : 0);
     },

@@ -1,6 +1,6 @@
 // Token requests to authorization servers by service and credential kind — never a user label.
 import type { Registry } from 'prom-client';
-import { counterIn } from '../mcp/client/metrics.js';
+import { METRICS, sharedCounter } from '../observability/metric-table.js';
 import type { UpstreamCredentialKind } from '../types.js';
 
 export interface TokenMetrics {
@@ -9,8 +9,8 @@ export interface TokenMetrics {
 }
 
 export function createTokenMetrics(registry: Registry | undefined): TokenMetrics {
-  const fetches = counterIn(registry, 'toolgate_upstream_token_fetches_total', 'Tokens obtained from upstream authorization servers (client credentials, exchange, refresh, connect)', ['service', 'kind']);
-  const failures = counterIn(registry, 'toolgate_upstream_token_failures_total', 'Failed token requests to upstream authorization servers', ['service', 'kind']);
+  const fetches = sharedCounter(registry, METRICS.upstreamTokenFetches);
+  const failures = sharedCounter(registry, METRICS.upstreamTokenFailures);
   return {
     fetched: (service, kind) => fetches.inc({ service, kind }),
     failed: (service, kind) => failures.inc({ service, kind }),

@@ -7,7 +7,7 @@ import type { ToolProvider, UpstreamStatus } from '../../registry/provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
 import type { BackoffOptions } from '../../shared/backoff.js';
 import { toolFromMcp } from './mcp-tool.js';
-import { gaugeIn } from './metrics.js';
+import { METRICS, sharedGauge } from '../observability/metric-table.js';
 import { createNameMap } from './naming.js';
 import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';
@@ -71,7 +71,7 @@ function sessionCredentialFetch(credentials: ServiceCredentials): FetchLike {
 export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[], deps: McpProviderDeps): McpProvider {
   const log = deps.log.child({ provider: kind });
   const pins = deps.pins ?? createPinRegistry({ log: deps.log, metrics: deps.metrics });
-  const upGauge = gaugeIn(deps.metrics, 'toolgate_upstream_up', 'Whether an MCP upstream is connected (1) or not (0)', ['service']);
+  const upGauge = sharedGauge(deps.metrics, METRICS.upstreamUp);
   const names = createNameMap();
   const shadowedOnce = new Set<string>();
   const listeners: Array<() => void> = [];

@@ -4,7 +4,7 @@ import { canonicalJson, sha256Hex } from '../../shared/canonical-json.js';
 import { createMemoryStore } from '../../store/memory.js';
 import type { StateStore } from '../../store/types.js';
 import type { Logger } from '../../types.js';
-import { counterIn } from './metrics.js';
+import { METRICS, sharedCounter } from '../../observability/metric-table.js';
 
 export interface PinnableTool {
   name: string;
@@ -102,12 +102,7 @@ export function createPinRegistry(deps: PinRegistryDeps): PinRegistry {
   const pending = new Map<string, { service: string; tool: PinnableTool }>();
   const listeners = new Set<() => void>();
   const key = (service: string, tool: string): string => JSON.stringify([service, tool]);
-  const changed = counterIn(
-    deps.metrics,
-    'toolgate_tool_definition_changed_total',
-    'Upstream tool definitions that changed after they were pinned (held out until accepted)',
-    ['service'],
-  );
+  const changed = sharedCounter(deps.metrics, METRICS.toolDefinitionChanged);
   const intervalMs = deps.syncIntervalMs ?? 1000;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;

@@ -1,0 +1,51 @@
+// The metric table is the catalog of what toolgate exports: docs/operations.md lists the same metrics with
+// the same labels, and a gateway registers exactly the table's entries, as the table describes them.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildServer } from '../../../src/app.js';
+import { demoConfig, packageRoot } from '../../../src/config/demo.js';
+import { METRICS, type MetricSpec } from '../../../src/observability/metric-table.js';
+
+const table: readonly MetricSpec[] = Object.values(METRICS);
+
+/** `toolgate_…{a,b}` entries of the metric list in docs/operations.md, as name → label names. */
+function documented(): Map<string, string[]> {
+  const text = readFileSync(join(packageRoot(), 'docs/operations.md'), 'utf8');
+  const start = text.indexOf('Prometheus text');
+  const end = text.indexOf('The duration histograms', start);
+  expect(start, 'the metric list of docs/operations.md').toBeGreaterThan(-1);
+  const list = text.slice(start, end);
+  return new Map([...list.matchAll(/`(toolgate_[a-z_]+)(?:\{([a-z_,]*)\})?`/g)].map((match) => [match[1]!, match[2] ? match[2].split(',') : []]));
+}
+
+describe('the metric table', () => {
+  it('names every metric once', () => {
+    const names = table.map((spec) => spec.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const spec of table) expect(spec.name).toMatch(spec.type === 'counter' ? /^toolgate_[a-z_]+_total$/ : /^toolgate_[a-z_]+$/);
+  });
+
+  it('agrees with the metric list of docs/operations.md: the same names, each with the same labels', () => {
+    const docs = documented();
+    expect([...docs.keys()].sort()).toEqual(table.map((spec) => spec.name).sort());
+    for (const spec of table) expect(docs.get(spec.name), spec.name).toEqual([...spec.labelNames]);
+  });
+
+  it('is what a gateway registers: every toolgate_ metric comes from the table, with its type, help and labels', async () => {
+    const { config } = demoConfig({ TOOLGATE_DEV_API_KEY: 'metric-table-test', LOG_LEVEL: 'silent' });
+    const app = await buildServer(config, { logger: false, defaultMetrics: false });
+    try {
+      await app.ready();
+      const registered = (await app.metrics.registry.getMetricsAsJSON()).filter((metric) => metric.name.startsWith('toolgate_'));
+      const byName = new Map(table.map((spec) => [spec.name, spec]));
+      for (const metric of registered) {
+        const spec = byName.get(metric.name);
+        expect(spec, `${metric.name} is in the table`).toBeDefined();
+        expect({ type: metric.type, help: metric.help }).toEqual({ type: spec!.type, help: spec!.help });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

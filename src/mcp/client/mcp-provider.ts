@@ -7,7 +7,7 @@ import type { ToolProvider, UpstreamStatus } from '../../registry/provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
 import type { BackoffOptions } from '../../shared/backoff.js';
 import { toolFromMcp } from './mcp-tool.js';
-import { METRICS, sharedGauge } from '../observability/metric-table.js';
+import { METRICS, sharedGauge } from '../../observability/metric-table.js';
 import { createNameMap } from './naming.js';
 import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';

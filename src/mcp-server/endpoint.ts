@@ -21,6 +21,8 @@ import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '.
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
+import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
+import { mcpTask, taskStoreFor } from './task-store.js';
 
 /**
  * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
@@ -29,7 +31,20 @@ import { openSseStream } from './sse-stream.js';
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
 function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
-  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
+  const tasks: TaskCallContext = {
+    tasks: app.governance.tasks,
+    owner: { tenant: request.principal.tenant, user: request.principal.user },
+    session: session?.id,
+    requestId: request.id,
+    drain: app.drain,
+    log: request.log,
+    limits: () => app.gateway.config.mcpServer.tasks,
+  };
+  const server = new Server(
+    { name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' },
+    { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES, ...TASK_CAPABILITIES }, taskStore: taskStoreFor(tasks) },
+  );
+  boundTaskResults(server, tasks);
   registerResourcesAndPrompts(server, {
     reachable: () => app.gateway.mcpServicesFor(request.principal),
     log: request.log,
@@ -38,10 +53,19 @@ function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: Fa
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
-    return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
+    // Any tool may be called as a task (docs/mcp.md#tasks).
+    return { tools: pool.tools.map((tool): McpTool => ({ ...(mcpEntry(pool, tool) as McpTool), execution: { taskSupport: 'optional' } })) };
   });
   const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+    if (call.params.task !== undefined) {
+      // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
+      const callId = defaultCallId(undefined, 0);
+      const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
+      return callAsTask(tasks, { name: call.params.name, callId, ttl: call.params.task.ttl }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
+        throw taskWireError(error);
+      });
+    }
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
     // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
     // JSON-RPC batch of calls piles none up.
@@ -149,6 +173,10 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     },
   });
   app.metrics.watchMcpStreams(() => hub.openStreams());
+  // A task's status change reaches the stream of the session that created it, on whichever replica holds it.
+  const stopTaskNotices = app.governance.tasks.onChange((_owner, task) => {
+    if (task.session !== undefined) hub.notify(task.session, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...mcpTask(task) } });
+  });
   const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
 
   /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
@@ -254,6 +282,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     endSession,
     close() {
       stopWatching();
+      stopTaskNotices();
       hub.close();
     },
   };

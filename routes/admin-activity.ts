@@ -8,12 +8,13 @@ import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
-// security events; see docs/governance.md#the-audit-log and docs/security-model.md#audited-security-events).
+// security events, task status changes, relayed upstream requests; see docs/governance.md#the-audit-log,
+// docs/security-model.md#audited-security-events and docs/mcp.md#tasks).
 const auditEvent = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security'] },
+    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security', 'task', 'relay'] },
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
@@ -21,7 +22,9 @@ const auditEvent = {
     tool: { type: ['string', 'null'], description: 'call and approval events' },
     name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
     service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
-    kind: { type: 'string', enum: [...SECURITY_EVENT_KINDS], description: 'security events: what happened' },
+    kind: { type: 'string', enum: [...SECURITY_EVENT_KINDS, 'elicitation', 'sampling'], description: 'security events: what happened; relay events: what the upstream asked for' },
+    taskId: { type: 'string', description: 'task events: the task' },
+    from: { type: ['string', 'null'], description: 'task events: the status before (null when created)' },
     clientAddress: { type: 'string', description: 'security events: the client address' },
     reason: { type: 'string', description: 'security events: why (the refusal, or what was changed)' },
     target: { type: ['string', 'null'], description: 'security events: the key id or user MCP service concerned' },

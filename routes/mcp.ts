@@ -1,115 +1,9 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { errors } from '../src/errors.js';
-import { UnknownTenantError } from '../src/gateway.js';
-import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
-import { checkedMessages, invalidParams, traceMeta } from '../src/mcp/client/call-params.js';
-import { callEvent, catalogEvent } from '../src/audit/events.js';
-import type { AuditSink } from '../src/audit/types.js';
-import { failureResult } from '../src/execution/tool-result.js';
-import { mcpEntry } from '../src/registry/formats.js';
-import { toCallToolResult } from '../src/mcp/server/call-result.js';
-import { asksForProgress, cancelledRequestIds, opensSession } from '../src/mcp/server/messages.js';
-import { createCatalogGovernance, type CatalogGovernance } from '../src/mcp/server/resource-catalog-governance.js';
-import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '../src/mcp/server/serve-resources.js';
+import { traceMeta } from '../src/mcp/client/call-params.js';
+import { createMcpEndpoint } from '../src/mcp/server/endpoint.js';
 import { mcpServerSpan } from '../src/mcp/server/server-span.js';
-import { createSessionHub, type SessionHub } from '../src/mcp/server/session-hub.js';
-import { createMcpSessions } from '../src/mcp/server/sessions.js';
-import { openSseStream } from '../src/mcp/server/sse-stream.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
-import { isStoreUnavailable } from '../src/store/unavailable.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
-
-/**
- * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
- * session layer sits in front of it, see docs/architecture.md#mcp-sessions): its tools/list is the
- * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
- * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
- */
-function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
-  const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
-  registerResourcesAndPrompts(server, {
-    reachable: () => app.gateway.mcpServicesFor(request.principal),
-    log: request.log,
-    trace: request.traceContext,
-    caller: { principal: request.principal, requestId: request.id, via: 'mcp', governance: catalog },
-  });
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
-    return { tools: pool.tools.map((tool) => mcpEntry(pool, tool) as McpTool) };
-  });
-  const clientGone = requestCancellation(reply, app.drain);
-  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
-    // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
-    // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
-    // JSON-RPC batch of calls piles none up.
-    const tracked = session?.hub.trackCall(session.id, extra.requestId);
-    try {
-      const signals = [clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])];
-      const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any(signals));
-      // An upstream's progress is relayed under the client's own token, on this request's event stream.
-      const token = call.params._meta?.progressToken;
-      if (token !== undefined) {
-        options.onProgress = (update) => {
-          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
-        };
-      }
-      const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      return toCallToolResult(result);
-    } finally {
-      tracked?.done();
-    }
-  });
-  return server;
-}
-
-/**
- * A tenant removed by a reload between the HTTP check and this JSON-RPC message: the JSON-RPC error carries
- * the request-level code (the HTTP status is already sent by the transport).
- */
-async function tenantKnown<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (error instanceof UnknownTenantError) throw new McpError(ErrorCode.InvalidRequest, 'TG_UNKNOWN_TENANT: tenant is not configured');
-    throw error;
-  }
-}
-
-/**
- * Each `tools/call`, `resources/read` and `prompts/get` of a body refused for its params reached /mcp: one
- * VALIDATION_ERROR line each, of the kind its accepted twin writes (call, resource_read, prompt_get).
- */
-function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason: string): void {
-  if (audit.enabled === false) return;
-  const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
-  const time = Date.now();
-  for (const { method, name } of checkedMessages(request.body)) {
-    if (method === 'tools/call') {
-      const callId = defaultCallId(undefined, 0);
-      const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
-      audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
-      continue;
-    }
-    const kind = method === 'resources/read' ? 'resource' : 'prompt';
-    audit.write(catalogEvent(origin, { kind, via: 'mcp', name, service: null, argsSha256: null, time, durationMs: 0, errorType: 'VALIDATION_ERROR' }));
-  }
-}
-
-/** GET and DELETE while sessions are off: the transport spec allows 405 for both (a stateless server). */
-function sessionsOff(reply: FastifyReply): Error {
-  reply.header('allow', 'POST');
-  return new errors.TG_METHOD_NOT_ALLOWED('MCP sessions are off (mcpServer.sessions: false): this endpoint is stateless, use POST');
-}
-
-// The same answer for an id nobody issued, an expired or ended one, and another principal's (the store
-// lookup cannot tell them apart either, see src/mcp/server/sessions.ts): a session id is no oracle.
-const sessionNotFound = (): Error => new errors.TG_NOT_FOUND('MCP session not found');
-
-type McpRequest = FastifyRequest<{ Params: { toolset?: string } }>;
 
 const jsonRpcBody = {
   type: 'object',
@@ -127,11 +21,6 @@ const mcpResponses = {
   ...errorResponses,
 };
 
-const sessionHeader = (request: FastifyRequest): string | undefined => {
-  const value = request.headers['mcp-session-id'];
-  return typeof value === 'string' ? value : undefined;
-};
-
 /**
  * toolgate as an MCP server over streamable HTTP (POST /mcp), Bearer auth as for the REST API;
  * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
@@ -139,127 +28,12 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
  * session's notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
  */
 const routes: RoutePlugin = async (app) => {
-  // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
-  const catalog = createCatalogGovernance(app.governance.policyDeps);
-  const sessions = createMcpSessions(app.governance.store);
-  const hub = createSessionHub({
-    bus: app.governance.bus,
-    log: app.log,
-    fingerprint: async (principal, mode, toolset) => {
-      try {
-        return (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
-      } catch {
-        // The tenant or the toolset was removed: nothing this session could list.
-        return undefined;
-      }
-    },
-  });
-  app.metrics.watchMcpStreams(() => hub.openStreams());
-  const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
+  const endpoint = createMcpEndpoint(app);
   // Open streams would keep the listener from closing: they end first, and their clients reconnect elsewhere.
   app.addHook('preClose', (done) => {
-    stopWatching();
-    hub.close();
+    endpoint.close();
     done();
   });
-
-  /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
-  const endpoint = (request: McpRequest): string | undefined => {
-    if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
-    const toolset = request.params.toolset;
-    if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);
-    return toolset;
-  };
-
-  /** The session a POST belongs to: resumed, newly made by `initialize`, or none (stateless). */
-  const sessionOf = async (request: McpRequest, reply: FastifyReply, toolset: string | undefined): Promise<string | null | undefined> => {
-    const settings = app.gateway.config.mcpServer;
-    if (!settings.sessions) return undefined;
-    const presented = sessionHeader(request);
-    if (presented !== undefined) return (await sessions.resume(request.principal, presented, toolset, settings)) ? presented : null;
-    if (!opensSession(request.body)) return undefined;
-    try {
-      const { id, ended } = await sessions.create(request.principal, toolset, settings);
-      for (const old of ended) hub.end(old);
-      app.metrics.countMcpSession(request.principal.tenant);
-      reply.raw.setHeader('mcp-session-id', id);
-      return id;
-    } catch (error) {
-      // Everything else keeps working while the store is down: the client is served without a session.
-      if (!isStoreUnavailable(error)) throw error;
-      request.log.warn({ err: error }, 'MCP session not created: the state store is unavailable');
-      return undefined;
-    }
-  };
-
-  const handle = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    const toolset = endpoint(request);
-    // The parser has consumed the body stream: the transport must not be left to read it again.
-    if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
-    const invalid = invalidParams(request.body);
-    if (invalid) {
-      auditRefusedMessages(app.governance.audit, request, invalid.error.message);
-      return reply.send(invalid);
-    }
-    const session = await sessionOf(request, reply, toolset);
-    if (session === null) throw sessionNotFound();
-    if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
-    // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
-    reply.hijack();
-    // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
-    reply.raw.setHeader('x-request-id', request.id);
-    reply.raw.once('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
-  };
-
-  /** GET: the session's server→client stream (tools/list_changed); one per session, the newest. */
-  const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    const settings = app.gateway.config.mcpServer;
-    if (!settings.sessions) throw sessionsOff(reply);
-    const toolset = endpoint(request);
-    const id = sessionHeader(request);
-    if (id === undefined) throw new errors.TG_BAD_REQUEST('GET needs the Mcp-Session-Id that initialize returned');
-    if (!(await sessions.resume(request.principal, id, toolset, settings))) throw sessionNotFound();
-    const principal = request.principal;
-    const mode = requestMode(request);
-    const fingerprint = (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
-    reply.hijack();
-    let keepAlive: NodeJS.Timeout | undefined;
-    const stream = openSseStream(reply.raw, { 'x-request-id': request.id, 'mcp-session-id': id }, STREAM_BUFFER_BYTES, () => {
-      clearInterval(keepAlive);
-      hub.detach(id, stream);
-    });
-    // A session has one stream: this one replaces an older one (a client that reconnected before its old
-    // socket was seen to close), which is closed wherever it is (MCP lets the server close a stream).
-    hub.attach(id, { principal, mode, toolset, stream, fingerprint });
-    // While the stream is open the session is in use: its idle timer restarts, and a session ended or
-    // expired in the store (DELETE on a replica whose message was lost) closes the stream.
-    keepAlive = setInterval(() => {
-      if (!stream.ping()) return;
-      sessions.resume(principal, id, toolset, app.gateway.config.mcpServer).then(
-        (live) => live || stream.close(),
-        () => undefined,
-      );
-    }, Math.min(KEEP_ALIVE_MS, Math.floor(settings.idleTimeoutMs / 2)));
-    keepAlive.unref();
-  };
-
-  /** DELETE: ends the session on every replica (its stream closes, its running calls are cancelled). */
-  const endSession = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    if (!app.gateway.config.mcpServer.sessions) throw sessionsOff(reply);
-    const toolset = endpoint(request);
-    const id = sessionHeader(request);
-    if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
-    if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();
-    hub.end(id);
-    return reply.code(204).send();
-  };
 
   for (const url of ['/mcp', '/mcp/:toolset'] as const) {
     const narrowed = url !== '/mcp';
@@ -294,7 +68,7 @@ const routes: RoutePlugin = async (app) => {
           response: mcpResponses,
         },
       },
-      handle,
+      endpoint.post,
     );
     app.get<{ Params: { toolset?: string } }>(
       url,
@@ -318,7 +92,7 @@ const routes: RoutePlugin = async (app) => {
           },
         },
       },
-      openStream,
+      endpoint.openStream,
     );
     app.delete<{ Params: { toolset?: string } }>(
       url,
@@ -340,14 +114,9 @@ const routes: RoutePlugin = async (app) => {
           },
         },
       },
-      endSession,
+      endpoint.endSession,
     );
   }
 };
-
-/** A slow reader of a stream is cut off once this much waits for it (notifications are a few hundred bytes). */
-const STREAM_BUFFER_BYTES = 64 * 1024;
-/** How often an open stream is pinged and its session's idle timer restarted. */
-const KEEP_ALIVE_MS = 25_000;
 
 export const mcpRoutes = fp(routes, { name: 'toolgate-routes-mcp', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -15,6 +15,7 @@ import type { MessageBus } from './store/bus.js';
 import { createBus, createStore } from './store/create.js';
 import { storeObservability } from './store/metrics.js';
 import type { StateStore } from './store/types.js';
+import { createTaskService, type TaskService } from './tasks/service.js';
 import type { Logger } from './types.js';
 
 /** The process-wide services behind the policy stack. Built once at start-up (a reload keeps them). */
@@ -28,6 +29,8 @@ export interface Governance {
   /** The per-minute rollup behind GET /v1/admin/stats. */
   stats: CallStats;
   approvals: ApprovalService;
+  /** Tasks (MCP `tools/call` with `task`, `/v1/execute` with `async`), in the store. */
+  tasks: TaskService;
   metrics: PolicyMetrics;
   policyDeps: PolicyDeps;
   /** Starts the per-tenant approval and rate-limit counts of these (configured) tenants at 0. */
@@ -59,6 +62,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   const metrics = createPolicyMetrics(options.registry, { durationBuckets: options.durationBuckets });
   const circuits = createCircuitRegistry(metrics.circuitState);
   const bus = createBus(config.store);
+  const tasks = createTaskService({ store, bus, approvals, audit, log: options.log });
   return {
     store,
     bus,
@@ -66,6 +70,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     recentAudit,
     stats,
     approvals,
+    tasks,
     metrics,
     knownTenants(tenants) {
       approvalMetrics.knownTenants(tenants);
@@ -73,6 +78,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     },
     policyDeps: { store, audit, approvals, metrics, circuits, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
+      tasks.close();
       await audit.close();
       await bus.close();
       if (ownsStore) await store.close();

@@ -134,8 +134,48 @@ export interface SecurityAuditEvent {
   traceId?: string;
 }
 
+/**
+ * One change of a task's status (docs/mcp.md#tasks), written once by the replica whose store write made
+ * it. The call itself keeps its own `call` line; an approval its `approval` line.
+ */
+export interface TaskAuditEvent {
+  event: 'task';
+  time: number;
+  requestId: string;
+  tenant: string;
+  user: string;
+  taskId: string;
+  tool: string;
+  callId: string;
+  /** The status before (null when the task was created). */
+  from: string | null;
+  /** The status after: `working`, `input_required`, `completed`, `failed` or `cancelled`. */
+  outcome: string;
+  approvalId: string | null;
+}
+
+/**
+ * One request an upstream MCP server sent back while serving a call (elicitation or sampling), relayed to
+ * the caller's MCP session or refused. Never its content.
+ */
+export interface RelayAuditEvent {
+  event: 'relay';
+  time: number;
+  requestId: string;
+  tenant: string;
+  user: string;
+  kind: 'elicitation' | 'sampling';
+  /** The upstream service (`global/<id>`, `local/<service>`, `user`). */
+  service: string;
+  callId: string;
+  /** `relayed` (the client answered), `refused` (policy, capability, bounds) or `failed` (the client's error or no answer in time). */
+  outcome: 'relayed' | 'refused' | 'failed';
+  reason: string | null;
+  durationMs: number;
+}
+
 /** One line of the audit log. */
-export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent;
+export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent | TaskAuditEvent | RelayAuditEvent;
 
 export interface AuditSink {
   /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */

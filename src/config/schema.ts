@@ -507,6 +507,17 @@ export const configSchema = Section({
     maxPerPrincipal: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
     /** Sessions one tenant may hold; an `initialize` beyond it answers 503 (another user's sessions are never ended). */
     maxPerTenant: Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }),
+    /**
+     * Tasks (`tools/call` with `task`, `/v1/execute` with `async`): a task is kept `ttl` ms after its last
+     * change (the client's `ttl`, at most `maxTtlMs`, `defaultTtlMs` without one); one user holds at most
+     * `maxPerUser` live tasks (a new one beyond it is refused); `tasks/result` waits at most `resultWaitMs`.
+     */
+    tasks: Section({
+      defaultTtlMs: Type.Integer({ minimum: 1000, maximum: 604800000, default: 3600000 }),
+      maxTtlMs: Type.Integer({ minimum: 1000, maximum: 604800000, default: 86400000 }),
+      maxPerUser: Type.Integer({ minimum: 1, maximum: 10000, default: 100 }),
+      resultWaitMs: Type.Integer({ minimum: 100, maximum: 600000, default: 60000 }),
+    }, { default: {} }),
   }, { default: {} }),
   admin: Section({
     auditRecent: Type.Integer({ minimum: 0, maximum: 100000, default: 1000 }),

@@ -1,5 +1,5 @@
 // The one jittered exponential backoff: a retried call waits it (policies/retry.ts), and so does a lost
-// MCP upstream before it reconnects (src/mcp/upstream-client.ts).
+// MCP upstream before it reconnects (src/mcp/client/upstream-client.ts).
 
 export interface BackoffOptions {
   initialMs: number;

@@ -12,6 +12,7 @@ type SessionMessage =
   | { t: 'cancel'; session: string; request: string }
   | { t: 'end'; session: string }
   | { t: 'stream'; session: string; stream: string }
+  | { t: 'notify'; session: string; message: JsonRpcNotification }
   | { t: 'pool'; tenant: string; user: string };
 
 /** A user's own pool changed on some replica (they registered or removed an MCP server). */
@@ -42,6 +43,13 @@ export interface SessionHubDeps {
   fingerprint(principal: Principal, mode: ToolMode, toolset: string | undefined): Promise<string | undefined>;
 }
 
+/** A JSON-RPC notification for a session's stream (e.g. notifications/tasks/status). */
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+
 export interface SessionHub {
   /**
    * Registers the session's GET stream; the session's older stream, on this replica or another, closes
@@ -56,6 +64,8 @@ export interface SessionHub {
   trackCall(session: string, requestId: string | number): { signal: AbortSignal; done(): void };
   /** notifications/cancelled: aborts the named call on whichever replica runs it. */
   cancel(session: string, requestId: string | number): void;
+  /** Sends a notification on the session's stream, on whichever replica holds it (none is kept for a session without one). */
+  notify(session: string, message: JsonRpcNotification): void;
   /** DELETE (or eviction): closes the session's stream and cancels its calls, on every replica. */
   end(session: string): void;
   /** Rechecks the pools of every stream on this replica (the snapshot changed). */
@@ -134,6 +144,7 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     if (message.t === 'cancel') cancelHere(message.session, message.request);
     else if (message.t === 'end') endHere(message.session);
     else if (message.t === 'stream') newestStream(message.session, message.stream);
+    else if (message.t === 'notify') streams.get(message.session)?.stream.send(message.message);
     else if (message.t === 'pool') hub.poolsMayHaveChanged({ tenant: message.tenant, user: message.user });
   });
 
@@ -168,6 +179,9 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
       const request = requestKey(requestId);
       cancelHere(session, request);
       publish({ t: 'cancel', session, request });
+    },
+    notify(session, message) {
+      publish({ t: 'notify', session, message });
     },
     end(session) {
       endHere(session);

@@ -1,0 +1,76 @@
+// tools/call as a task, and tasks/result bounded in time (docs/mcp.md#tasks).
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, GetTaskPayloadRequestSchema, McpError, RELATED_TASK_META_KEY, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Drain } from '../../http/drain.js';
+import { runTask } from '../../tasks/run.js';
+import type { TaskLimits, TaskService } from '../../tasks/service.js';
+import { isTerminalStatus, TaskError, type TaskOwner } from '../../tasks/types.js';
+import type { Logger, ToolResult } from '../../types.js';
+import { mcpTask, mcpTaskResult } from './task-store.js';
+
+/** The server's tasks capability: tools/call may be a task; tasks can be listed and cancelled. */
+export const TASK_CAPABILITIES = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } as const;
+
+/**
+ * How long the answer to a task-augmented tools/call waits for the call's first decision, so a call that
+ * asks for approval is answered `input_required` rather than `working` (the approval policy decides
+ * within milliseconds; a call still undecided then is answered `working` and changes later).
+ */
+const FIRST_DECISION_WAIT_MS = 250;
+
+export interface TaskCallContext {
+  tasks: TaskService;
+  owner: TaskOwner;
+  session: string | undefined;
+  requestId: string;
+  drain: Pick<Drain, 'track'>;
+  log: Logger;
+  limits: () => TaskLimits & { resultWaitMs: number };
+}
+
+/** Creates the caller's task for one tools/call, starts its run on this replica and answers CreateTaskResult. */
+export async function callAsTask(context: TaskCallContext, call: { name: string; callId: string; ttl: number | undefined }, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<CreateTaskResult> {
+  const { tasks, owner } = context;
+  const task = await tasks.create(
+    owner,
+    { tool: call.name, callId: call.callId, via: 'mcp', requestId: context.requestId, ttlMs: call.ttl ?? null, ...(context.session !== undefined ? { session: context.session } : {}) },
+    context.limits(),
+  );
+  const decided = runTask({ tasks, owner, task, requestId: context.requestId, drain: context.drain, log: context.log, execute });
+  await Promise.race([decided, sleep(FIRST_DECISION_WAIT_MS, undefined, { ref: false })]);
+  return { task: mcpTask(await tasks.get(owner, task.id)) };
+}
+
+/** Task errors on the JSON-RPC wire: another user's id reads exactly like an unknown one. */
+export function taskWireError(error: unknown): unknown {
+  if (error instanceof TaskError && error.code === 'NOT_FOUND') return new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+  if (error instanceof TaskError) return new McpError(ErrorCode.InvalidRequest, error.message);
+  return error;
+}
+
+/**
+ * tasks/result: the SDK's own handler waits without an end; this one waits at most `resultWaitMs` (polling
+ * the store, where a decision made on any replica shows) and then answers RequestTimeout, so a client
+ * calls again rather than hold a request open for the length of a human's decision.
+ */
+export function boundTaskResults(server: Server, context: TaskCallContext): void {
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    const { taskId } = request.params;
+    const deadline = Date.now() + context.limits().resultWaitMs;
+    for (;;) {
+      const task = await context.tasks.get(context.owner, taskId).catch((error: unknown) => {
+        throw taskWireError(error);
+      });
+      if (isTerminalStatus(task.status)) {
+        const result = mcpTaskResult(task);
+        return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, `task ${taskId} is still ${task.status}; call tasks/result again or poll tasks/get`);
+      await sleep(Math.min(task.pollIntervalMs, left), undefined, { signal: extra.signal }).catch(() => {
+        throw new McpError(ErrorCode.InvalidRequest, 'Request cancelled');
+      });
+    }
+  });
+}

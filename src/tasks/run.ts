@@ -1,0 +1,44 @@
+import { failureResult } from '../execution/tool-result.js';
+import type { Drain } from '../http/drain.js';
+import type { Logger, ToolResult } from '../types.js';
+import type { TaskService } from './service.js';
+import type { TaskOwner, TaskRecord } from './types.js';
+
+export interface TaskRun {
+  tasks: TaskService;
+  owner: TaskOwner;
+  task: TaskRecord;
+  requestId: string;
+  drain: Pick<Drain, 'track'>;
+  log: Logger;
+  /** The call, through the one execution path; `signal` ends with a cancel of the task or a shutdown, never with the request that made it. */
+  execute(signal: AbortSignal): Promise<ToolResult>;
+}
+
+/**
+ * Runs a task's call on this replica, detached from the request that created it, and records how it ended:
+ * a call that asked for approval leaves the task `input_required` (the decision, on any replica, finishes
+ * it: service.ts reads the approval), any other result makes it `completed` or `failed`. Resolves once the
+ * first of those is stored, so a caller can answer with the task's status at that point.
+ */
+export function runTask(run: TaskRun): Promise<void> {
+  const { tasks, owner, task, requestId } = run;
+  const tracked = tasks.track(owner, task.id);
+  // A shutdown ends the run like any call (answered TIMEOUT "gateway shutting down", stored as failed).
+  const release = run.drain.track(tracked);
+  return (async () => {
+    try {
+      const result = await run.execute(tracked.signal).catch((error: unknown) =>
+        // E.g. the tenant was removed by a reload meanwhile: the task fails rather than stay working.
+        failureResult('TOOL_EXCEPTION', error instanceof Error ? error.message : 'the call failed', { callId: task.callId, name: task.tool }),
+      );
+      if (result.status === 'pending_approval' && result.approvalId !== undefined) await tasks.awaitApproval(owner, task.id, result.approvalId, requestId);
+      else await tasks.finish(owner, task.id, result, requestId);
+    } catch (error) {
+      run.log.error({ err: error, taskId: task.id }, 'task result not stored');
+    } finally {
+      tracked.done();
+      release();
+    }
+  })();
+}

@@ -1,0 +1,236 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ApprovalRecord, ApprovalService } from '../approvals/types.js';
+import type { AuditSink } from '../audit/types.js';
+import type { MessageBus } from '../store/bus.js';
+import { hashTag } from '../store/hash-tag.js';
+import type { StateStore } from '../store/types.js';
+import type { Logger, ToolResult } from '../types.js';
+import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord, type TaskStatus } from './types.js';
+
+/** Live limits, read from `mcpServer.tasks` at each use (a reload changes them). */
+export interface TaskLimits {
+  defaultTtlMs: number;
+  maxTtlMs: number;
+  maxPerUser: number;
+}
+
+export interface TaskServiceDeps {
+  store: StateStore;
+  bus: MessageBus;
+  approvals: ApprovalService;
+  audit: AuditSink;
+  log: Logger;
+  now?: () => number;
+}
+
+export interface NewTask {
+  tool: string;
+  callId: string;
+  via: TaskRecord['via'];
+  session?: string;
+  requestId: string;
+  /** What the client asked for; clamped to the limits. */
+  ttlMs?: number | null;
+}
+
+export interface TaskService {
+  /** A new `working` task of `owner`; TaskError LIMIT when the owner already holds `maxPerUser` live tasks. */
+  create(owner: TaskOwner, input: NewTask, limits: TaskLimits): Promise<TaskRecord>;
+  /** The owner's task, its approval's decision applied; TaskError NOT_FOUND for any id that is not the owner's. */
+  get(owner: TaskOwner, id: string): Promise<TaskRecord>;
+  /** The owner's live tasks, newest first. */
+  list(owner: TaskOwner): Promise<TaskRecord[]>;
+  /** The call is waiting for a human: `input_required`, naming the approval. */
+  awaitApproval(owner: TaskOwner, id: string, approvalId: string, requestId: string): Promise<void>;
+  /** The call finished: `completed` (ok) or `failed` (a tool error), with its result. A task cancelled meanwhile stays cancelled. */
+  finish(owner: TaskOwner, id: string, result: ToolResult, requestId: string): Promise<void>;
+  /** Cancels a task that is not terminal: its run stops wherever it runs, a pending approval is withdrawn. */
+  cancel(owner: TaskOwner, id: string, requestId: string): Promise<TaskRecord>;
+  /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it). */
+  track(owner: TaskOwner, id: string): { signal: AbortSignal; abort(reason: unknown): void; done(): void };
+  /** Told of every status change this replica's store write made (e.g. to notify the task's MCP session). */
+  onChange(listener: (owner: TaskOwner, task: TaskRecord) => void): () => void;
+  close(): void;
+}
+
+const TASK_ID = /^[A-Za-z0-9_-]{32}$/;
+const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
+/** The owner is part of the key: another user's or tenant's lookup of an id reads another key and finds nothing. */
+const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.tenant))}:${digest(`${owner.tenant}\u0000${owner.user}`)}:`;
+const CHANNEL = 'tasks';
+/** How often a client is told to poll (ms): a human decision or a slow tool, not a tight loop. */
+export const POLL_INTERVAL_MS = 1000;
+/** A stored result larger than this keeps its output but drops its trace (the output is bounded by the tool's maxResultChars). */
+const MAX_RESULT_CHARS = 512 * 1024;
+
+function bounded(result: ToolResult): ToolResult {
+  return JSON.stringify(result).length <= MAX_RESULT_CHARS ? result : { ...result, trace: null };
+}
+
+const owned = (raw: string): TaskRecord => JSON.parse(raw) as TaskRecord;
+
+/**
+ * Tasks as records in the state store (docs/mcp.md#tasks), so any replica answers for any task. Every
+ * status change is one compareAndSet from the exact record read, so two replicas seeing the same change
+ * (an approval decided, a cancel) write it once, and only the writer audits and announces it.
+ */
+export function createTaskService(deps: TaskServiceDeps): TaskService {
+  const { store, approvals } = deps;
+  const now = deps.now ?? Date.now;
+  const listeners = new Set<(owner: TaskOwner, task: TaskRecord) => void>();
+  const running = new Map<string, AbortController>();
+
+  const keyOf = (owner: TaskOwner, id: string): string => ownerPrefix(owner) + id;
+
+  const load = async (owner: TaskOwner, id: string): Promise<{ raw: string; task: TaskRecord }> => {
+    const raw = TASK_ID.test(id) ? await store.get(keyOf(owner, id)) : null;
+    if (raw === null) throw new TaskError('NOT_FOUND', 'task not found');
+    return { raw, task: owned(raw) };
+  };
+
+  const audit = (owner: TaskOwner, from: TaskStatus | null, task: TaskRecord, requestId: string): void => {
+    deps.audit.write({
+      event: 'task',
+      time: now(),
+      requestId,
+      tenant: owner.tenant,
+      user: owner.user,
+      taskId: task.id,
+      tool: task.tool,
+      callId: task.callId,
+      from,
+      outcome: task.status,
+      approvalId: task.approvalId ?? null,
+    });
+  };
+
+  const announce = (owner: TaskOwner, task: TaskRecord): void => {
+    for (const listener of listeners) listener(owner, task);
+  };
+
+  /** One status change from the exact record read; false when another writer got there first. */
+  const transition = async (owner: TaskOwner, raw: string, next: TaskRecord, requestId: string): Promise<boolean> => {
+    const before = owned(raw);
+    const written = await store.compareAndSet(keyOf(owner, next.id), raw, JSON.stringify(next), { ttlMs: next.ttlMs });
+    if (!written) return false;
+    audit(owner, before.status, next, requestId);
+    announce(owner, next);
+    return true;
+  };
+
+  /** Changes a task unless it is terminal, retrying when another writer changed it meanwhile (bounded). */
+  const update = async (owner: TaskOwner, id: string, change: (task: TaskRecord) => TaskRecord | undefined, requestId: string): Promise<TaskRecord> => {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const { raw, task } = await load(owner, id);
+      if (isTerminalStatus(task.status)) return task;
+      const next = change(task);
+      if (next === undefined) return task;
+      if (await transition(owner, raw, { ...next, lastUpdatedAt: now() }, requestId)) return next;
+    }
+    return (await load(owner, id)).task;
+  };
+
+  const terminalOf = (result: ToolResult): TaskStatus => (result.ok ? 'completed' : 'failed');
+
+  /** What the approval's decision means for the task (read on any replica: the approver may be on another). */
+  const fromApproval = (task: TaskRecord, approval: ApprovalRecord): TaskRecord | undefined => {
+    if (approval.status === 'pending') return task.status === 'input_required' ? undefined : { ...task, status: 'input_required' };
+    if (approval.result === undefined) {
+      return task.status === 'working' ? undefined : { ...task, status: 'working', statusMessage: `approved by an approver; ${task.tool} is running` };
+    }
+    return { ...task, status: terminalOf(approval.result), statusMessage: approval.result.error?.errorType ?? 'completed', result: bounded(approval.result) };
+  };
+
+  const settleApproval = async (owner: TaskOwner, task: TaskRecord): Promise<TaskRecord> => {
+    if (task.approvalId === undefined || isTerminalStatus(task.status)) return task;
+    let approval: ApprovalRecord;
+    try {
+      approval = await approvals.get(task.approvalId, { tenant: owner.tenant, user: owner.user, roles: [], claims: {} });
+    } catch {
+      // The approval record is gone (past its retention): the task can only end as expired.
+      return task;
+    }
+    const approvalId = task.approvalId;
+    return update(owner, task.id, (current) => (current.approvalId === approvalId ? fromApproval(current, approval) : undefined), approval.requestId);
+  };
+
+  const unsubscribe = deps.bus.subscribe(CHANNEL, (raw) => {
+    try {
+      const message = JSON.parse(raw) as { t: 'cancel'; key: string };
+      if (message.t === 'cancel') running.get(message.key)?.abort(new Error('the task was cancelled'));
+    } catch {
+      // not ours
+    }
+  });
+
+  return {
+    async create(owner, input, limits) {
+      const live = await store.scan(ownerPrefix(owner));
+      if (live.length >= limits.maxPerUser) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some expire`);
+      const at = now();
+      const requested = input.ttlMs ?? limits.defaultTtlMs;
+      const task: TaskRecord = {
+        id: randomBytes(24).toString('base64url'), // 192 random bits
+        status: 'working',
+        tool: input.tool,
+        callId: input.callId,
+        via: input.via,
+        ...(input.session !== undefined ? { session: input.session } : {}),
+        createdAt: at,
+        lastUpdatedAt: at,
+        ttlMs: Math.max(1000, Math.min(requested, limits.maxTtlMs)),
+        pollIntervalMs: POLL_INTERVAL_MS,
+      };
+      if (!(await store.setIfAbsent(keyOf(owner, task.id), JSON.stringify(task), { ttlMs: task.ttlMs }))) throw new Error('task id collision');
+      audit(owner, null, task, input.requestId);
+      return task;
+    },
+    async get(owner, id) {
+      return settleApproval(owner, (await load(owner, id)).task);
+    },
+    async list(owner) {
+      const entries = await store.scan(ownerPrefix(owner));
+      const tasks = await Promise.all(entries.map(({ value }) => settleApproval(owner, owned(value))));
+      return tasks.sort((a, b) => b.createdAt - a.createdAt);
+    },
+    async awaitApproval(owner, id, approvalId, requestId) {
+      await update(owner, id, (task) => ({ ...task, status: 'input_required', approvalId, statusMessage: `waiting for a human to approve ${task.tool} (approvalId ${approvalId})` }), requestId);
+    },
+    async finish(owner, id, result, requestId) {
+      await update(owner, id, (task) => ({ ...task, status: terminalOf(result), statusMessage: result.error?.errorType ?? 'completed', result: bounded(result) }), requestId);
+    },
+    async cancel(owner, id, requestId) {
+      const { task } = await load(owner, id);
+      if (isTerminalStatus(task.status)) throw new TaskError('TERMINAL', `task is already ${task.status}`);
+      const cancelled = await update(owner, id, (current) => ({ ...current, status: 'cancelled', statusMessage: 'cancelled by the caller' }), requestId);
+      if (cancelled.status !== 'cancelled') throw new TaskError('TERMINAL', `task is already ${cancelled.status}`);
+      // Withdrawn: the approver's inbox no longer lists it (it reads as expired, without a result).
+      if (cancelled.approvalId !== undefined) await approvals.expire(cancelled.approvalId, owner.tenant).catch(() => undefined);
+      const key = keyOf(owner, id);
+      running.get(key)?.abort(new Error('the task was cancelled'));
+      await deps.bus.publish(CHANNEL, JSON.stringify({ t: 'cancel', key })).catch((error: unknown) => deps.log.warn({ err: error }, 'task cancellation not published'));
+      return cancelled;
+    },
+    track(owner, id) {
+      const key = keyOf(owner, id);
+      const controller = new AbortController();
+      running.set(key, controller);
+      return {
+        signal: controller.signal,
+        abort: (reason) => controller.abort(reason),
+        done: () => {
+          if (running.get(key) === controller) running.delete(key);
+        },
+      };
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    close() {
+      unsubscribe();
+      for (const controller of running.values()) controller.abort(new Error('shutting down'));
+      running.clear();
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/pipeline/deadline.js';
+import { deadlineOf } from '../src/execution/deadline.js';
 
 export const RetryOptions = Type.Object(
   {

@@ -9,7 +9,7 @@ import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/pipeline/deadline.js';
+import { deadlineOf } from '../src/execution/deadline.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

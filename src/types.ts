@@ -207,3 +207,27 @@ export interface ToolCall {
   readonly arguments: JsonObject;
   readonly resolvedFrom?: string;
 }
+
+export type ToolMode = 'default' | 'readonly';
+
+export type AccessDecision = { ok: true } | { ok: false; reason: string };
+
+/**
+ * What a policy sees besides the call. Built per call from the config snapshot the call started on. It is
+ * declared here, beside ToolContext, because every layer reads it: the execution path builds it, the
+ * registry's `tool_search` and the code-mode tools run with it, policies decide on it.
+ */
+export interface PolicyContext extends ToolContext {
+  readonly mode: ToolMode;
+  /** Re-checks exposure rules (tenant allow/deny, roles, mode, source allowlists) against the call's config snapshot. */
+  readonly checkAccess: (tool: Tool) => AccessDecision;
+  /** Options for a policy from the tenant's config (`tenants.<t>.policies.<name>`), or undefined. */
+  readonly policyOptions: (policy: string) => unknown;
+  /** Set when an approved call is resumed: the approval policy lets it through once. */
+  readonly approval?: { readonly id: string; readonly approvedBy: string };
+  /** Set when a code-mode script made the call (audited with it). */
+  readonly script?: ScriptOrigin | undefined;
+}
+
+/** The rest of the chain from a policy's position, down to the executor. */
+export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;

@@ -1,6 +1,5 @@
-import type { DeadlineAware } from '../pipeline/deadline.js';
-import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
-import type { Logger, Principal, ProgressUpdate, ScriptOrigin, Tool } from '../types.js';
+import type { DeadlineAware } from './deadline.js';
+import type { AccessDecision, Logger, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from '../types.js';
 import { LazySignal } from './lazy-signal.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
-import type { ToolMode } from '../pipeline/types.js';
+import type { ToolMode } from '../types.js';
 import { LazySignal } from '../execution/lazy-signal.js';
 import type { Drain } from './drain.js';
 

@@ -7,7 +7,7 @@ import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { backoffDelay } from '../src/shared/backoff.js';
 import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/pipeline/deadline.js';
+import { deadlineOf } from '../src/execution/deadline.js';
 
 export const RetryOptions = Type.Object(
   {

@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import Type from 'typebox';
 import { deriveContext } from '../src/execution/call-context.js';
-import { Cancellation } from '../src/execution/lazy-signal.js';
+import { Cancellation } from '../src/shared/cancellation.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { isTracing, recordDecision } from '../src/observability/tracing.js';
@@ -9,7 +9,7 @@ import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import type { ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/pipeline/deadline.js';
+import { deadlineOf } from '../src/execution/deadline.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

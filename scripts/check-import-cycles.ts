@@ -1,32 +1,20 @@
 /**
- * Folder-level import cycles among the entries of src/ (each folder, each subfolder of src/mcp/, and each
+ * The import graph's checks, over the graph dependency-cruiser builds (`.dependency-cruiser.cjs`): its
+ * rules (policies/ only from the composition root, no bench in the suite, every import resolves…), and
+ * no folder-level cycle among the entries of src/ (each folder, each subfolder of src/mcp/, and each
  * top-level file on its own), routes/ and policies/.
  *
- * Only value imports count: a cycle of runtime imports means no folder can be loaded, tested or
- * replaced without the others, while a type-only import disappears at compile time. Skipped:
- * `import type`, imports whose every name is `type X`, `export type … from`, `import("…")` in type
- * positions. Counted: every other import or re-export (side-effect imports included) and dynamic
- * `import()` calls.
+ * Every import counts, type-only ones included: a folder that needs another's types cannot be read,
+ * moved or replaced without it either, so a cycle through types is a cycle. Text inside comments and
+ * strings is no import (the files are parsed).
  *
- * The files are read with the TypeScript compiler's own parser (the `typescript` devDependency, pinned,
- * through its API module), so text inside comments and strings cannot pass for an import.
- *
- * Usage: `npm run check:cycles` (exit 1 on a cycle not in KNOWN_CYCLES or on a stale entry there).
+ * Usage: `npm run check:cycles` (exit 1 on a rule violation or a folder cycle).
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API } from 'typescript/unstable/sync';
-import { SyntaxKind, type Node, type SourceFile } from 'typescript/unstable/ast';
-import {
-  isCallExpression,
-  isExportDeclaration,
-  isExternalModuleReference,
-  isImportDeclaration,
-  isImportEqualsDeclaration,
-  isNamedExports,
-  isNamedImports,
-  isStringLiteral,
-} from 'typescript/unstable/ast/is';
+import type { ICruiseResult } from 'dependency-cruiser';
 
 /** One import of a file in one folder by a file in another. */
 export interface ImportEdge {
@@ -36,23 +24,23 @@ export interface ImportEdge {
   toFile: string;
 }
 
-/** folder -> folders it imports values from */
+/** folder -> folders it imports from */
 export type FolderGraph = ReadonlyMap<string, ReadonlySet<string>>;
 
-/**
- * Cycles that exist today and are being removed by work in flight. Each entry is a sorted folder list
- * with the reason; the check fails when a listed cycle no longer occurs, so the entry goes with the fix.
- */
-export const KNOWN_CYCLES: ReadonlyArray<{ folders: readonly string[]; why: string }> = [];
+/** What the checked tree holds: the folders of the cycle check, and the ones the rules also read. */
+export const CHECKED = ['src', 'routes', 'policies'] as const;
+const RULES_ALSO_READ = ['test', 'bench', 'scripts'] as const;
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The graph node a file belongs to, or undefined for files outside the checked folders. A top-level file
- * of src/ is a node of its own: the composition root (app.ts, gateway.ts) and the shared tables every
- * folder reads (errors.ts, types.ts) sit side by side there, and one node for all of them would report
- * every folder as one cycle through that shared name rather than the cycles between folders.
+ * The graph node a file (relative to the root, `/`-separated) belongs to, or undefined for files outside
+ * the checked folders. A top-level file of src/ is a node of its own: the composition root (app.ts) and
+ * the shared tables every folder reads (errors.ts, types.ts) sit side by side there, and one node for all
+ * of them would report every folder as one cycle through that shared name rather than the cycles between
+ * folders.
  */
-export function folderOf(root: string, file: string): string | undefined {
-  const rel = path.relative(root, file).split(path.sep);
+export function folderOf(file: string): string | undefined {
+  const rel = file.split('/');
   if (rel[0] === 'routes' || rel[0] === 'policies') return rel[0];
   if (rel[0] !== 'src' || rel.length < 2) return undefined;
   // src/mcp holds three concerns (upstream client, the /mcp endpoint, users' own servers): a node each.
@@ -60,97 +48,46 @@ export function folderOf(root: string, file: string): string | undefined {
   return `src/${rel[1]}`;
 }
 
-/** The module specifiers a file imports values from (see the header for what counts). */
-export function valueImports(sourceFile: SourceFile): string[] {
-  const specifiers: string[] = [];
-  const visit = (node: Node): void => {
-    if (isImportDeclaration(node)) {
-      const clause = node.importClause;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.phaseModifier === SyntaxKind.TypeKeyword ||
-          (clause.name === undefined &&
-            clause.namedBindings !== undefined &&
-            isNamedImports(clause.namedBindings) &&
-            clause.namedBindings.elements.length > 0 &&
-            clause.namedBindings.elements.every((element) => element.isTypeOnly)));
-      if (!typeOnly && isStringLiteral(node.moduleSpecifier)) specifiers.push(node.moduleSpecifier.text);
-      return;
-    }
-    if (isExportDeclaration(node)) {
-      const clause = node.exportClause;
-      const typeOnly =
-        node.isTypeOnly ||
-        (clause !== undefined &&
-          isNamedExports(clause) &&
-          clause.elements.length > 0 &&
-          clause.elements.every((element) => element.isTypeOnly));
-      if (!typeOnly && node.moduleSpecifier !== undefined && isStringLiteral(node.moduleSpecifier)) {
-        specifiers.push(node.moduleSpecifier.text);
-      }
-      return;
-    }
-    if (isImportEqualsDeclaration(node)) {
-      const reference = node.moduleReference;
-      if (!node.isTypeOnly && isExternalModuleReference(reference) && isStringLiteral(reference.expression)) {
-        specifiers.push(reference.expression.text);
-      }
-      return;
-    }
-    if (isCallExpression(node) && node.expression.kind === SyntaxKind.ImportKeyword) {
-      const [argument] = node.arguments;
-      if (argument !== undefined && isStringLiteral(argument)) specifiers.push(argument.text);
-    }
-    node.forEachChild(visit);
-  };
-  sourceFile.forEachChild(visit);
-  return specifiers;
+export interface Cruised {
+  /** Every import between two checked folders (src/*, routes, policies). */
+  edges: ImportEdge[];
+  /** The rule violations, one line each (`rule: from -> to`). */
+  violations: string[];
+  /** Files dependency-cruiser read. */
+  modules: number;
 }
 
-/** Resolves a relative specifier the way NodeNext does for this repository's `.js` suffixes. */
-function resolveRelative(fromFile: string, specifier: string, known: ReadonlySet<string>): string | undefined {
-  const base = path.resolve(path.dirname(fromFile), specifier);
-  const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, path.join(base, 'index.ts')];
-  return candidates.find((candidate) => known.has(candidate));
+/**
+ * Runs dependency-cruiser over `folders` of the project at `root`, with the repository's config. It runs
+ * in a plain `node` process: under a loader that rewrites modules (tsx, vitest) its swc parser does not
+ * load.
+ */
+export function cruiseProject(root: string, folders: readonly string[] = [...CHECKED, ...RULES_ALSO_READ]): Cruised {
+  const bin = path.resolve(path.dirname(fileURLToPath(import.meta.resolve('dependency-cruiser'))), '../../bin/dependency-cruise.mjs');
+  const present = folders.filter((folder) => existsSync(path.join(root, folder)));
+  const run = spawnSync(process.execPath, [bin, '--config', path.join(repoRoot, '.dependency-cruiser.cjs'), '--output-type', 'json', ...present], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    timeout: 120_000,
+  });
+  // It exits with the number of rule violations; the result is on stdout either way.
+  if (run.error !== undefined || run.stdout === '') throw new Error(`dependency-cruiser failed: ${run.error?.message ?? run.stderr}`);
+  return fromResult(JSON.parse(run.stdout) as ICruiseResult);
 }
 
-/** Every cross-folder value import among the checked folders of the project at `root`. */
-export function collectImportEdges(root: string, tsconfig = path.join(root, 'tsconfig.json')): ImportEdge[] {
-  const api = new API({ cwd: root });
-  try {
-    const snapshot = api.updateSnapshot({ openProjects: [tsconfig] });
-    const project = snapshot.getProject(tsconfig);
-    if (project === undefined) throw new Error(`TypeScript did not open ${tsconfig}`);
-    const files = project.program
-      .getSourceFileNames()
-      .map((name) => path.resolve(name))
-      .filter((name) => folderOf(root, name) !== undefined);
-    const known = new Set(files);
-    const edges: ImportEdge[] = [];
-    for (const file of files) {
-      const sourceFile = project.program.getSourceFile(file);
-      if (sourceFile === undefined) throw new Error(`TypeScript has no source for ${file}`);
-      const from = folderOf(root, file);
-      for (const specifier of valueImports(sourceFile)) {
-        if (!specifier.startsWith('.')) continue;
-        const target = resolveRelative(file, specifier, known);
-        const to = target === undefined ? undefined : folderOf(root, target);
-        // Relative imports that leave the checked folders (none today) are not part of the graph.
-        if (target === undefined || to === undefined) {
-          if (folderOf(root, path.resolve(path.dirname(file), specifier)) !== undefined) {
-            throw new Error(`${path.relative(root, file)}: cannot resolve ${specifier}`);
-          }
-          continue;
-        }
-        if (from !== undefined && from !== to) {
-          edges.push({ from, to, fromFile: path.relative(root, file), toFile: path.relative(root, target) });
-        }
-      }
+export function fromResult(result: ICruiseResult): Cruised {
+  const edges: ImportEdge[] = [];
+  for (const module of result.modules) {
+    const from = folderOf(module.source);
+    if (from === undefined) continue;
+    for (const dependency of module.dependencies) {
+      const to = folderOf(dependency.resolved);
+      if (to !== undefined && to !== from) edges.push({ from, to, fromFile: module.source, toFile: dependency.resolved });
     }
-    return edges;
-  } finally {
-    api.close();
   }
+  const violations = result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} -> ${violation.to}`);
+  return { edges, violations, modules: result.summary.totalCruised };
 }
 
 export function folderGraph(edges: readonly ImportEdge[]): FolderGraph {
@@ -206,26 +143,6 @@ export function findCycles(graph: FolderGraph): string[][] {
   return components.sort((a, b) => a.join().localeCompare(b.join()));
 }
 
-export interface CycleReport {
-  /** Cycles not in the allow-list: each fails the check. */
-  unexpected: string[][];
-  /** Allow-list entries that no longer occur: each fails the check until the entry is deleted. */
-  stale: string[][];
-  /** Cycles still present and listed. */
-  known: string[][];
-}
-
-export function compareWithKnown(cycles: readonly string[][], known = KNOWN_CYCLES): CycleReport {
-  const key = (folders: readonly string[]): string => [...folders].sort().join(' ');
-  const knownKeys = new Set(known.map((entry) => key(entry.folders)));
-  const found = new Set(cycles.map(key));
-  return {
-    unexpected: cycles.filter((cycle) => !knownKeys.has(key(cycle))),
-    stale: known.filter((entry) => !found.has(key(entry.folders))).map((entry) => [...entry.folders].sort()),
-    known: cycles.filter((cycle) => knownKeys.has(key(cycle))),
-  };
-}
-
 /** The imports inside one cycle, one line each, so the report says which files to move. */
 export function describeCycle(cycle: readonly string[], edges: readonly ImportEdge[]): string {
   const members = new Set(cycle);
@@ -236,16 +153,12 @@ export function describeCycle(cycle: readonly string[], edges: readonly ImportEd
 }
 
 function main(): void {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const edges = collectImportEdges(root);
-  const report = compareWithKnown(findCycles(folderGraph(edges)));
-  for (const cycle of report.known) console.log(`known cycle (allow-listed):\n${describeCycle(cycle, edges)}`);
-  for (const cycle of report.unexpected) console.error(`import cycle:\n${describeCycle(cycle, edges)}`);
-  for (const folders of report.stale) {
-    console.error(`KNOWN_CYCLES lists {${folders.join(', ')}}, which no longer occurs: delete the entry`);
-  }
-  if (report.unexpected.length > 0 || report.stale.length > 0) process.exitCode = 1;
-  else console.log('no folder-level import cycles beyond the allow-list');
+  const { edges, violations, modules } = cruiseProject(repoRoot);
+  const cycles = findCycles(folderGraph(edges));
+  for (const violation of violations) console.error(violation);
+  for (const cycle of cycles) console.error(`import cycle:\n${describeCycle(cycle, edges)}`);
+  if (violations.length > 0 || cycles.length > 0) process.exitCode = 1;
+  else console.log(`${modules} files: no rule violation, no folder-level import cycle (type imports counted)`);
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,8 +1,9 @@
 // Core types shared by every layer: exposure (registry), structure (sanitizer),
-// governance (policies) and execution (executors). Kept dependency-free on purpose: the one import
-// is the ToolResult schema, itself dependency-free.
+// governance (policies) and execution (executors). Kept dependency-free on purpose: the imports are
+// the ToolResult schema and the cancellation type, both dependency-free.
 import type { FastifyBaseLogger } from 'fastify';
 import type { ToolResult, ToolSourceKind } from './schemas/tool-result.js';
+import type { Cancellation } from './shared/cancellation.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -163,3 +164,29 @@ export interface ToolCall {
   readonly arguments: JsonObject;
   readonly resolvedFrom?: string;
 }
+
+export type ToolMode = 'default' | 'readonly';
+
+export type AccessDecision = { ok: true } | { ok: false; reason: string };
+
+/**
+ * What a policy sees besides the call. Built per call from the config snapshot the call started on. It is
+ * declared here, beside ToolContext, because every layer reads it: the execution path builds it, the
+ * registry's `tool_search` and the code-mode tools run with it, policies decide on it.
+ */
+export interface PolicyContext extends ToolContext {
+  /** The call's cancellation, behind `signal`: policies read and follow it without creating an AbortSignal. */
+  readonly cancellation: Cancellation;
+  readonly mode: ToolMode;
+  /** Re-checks exposure rules (tenant allow/deny, roles, mode, source allowlists) against the call's config snapshot. */
+  readonly checkAccess: (tool: Tool) => AccessDecision;
+  /** Options for a policy from the tenant's config (`tenants.<t>.policies.<name>`), or undefined. */
+  readonly policyOptions: (policy: string) => unknown;
+  /** Set when an approved call is resumed: the approval policy lets it through once. */
+  readonly approval?: { readonly id: string; readonly approvedBy: string };
+  /** Set when a code-mode script made the call (audited with it). */
+  readonly script?: ScriptOrigin | undefined;
+}
+
+/** The rest of the chain from a policy's position, down to the executor. */
+export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;

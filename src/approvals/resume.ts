@@ -1,9 +1,14 @@
-import type { Gateway } from '../gateway.js';
+import type { CallOptions, CallRequest } from '../execution/execute.js';
 import { recordDecision, type TraceContext } from '../observability/tracing.js';
 import type { Drain } from '../http/drain.js';
-import { Cancellation } from '../execution/lazy-signal.js';
+import { Cancellation } from '../shared/cancellation.js';
 import type { Logger, Principal, ToolResult } from '../types.js';
 import type { ApprovalRecord } from './types.js';
+
+/** The one execution path on the live snapshot (Gateway.execute), which the approved run goes through. */
+export interface CallRunner {
+  execute(request: CallRequest, options: CallOptions): Promise<ToolResult>;
+}
 
 /**
  * Runs an approved call through the one execution path as its requester (the principal verified when the
@@ -11,7 +16,7 @@ import type { ApprovalRecord } from './types.js';
  * arguments are replayed: validation, the deny re-check and bindings all apply again on the live config.
  */
 export function resumeApproved(
-  gateway: Gateway,
+  gateway: CallRunner,
   record: ApprovalRecord,
   meta: { requestId: string; log: Logger; drain: Pick<Drain, 'track'>; trace?: TraceContext },
 ): Promise<ToolResult> {

@@ -1,6 +1,5 @@
 import type { ErrorCode } from '../errors.js';
-import type { ToolMode } from '../pipeline/types.js';
-import type { JsonObject, Principal, ToolResult, ToolSourceKind } from '../types.js';
+import type { JsonObject, Principal, ToolMode, ToolResult, ToolSourceKind } from '../types.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
 

@@ -1,6 +1,6 @@
 import { parseArguments } from '../execution/arguments.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from '../execution/execute.js';
-import { Cancellation } from '../execution/lazy-signal.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { ToolError } from '../execution/tool-error.js';
 import { failureResult } from '../execution/tool-result.js';
 import type { PolicyMetrics } from '../pipeline/metrics.js';

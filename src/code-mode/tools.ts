@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, CallRequest } from '../execution/execute.js';
-import { Cancellation } from '../execution/lazy-signal.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { ToolError } from '../execution/tool-error.js';
 import { activeTraceContext } from '../observability/tracing.js';
 import type { PolicyContext, ToolMode } from '../pipeline/types.js';

@@ -1,7 +1,6 @@
-import type { DeadlineAware } from '../pipeline/deadline.js';
-import type { AccessDecision, PolicyContext, ToolMode } from '../pipeline/types.js';
-import type { Logger, Principal, ProgressUpdate, ScriptOrigin, Tool } from '../types.js';
-import type { Cancellation } from './lazy-signal.js';
+import type { DeadlineAware } from './deadline.js';
+import type { AccessDecision, Logger, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from '../types.js';
+import type { Cancellation } from '../shared/cancellation.js';
 
 /**
  * The context of one call, and of each timed attempt of it. A class rather than object literals so every

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
-import type { ToolMode } from '../pipeline/types.js';
-import { Cancellation } from '../execution/lazy-signal.js';
+import type { ToolMode } from '../types.js';
+import { Cancellation } from '../shared/cancellation.js';
 import type { Drain } from './drain.js';
 
 export function requestMode(request: FastifyRequest): ToolMode {

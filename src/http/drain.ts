@@ -1,4 +1,4 @@
-import type { Cancellation } from '../execution/lazy-signal.js';
+import type { Cancellation } from '../shared/cancellation.js';
 import { ToolError } from '../execution/tool-error.js';
 
 /** The message of every call a shutdown ends (errorType TIMEOUT). */

@@ -4,7 +4,7 @@ import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
 import { deriveContext } from '../execution/call-context.js';
-import { Cancellation } from '../execution/lazy-signal.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { JsonObject, Tool } from '../types.js';
 import { noopPolicyMetrics } from './metrics.js';

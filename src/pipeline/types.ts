@@ -2,33 +2,15 @@ import type { CircuitRegistry } from './circuit-state.js';
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
-import type { Cancellation } from '../execution/lazy-signal.js';
 import type { StateStore } from '../store/types.js';
-import type { Logger, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from '../types.js';
+import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../types.js';
 import type { Clock } from './clock.js';
 import type { PolicyMetrics } from './metrics.js';
 import type { BuiltinPolicyName } from './order.js';
 
-export type ToolMode = 'default' | 'readonly';
-
-export type AccessDecision = { ok: true } | { ok: false; reason: string };
-
-/** What a policy sees besides the call. Built per call from the config snapshot the call started on. */
-export interface PolicyContext extends ToolContext {
-  /** The call's cancellation, behind `signal`: policies read and follow it without creating an AbortSignal. */
-  readonly cancellation: Cancellation;
-  readonly mode: ToolMode;
-  /** Re-checks exposure rules (tenant allow/deny, roles, mode, source allowlists) against the call's config snapshot. */
-  readonly checkAccess: (tool: Tool) => AccessDecision;
-  /** Options for a policy from the tenant's config (`tenants.<t>.policies.<name>`), or undefined. */
-  readonly policyOptions: (policy: string) => unknown;
-  /** Set when an approved call is resumed: the approval policy lets it through once. */
-  readonly approval?: { readonly id: string; readonly approvedBy: string };
-  /** Set when a code-mode script made the call (audited with it). */
-  readonly script?: ScriptOrigin | undefined;
-}
-
-export type Next = (call: ToolCall, ctx: PolicyContext) => Promise<ToolResult>;
+// The call context's types live beside ToolContext (src/types.ts): the execution path and the registry
+// read them without depending on the chain.
+export type { AccessDecision, Next, PolicyContext, ToolMode } from '../types.js';
 
 /** A custom policy as a module's factory returns it (the operators' API, see docs/governance.md#governance-the-policy-chain). */
 export type Policy = (call: ToolCall, ctx: PolicyContext, next: Next) => Promise<ToolResult>;

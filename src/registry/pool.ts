@@ -1,5 +1,4 @@
-import type { ToolMode } from '../pipeline/types.js';
-import type { JsonObject, Logger, Principal, Tool } from '../types.js';
+import type { JsonObject, Logger, Principal, Tool, ToolMode } from '../types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import { sourcePrecedence, type Catalog } from './catalog.js';
 import { TOOL_SEARCH_NAME, type TenantView } from './tenant-view.js';

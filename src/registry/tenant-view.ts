@@ -1,7 +1,6 @@
 import { mergeBindings } from '../bindings/merge.js';
 import type { TenantConfig } from '../config/types.js';
-import type { AccessDecision, ToolMode } from '../pipeline/types.js';
-import type { Principal, Tool } from '../types.js';
+import type { AccessDecision, Principal, Tool, ToolMode } from '../types.js';
 import { compileGlobs, type NameMatcher } from './globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';

@@ -1,5 +1,4 @@
-import type { PolicyContext } from '../pipeline/types.js';
-import type { Principal } from '../types.js';
+import type { PolicyContext, Principal } from '../types.js';
 import { defineTool } from './define-tool.js';
 import { nativeEntry } from './formats.js';
 import type { Pool } from './pool.js';

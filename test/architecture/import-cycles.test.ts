@@ -1,15 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  collectImportEdges,
-  compareWithKnown,
-  describeCycle,
-  findCycles,
-  folderGraph,
-  folderOf,
-  type FolderGraph,
-} from '../../scripts/check-import-cycles.js';
+import { cruiseProject, describeCycle, findCycles, folderGraph, folderOf, type FolderGraph } from '../../scripts/check-import-cycles.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fixtureRoot = path.join(repoRoot, 'test/fixtures/import-cycles');
@@ -31,49 +23,43 @@ describe('findCycles', () => {
   });
 });
 
-describe('compareWithKnown', () => {
-  const known = [{ folders: ['b', 'a'], why: 'being removed' }];
-
-  it('lets a listed cycle through and fails any other', () => {
-    expect(compareWithKnown([['a', 'b'], ['c', 'd']], known)).toEqual({ unexpected: [['c', 'd']], stale: [], known: [['a', 'b']] });
-  });
-
-  it('fails an entry whose cycle is gone, so the entry is deleted with the fix', () => {
-    expect(compareWithKnown([], known)).toEqual({ unexpected: [], stale: [['a', 'b']], known: [] });
-  });
-});
-
 describe('folderOf', () => {
-  it('makes each src folder, each top-level src file, routes and policies a node', () => {
-    expect(folderOf('/r', '/r/src/registry/pool.ts')).toBe('src/registry');
-    expect(folderOf('/r', '/r/src/registry/deep/x.ts')).toBe('src/registry');
-    expect(folderOf('/r', '/r/src/errors.ts')).toBe('src/errors.ts');
-    expect(folderOf('/r', '/r/src/mcp/client/pinning.ts')).toBe('src/mcp/client');
-    expect(folderOf('/r', '/r/src/mcp/server/sessions.ts')).toBe('src/mcp/server');
-    expect(folderOf('/r', '/r/routes/tools.ts')).toBe('routes');
-    expect(folderOf('/r', '/r/policies/retry.ts')).toBe('policies');
-    expect(folderOf('/r', '/r/test/unit/x.test.ts')).toBeUndefined();
+  it('makes each src folder, each src/mcp side, each top-level src file, routes and policies a node', () => {
+    expect(folderOf('src/registry/pool.ts')).toBe('src/registry');
+    expect(folderOf('src/registry/deep/x.ts')).toBe('src/registry');
+    expect(folderOf('src/errors.ts')).toBe('src/errors.ts');
+    expect(folderOf('src/mcp/client/pinning.ts')).toBe('src/mcp/client');
+    expect(folderOf('src/mcp/server/sessions.ts')).toBe('src/mcp/server');
+    expect(folderOf('routes/tools.ts')).toBe('routes');
+    expect(folderOf('policies/retry.ts')).toBe('policies');
+    expect(folderOf('test/unit/x.test.ts')).toBeUndefined();
+    expect(folderOf('node_modules/typebox/build/index.mjs')).toBeUndefined();
   });
 });
 
-describe('collectImportEdges (TypeScript parser)', () => {
-  it('counts value imports, re-exports and dynamic imports; skips type-only imports, comments and strings', () => {
-    const edges = collectImportEdges(fixtureRoot);
+describe('the graph dependency-cruiser builds (fixture)', () => {
+  it('counts value and type imports, re-exports and dynamic imports, never comments or strings; fails on a cycle and on a rule', () => {
+    const { edges, violations } = cruiseProject(fixtureRoot, ['src', 'policies']);
     expect(edges.map((edge) => `${edge.fromFile} -> ${edge.toFile}`).sort()).toEqual([
       'src/a/values.ts -> src/b/words.ts',
+      'src/b/words.ts -> src/a/more.ts',
+      'src/b/words.ts -> src/a/values.ts',
       'src/c/index.ts -> src/d/late.ts',
       'src/d/late.ts -> src/c/index.ts',
+      'src/f/leaf.ts -> src/e/notes.ts',
+      'src/g/uses-policy.ts -> policies/p.ts',
     ]);
-    expect(findCycles(folderGraph(edges))).toEqual([['src/c', 'src/d']]);
+    // {a, b} only through `import type`: a cycle all the same.
+    expect(findCycles(folderGraph(edges))).toEqual([['src/a', 'src/b'], ['src/c', 'src/d']]);
+    expect(violations).toEqual(['policies-from-composition-root-only: src/g/uses-policy.ts -> policies/p.ts']);
   }, 120_000);
 });
 
 describe('this repository', () => {
-  it('has no folder-level value-import cycle among src/*, routes/ and policies/ beyond the allow-list', () => {
-    const edges = collectImportEdges(repoRoot);
+  it('has no rule violation and no folder-level import cycle among src/*, routes/ and policies/, type imports counted', () => {
+    const { edges, violations } = cruiseProject(repoRoot);
     expect(edges.length).toBeGreaterThan(100);
-    const report = compareWithKnown(findCycles(folderGraph(edges)));
-    expect(report.unexpected.map((cycle) => describeCycle(cycle, edges))).toEqual([]);
-    expect(report.stale, 'KNOWN_CYCLES lists a cycle that is gone: delete its entry').toEqual([]);
+    expect(violations).toEqual([]);
+    expect(findCycles(folderGraph(edges)).map((cycle) => describeCycle(cycle, edges))).toEqual([]);
   }, 120_000);
 });

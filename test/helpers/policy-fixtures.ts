@@ -1,7 +1,7 @@
 // Shared fixtures for policy, chain and approval unit tests: a tool, a call, a context and deps.
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
-import { Cancellation } from '../../src/execution/lazy-signal.js';
+import { Cancellation } from '../../src/shared/cancellation.js';
 import { successResult } from '../../src/execution/tool-result.js';
 import type { Clock } from '../../src/pipeline/clock.js';
 import type { Answer, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from '../../src/pipeline/types.js';

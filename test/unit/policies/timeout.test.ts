@@ -4,7 +4,7 @@ import { retryPolicy } from '../../../policies/retry.js';
 import { timeoutPolicy } from '../../../policies/timeout.js';
 import { ToolError } from '../../../src/execution/tool-error.js';
 import { successResult } from '../../../src/execution/tool-result.js';
-import type { DeadlineAware } from '../../../src/pipeline/deadline.js';
+import type { DeadlineAware } from '../../../src/execution/deadline.js';
 import type { PolicyContext } from '../../../src/pipeline/types.js';
 import type { ToolCall } from '../../../src/types.js';
 import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';

@@ -7,7 +7,7 @@ import { errors } from '../src/errors.js';
 import { UnknownTenantError } from '../src/gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../src/http/call-options.js';
 import { checkedMessages, invalidParams, traceMeta } from '../src/mcp/call-params.js';
-import { callEvent, catalogEvent } from '../src/audit/events.js';
+import { auditCall, catalogEvent } from '../src/audit/events.js';
 import type { AuditSink } from '../src/audit/types.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { mcpEntry } from '../src/registry/formats.js';
@@ -91,7 +91,7 @@ function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason:
     if (method === 'tools/call') {
       const callId = defaultCallId(undefined, 0);
       const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
-      audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
+      auditCall(audit, origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null });
       continue;
     }
     const kind = method === 'resources/read' ? 'resource' : 'prompt';

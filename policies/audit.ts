@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { argumentsHash, callEvent } from '../src/audit/events.js';
+import { argumentsHash, auditCall } from '../src/audit/events.js';
 import { cancelledByCaller } from '../src/execution/tool-error.js';
 import { failureResult } from '../src/execution/tool-result.js';
 import { systemClock } from '../src/pipeline/clock.js';
@@ -30,18 +30,16 @@ export function auditPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | u
       return result;
     } finally {
       const answered = result ?? failureResult('TOOL_EXCEPTION', 'the call threw', { callId: call.callId, name: call.name });
-      deps.audit.write(
-        callEvent({ requestId: ctx.requestId, tenant: ctx.principal.tenant, user: ctx.principal.user }, answered, {
-          callId: call.callId,
-          tool: call.name,
-          source: call.tool.source,
-          argsSha256,
-          time: started,
-          durationMs: Math.max(0, clock.now() - started),
-          approvalId: answered.approvalId ?? null,
-          cancelled: cancelledByCaller(ctx.cancellation),
-        }, ctx.script),
-      );
+      auditCall(deps.audit, { requestId: ctx.requestId, tenant: ctx.principal.tenant, user: ctx.principal.user }, answered, {
+        callId: call.callId,
+        tool: call.name,
+        source: call.tool.source,
+        argsSha256,
+        time: started,
+        durationMs: Math.max(0, clock.now() - started),
+        approvalId: answered.approvalId ?? null,
+        cancelled: cancelledByCaller(ctx.cancellation),
+      }, ctx.script);
     }
   };
   return { wrap };

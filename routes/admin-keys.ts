@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { RuntimeKeyError, type RuntimeKeys } from '../src/admin/api-keys.js';
+import type { RuntimeKeys } from '../src/admin/api-keys.js';
 import { auditSecurityEvent } from '../src/audit/events.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
@@ -29,16 +29,6 @@ const ROLE = '^[A-Za-z0-9_.-]{1,64}$';
  */
 const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeKeys }) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')];
-  const mapped = async <T>(work: Promise<T>): Promise<T> => {
-    try {
-      return await work;
-    } catch (error) {
-      if (!(error instanceof RuntimeKeyError)) throw error;
-      if (error.code === 'NOT_FOUND') throw new errors.TG_NOT_FOUND(error.message);
-      if (error.code === 'FORBIDDEN') throw new errors.TG_FORBIDDEN(error.message);
-      throw new errors.TG_CONFLICT(error.message);
-    }
-  };
 
   app.post(
     '/v1/admin/keys',
@@ -74,7 +64,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       const refused = roles.filter((role) => !grantable.has(role));
       if (refused.length > 0) throw new errors.TG_FORBIDDEN(`cannot grant role ${refused.join(', ')}: not held by you nor named in the tenant's roles`);
       const { expiresInSec } = request.body;
-      const { key, record } = await mapped(runtimeKeys.create(principal, { user: request.body.user, roles, ...(expiresInSec === undefined ? {} : { expiresInSec }) }));
+      const { key, record } = await runtimeKeys.create(principal, { user: request.body.user, roles, ...(expiresInSec === undefined ? {} : { expiresInSec }) });
       request.log.info({ keyId: record.id, keyUser: record.user, roles: record.roles }, 'runtime API key created');
       const lifetime = record.expiresAt === null ? 'until revoked' : `until ${record.expiresAt}`;
       auditSecurityEvent(app.governance.audit, request, {
@@ -119,7 +109,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
     },
     async (request, reply) => {
       // Another tenant's key id is looked up under the caller's tenant and answers 404, like an unknown one.
-      const below = await mapped(runtimeKeys.revoke(request.principal.tenant, request.params.id));
+      const below = await runtimeKeys.revoke(request.principal.tenant, request.params.id);
       request.log.info({ keyId: request.params.id, alsoRevoked: below }, 'runtime API key revoked');
       auditSecurityEvent(app.governance.audit, request, {
         kind: 'key_revoked',

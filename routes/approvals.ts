@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
 import { auditedDecision } from '../src/approvals/decision-audit.js';
-import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
+import type { ApprovalRecord } from '../src/approvals/types.js';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -48,16 +48,6 @@ function view(record: ApprovalRecord) {
     ...(record.decidedAt ? { decidedAt: new Date(record.decidedAt).toISOString() } : {}),
     ...(record.result ? { result: record.result } : {}),
   };
-}
-
-/** ApprovalError → the TG_* table (src/approvals/types.ts). */
-async function mapped<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!(error instanceof ApprovalError)) throw error;
-    throw new errors[APPROVAL_ERROR_CODES[error.code]](error.message);
-  }
 }
 
 /** Human approval (docs/architecture.md#human-approval): approvers are role approver/admin of the same tenant, never the requester. */
@@ -113,7 +103,7 @@ const routes: RoutePlugin = async (app) => {
         response: { 200: approval, ...errorResponses, ...conflict },
       },
     },
-    async (request) => view(await mapped(approvals.get(request.params.id, request.principal))),
+    async (request) => view(await approvals.get(request.params.id, request.principal)),
   );
 
   app.post(
@@ -135,7 +125,7 @@ const routes: RoutePlugin = async (app) => {
       const meta = { requestId: request.id, log: request.log, drain: app.drain, trace: request.traceContext };
       const decision = { decision: 'approve', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
       const decide = () => approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta));
-      return view(await mapped(auditedDecision(audit, decision, decide)));
+      return view(await auditedDecision(audit, decision, decide));
     },
   );
 
@@ -157,7 +147,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request) => {
       const decision = { decision: 'deny', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
-      return view(await mapped(auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason))));
+      return view(await auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason)));
     },
   );
 };

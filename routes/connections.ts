@@ -2,7 +2,6 @@ import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
-import { AuthServerError } from '../src/upstream-auth/auth-server.js';
 import { FlowError } from '../src/upstream-auth/connections.js';
 import type { UpstreamIdentity } from '../src/upstream-auth/identity.js';
 
@@ -36,10 +35,6 @@ function page(title: string, text: string, consoleEnabled: boolean): string {
  */
 const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identity }) => {
   const { connections } = identity;
-  const mapAuthServer = (error: unknown): never => {
-    if (error instanceof AuthServerError) throw new errors.TG_UPSTREAM_ERROR(error.message);
-    throw error;
-  };
 
   app.get(
     '/v1/connections',
@@ -81,7 +76,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
         throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
       }
       reply.header('cache-control', 'no-store');
-      return connections.start(request.principal, service).catch(mapAuthServer);
+      return connections.start(request.principal, service);
     },
   );
 
@@ -142,9 +137,8 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
       try {
         ({ service } = await connections.complete(query));
       } catch (error) {
-        if (!(error instanceof FlowError)) throw error;
-        request.log.info({ reason: error.code }, 'OAuth callback refused');
-        throw error.code === 'exchange_failed' ? new errors.TG_UPSTREAM_ERROR(error.message) : new errors.TG_BAD_REQUEST(error.message);
+        if (error instanceof FlowError) request.log.info({ reason: error.code }, 'OAuth callback refused');
+        throw error;
       }
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'").type('text/html; charset=utf-8');
       return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);

@@ -1,12 +1,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../src/errors.js';
 import { createCatalogGovernance } from '../src/mcp/server/resource-catalog-governance.js';
 import { requestCancellation } from '../src/http/call-options.js';
 import {
-  CatalogNotFound,
-  CatalogRateLimited,
-  CatalogUpstreamError,
   getPrompt,
   listPrompts,
   listResources,
@@ -36,20 +32,8 @@ const routes: RoutePlugin = async (app) => {
     // Upstream requests end when the client goes away or the replica shuts down.
     signal: requestCancellation(reply, app.drain).signal,
   });
-  /** Unknown and unreachable are one 404; a reachable service that fails is a 502; over the tenant's rate limit, 429 + Retry-After. */
-  const answer = async <T>(work: () => Promise<T>, reply?: FastifyReply): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof CatalogNotFound) throw new errors.TG_NOT_FOUND(error.message);
-      if (error instanceof CatalogUpstreamError) throw new errors.TG_UPSTREAM_ERROR(error.message);
-      if (error instanceof CatalogRateLimited) {
-        reply?.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
-        throw new errors.TG_RATE_LIMITED(error.message);
-      }
-      throw error;
-    }
-  };
+  // Unknown and unreachable are one 404, a reachable service that fails a 502, over the tenant's rate limit a
+  // 429 + Retry-After: the catalog's errors carry their codes (src/mcp-server/catalog-errors.ts).
   const common = { onRequest: app.authenticate, config: { runsCalls: true } } as const;
 
   app.get(
@@ -60,7 +44,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       const catalog = catalogRequest(request, reply);
-      const [resources, resourceTemplates] = await answer(() => Promise.all([listResources(catalog), listResourceTemplates(catalog)]));
+      const [resources, resourceTemplates] = await Promise.all([listResources(catalog), listResourceTemplates(catalog)]);
       return { resources, resourceTemplates };
     },
   );
@@ -79,7 +63,7 @@ const routes: RoutePlugin = async (app) => {
         response: limitedResponses(resourceReadResponse),
       },
     },
-    async (request, reply) => answer(() => readResource(catalogRequest(request, reply), request.query.uri), reply),
+    async (request, reply) => readResource(catalogRequest(request, reply), request.query.uri),
   );
 
   app.get(
@@ -88,7 +72,7 @@ const routes: RoutePlugin = async (app) => {
       ...common,
       schema: { tags: ['resources'], operationId: 'listPrompts', summary: 'Prompts of the MCP services the caller may reach', security: bearerSecurity, response: responses(promptListResponse) },
     },
-    async (request, reply) => ({ prompts: await answer(() => listPrompts(catalogRequest(request, reply))) }),
+    async (request, reply) => ({ prompts: await listPrompts(catalogRequest(request, reply)) }),
   );
 
   app.post(
@@ -105,7 +89,7 @@ const routes: RoutePlugin = async (app) => {
         response: limitedResponses(promptGetResponse),
       },
     },
-    async (request, reply) => answer(() => getPrompt(catalogRequest(request, reply), request.body.name, request.body.arguments), reply),
+    async (request, reply) => getPrompt(catalogRequest(request, reply), request.body.name, request.body.arguments),
   );
 };
 

@@ -1,6 +1,8 @@
-// Every request-level error code, in one table (the Fastify model: key equals code).
-// Tool-level failures are not here: they are ToolResults with an errorType (src/types.ts).
+// Every request-level error code, in one table (the Fastify model: key equals code), and the one mapping
+// of the domain errors onto it. Tool-level failures are not here: they are ToolResults with an errorType
+// (src/types.ts).
 import createError from '@fastify/error';
+import type { FastifyError } from 'fastify';
 
 export const errors = {
   TG_UNAUTHENTICATED: createError('TG_UNAUTHENTICATED', '%s', 401),
@@ -30,3 +32,24 @@ export const errors = {
 } as const;
 
 export type ErrorCode = keyof typeof errors;
+
+/**
+ * An error of the gateway's own domain (an unknown tenant, a refused approval, a catalog name nobody
+ * reaches…) that may end a request: it names its row of the table, and `gatewayErrorOf` turns it into that
+ * error for every wire — the HTTP error handler, the MCP endpoint, the audit's refusal codes. Thrown
+ * as they are; no route maps them itself.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly gatewayCode: ErrorCode;
+  /** Sent as Retry-After (rounded up to seconds) when set. */
+  readonly retryAfterMs?: number;
+  /** Whether the message may be shown to the caller; when false the table's own message is. */
+  readonly showsMessage: boolean = true;
+}
+
+/** The table's error for a domain error; undefined for anything else (Fastify's own, a TG_* error, a bug). */
+export function gatewayErrorOf(error: unknown): FastifyError | undefined {
+  if (!(error instanceof DomainError)) return undefined;
+  const GatewayError = errors[error.gatewayCode];
+  return error.showsMessage ? new GatewayError(error.message) : new GatewayError();
+}

@@ -18,7 +18,7 @@ import { createToolSearchTool } from './registry/tool-search.js';
 import { narrowPool } from './registry/toolset-pool.js';
 import { isStoreUnavailable } from './store/unavailable.js';
 import type { Logger, Principal, Tool, ToolResult } from './types.js';
-import { errors } from './errors.js';
+import { DomainError, errors } from './errors.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -91,7 +91,11 @@ const emptyPoolCache = (): PoolCache => ({
 
 const MAX_CACHED_POOLS = 1000;
 
-export class UnknownTenantError extends Error {}
+/** The principal's tenant is not (or no longer) configured; its message names the tenant, for logs only. */
+export class UnknownTenantError extends DomainError {
+  readonly gatewayCode = 'TG_UNKNOWN_TENANT';
+  override readonly showsMessage = false;
+}
 
 // Principals come from the token cache, so one object serves many requests: its sorted role list is
 // computed once, not copied, sorted and joined on every call.

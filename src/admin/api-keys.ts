@@ -1,3 +1,4 @@
+import { DomainError, type ErrorCode } from '../errors.js';
 import { hash, randomBytes } from 'node:crypto';
 import type { StateStore } from '../store/types.js';
 import type { KeyIssuer, Principal } from '../types.js';
@@ -40,13 +41,17 @@ export interface RuntimeKeyView {
   lastUsedAt: string | null;
 }
 
-export class RuntimeKeyError extends Error {
+export class RuntimeKeyError extends DomainError {
   constructor(
     readonly code: 'LIMIT' | 'NOT_FOUND' | 'FORBIDDEN',
     message: string,
   ) {
     super(message);
     this.name = 'RuntimeKeyError';
+  }
+
+  get gatewayCode(): ErrorCode {
+    return this.code === 'NOT_FOUND' ? 'TG_NOT_FOUND' : this.code === 'FORBIDDEN' ? 'TG_FORBIDDEN' : 'TG_CONFLICT';
   }
 }
 

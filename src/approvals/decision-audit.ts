@@ -1,7 +1,7 @@
 import { boundedName, errorTypeOf, outcomeOf } from '../audit/events.js';
 import type { ApprovalAuditEvent, AuditSink } from '../audit/types.js';
 import type { Principal } from '../types.js';
-import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalRecord } from './types.js';
+import { ApprovalError, type ApprovalRecord } from './types.js';
 
 export interface Decision {
   decision: ApprovalAuditEvent['decision'];
@@ -41,7 +41,7 @@ export async function auditedDecision(audit: AuditSink, decision: Decision, deci
     });
     return record;
   } catch (error) {
-    const code = error instanceof ApprovalError ? APPROVAL_ERROR_CODES[error.code] : 'TG_INTERNAL';
+    const code = error instanceof ApprovalError ? error.gatewayCode : 'TG_INTERNAL';
     audit.write({ ...base, requester: null, tool: null, callId: null, source: null, outcome: 'refused', errorType: code, durationMs: Date.now() - time });
     throw error;
   }

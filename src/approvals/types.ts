@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 import type { JsonObject, Principal, ToolMode, ToolResult, ToolSourceKind } from '../types.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
@@ -43,12 +43,16 @@ export const APPROVAL_ERROR_CODES = {
 } as const satisfies Record<ApprovalErrorCode, ErrorCode>;
 
 /** A typed refusal of an approval operation; routes map `code` to TG_NOT_FOUND / TG_FORBIDDEN / TG_CONFLICT. */
-export class ApprovalError extends Error {
+export class ApprovalError extends DomainError {
   readonly code: ApprovalErrorCode;
   constructor(code: ApprovalErrorCode, message: string) {
     super(message);
     this.name = 'ApprovalError';
     this.code = code;
+  }
+
+  get gatewayCode(): ErrorCode {
+    return APPROVAL_ERROR_CODES[this.code];
   }
 }
 

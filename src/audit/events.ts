@@ -31,13 +31,34 @@ export interface CallOrigin {
   user: string;
 }
 
-/** The call event of a finished call (`time`: its start, epoch ms); `cancelled`: its caller gave up on it; `script`: the code-mode script that made it. */
-export function callEvent(
-  origin: CallOrigin,
-  result: ToolResult,
-  call: { callId: string; tool: string; source: ToolSourceKind | null; argsSha256: string | null; time: number; durationMs: number; approvalId: string | null; cancelled?: boolean },
-  script?: ScriptOrigin,
-): CallAuditEvent {
+/** What a call line records besides who made it and what it answered. */
+export interface CallFacts {
+  callId: string;
+  /** The resolved tool's name, or the name as the caller sent it (bounded here). */
+  tool: string;
+  source: ToolSourceKind | null;
+  /** SHA-256 of the canonical arguments (argumentsHash), null when they were not a JSON object. */
+  argsSha256: string | null;
+  /** When the call started, epoch ms. */
+  time: number;
+  durationMs: number;
+  approvalId: string | null;
+  /** Its caller gave up on it (the client hung up or cancelled). */
+  cancelled?: boolean;
+}
+
+/**
+ * Writes one call line: the one writer of `call` events, for whatever answered the call — the audit policy,
+ * a refusal before the policy chain (src/execution/execute.ts), an /mcp `tools/call` refused for its params.
+ * `script`: the code-mode script that made the call. Nothing is built while the sink is off.
+ */
+export function auditCall(audit: AuditSink, origin: CallOrigin, result: ToolResult, call: CallFacts, script?: ScriptOrigin): void {
+  if (audit.enabled === false) return;
+  audit.write(callEvent(origin, result, call, script));
+}
+
+/** The call event of a finished call, as auditCall writes it. */
+export function callEvent(origin: CallOrigin, result: ToolResult, call: CallFacts, script?: ScriptOrigin): CallAuditEvent {
   const event: CallAuditEvent = {
     event: 'call',
     time: call.time,

@@ -1,3 +1,4 @@
+import { DomainError } from '../errors.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   createLocalJWKSet,
@@ -13,7 +14,8 @@ import type { Credential, Principal } from '../types.js';
 import { rememberSubjectToken } from './subject-tokens.js';
 import { TokenCache } from './token-cache.js';
 
-export class AuthenticationError extends Error {
+export class AuthenticationError extends DomainError {
+  readonly gatewayCode = 'TG_UNAUTHENTICATED';
   constructor(message: string) {
     super(message);
     this.name = 'AuthenticationError';

@@ -1,3 +1,4 @@
+import { DomainError } from '../errors.js';
 import { closeSync, constants as fsc, fstatSync, openSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -10,7 +11,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
-export class ConfigError extends Error {
+export class ConfigError extends DomainError {
+  readonly gatewayCode = 'TG_CONFIG_INVALID';
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

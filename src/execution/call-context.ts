@@ -66,11 +66,10 @@ export function deriveContext(parent: PolicyContext, change: ContextChange = {})
   if (parent instanceof CallContext && !carriesExtra.has(parent)) return derived;
   // A context built by hand (a custom policy's) may carry fields of its own for the layers below: they go along,
   // also to each context derived from this one.
-  const extra = derived as unknown as Record<string, unknown>;
   let carried = false;
   for (const [key, value] of Object.entries(parent)) {
     if (key in derived) continue;
-    extra[key] = value;
+    Reflect.set(derived, key, value);
     carried = true;
   }
   if (carried) carriesExtra.add(derived);

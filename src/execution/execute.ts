@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { argumentsHash, callEvent } from '../audit/events.js';
+import { argumentsHash, auditCall } from '../audit/events.js';
 import type { AuditSink } from '../audit/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { SpanLinkTarget, TraceContext } from '../observability/tracing.js';
@@ -166,17 +166,15 @@ function refused(answer: ToolResult, { options, scope, tool, args, started }: Re
   const result = finishCall(answer, tool, started, scope);
   if (scope.audit.enabled === false || options.approval) return result;
   const { principal } = options;
-  scope.audit.write(
-    callEvent({ requestId: options.requestId, tenant: principal.tenant, user: principal.user }, result, {
-      callId: result.callId,
-      tool: tool?.name ?? result.name,
-      source: tool?.source ?? null,
-      argsSha256: args ? argumentsHash(args) : null,
-      time: Math.round(performance.timeOrigin + started),
-      durationMs: result.durationMs,
-      approvalId: null,
-    }, options.script),
-  );
+  auditCall(scope.audit, { requestId: options.requestId, tenant: principal.tenant, user: principal.user }, result, {
+    callId: result.callId,
+    tool: tool?.name ?? result.name,
+    source: tool?.source ?? null,
+    argsSha256: args ? argumentsHash(args) : null,
+    time: Math.round(performance.timeOrigin + started),
+    durationMs: result.durationMs,
+    approvalId: null,
+  }, options.script);
   return result;
 }
 

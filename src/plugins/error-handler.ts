@@ -1,21 +1,20 @@
 import type { FastifyError } from 'fastify';
 import fp from 'fastify-plugin';
-import { errors } from '../errors.js';
-import { UnknownTenantError } from '../gateway.js';
+import { DomainError, gatewayErrorOf } from '../errors.js';
 import { bodyPending } from './body-deadline.js';
 
 /**
  * Every error answers Fastify's error body with a `TG_*` code (src/errors.ts): the table's own errors as
- * they are, Fastify's mapped by status, and anything else a 500 whose message is hidden (and logged).
+ * they are, domain errors as their code says (gatewayErrorOf), Fastify's mapped by status, and anything
+ * else a 500 whose message is hidden (and logged).
  * A request that matched no route answers 404 `TG_NOT_FOUND`, counted under the route label `unmatched`.
  */
 export const errorHandlerPlugin = fp(
   async (app) => {
     app.setErrorHandler((raised: FastifyError, request, reply) => {
       reply.header('x-request-id', request.id);
-      // The gateway found no tenant (removed by a reload after the request was authenticated): the same
-      // answer as for a token of a tenant that is not configured.
-      const error: FastifyError = raised instanceof UnknownTenantError ? new errors.TG_UNKNOWN_TENANT() : raised;
+      const error: FastifyError = gatewayErrorOf(raised) ?? raised;
+      if (raised instanceof DomainError && raised.retryAfterMs !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(raised.retryAfterMs / 1000))));
       if (bodyPending(request.raw)) reply.header('connection', 'close');
       const status = error.statusCode ?? 500;
       if (status >= 500 && !error.code?.startsWith('TG_')) {

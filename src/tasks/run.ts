@@ -25,10 +25,10 @@ export function runTask(run: TaskRun): Promise<void> {
   const { tasks, owner, task, requestId } = run;
   const tracked = tasks.track(owner, task.id);
   // A shutdown ends the run like any call (answered TIMEOUT "gateway shutting down", stored as failed).
-  const release = run.drain.track(tracked);
+  const release = run.drain.track(tracked.cancellation);
   return (async () => {
     try {
-      const result = await run.execute(tracked.signal).catch((error: unknown) =>
+      const result = await run.execute(tracked.cancellation.signal).catch((error: unknown) =>
         // E.g. the tenant was removed by a reload meanwhile: the task fails rather than stay working.
         failureResult('TOOL_EXCEPTION', error instanceof Error ? error.message : 'the call failed', { callId: task.callId, name: task.tool }),
       );

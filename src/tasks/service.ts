@@ -4,6 +4,7 @@ import type { AuditSink } from '../audit/types.js';
 import type { MessageBus } from '../store/bus.js';
 import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
+import { Cancellation } from '../shared/cancellation.js';
 import type { Logger, ToolResult } from '../types.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord, type TaskStatus } from './types.js';
 
@@ -47,7 +48,7 @@ export interface TaskService {
   /** Cancels a task that is not terminal: its run stops wherever it runs, a pending approval is withdrawn. */
   cancel(owner: TaskOwner, id: string, requestId: string): Promise<TaskRecord>;
   /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it). */
-  track(owner: TaskOwner, id: string): { signal: AbortSignal; abort(reason: unknown): void; done(): void };
+  track(owner: TaskOwner, id: string): { cancellation: Cancellation; done(): void };
   /** Told of every status change this replica's store write made (e.g. to notify the task's MCP session). */
   onChange(listener: (owner: TaskOwner, task: TaskRecord) => void): () => void;
   close(): void;
@@ -78,7 +79,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   const { store, approvals } = deps;
   const now = deps.now ?? Date.now;
   const listeners = new Set<(owner: TaskOwner, task: TaskRecord) => void>();
-  const running = new Map<string, AbortController>();
+  const running = new Map<string, Cancellation>();
 
   const keyOf = (owner: TaskOwner, id: string): string => ownerPrefix(owner) + id;
 
@@ -213,13 +214,12 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     },
     track(owner, id) {
       const key = keyOf(owner, id);
-      const controller = new AbortController();
-      running.set(key, controller);
+      const cancellation = new Cancellation();
+      running.set(key, cancellation);
       return {
-        signal: controller.signal,
-        abort: (reason) => controller.abort(reason),
+        cancellation,
         done: () => {
-          if (running.get(key) === controller) running.delete(key);
+          if (running.get(key) === cancellation) running.delete(key);
         },
       };
     },
@@ -229,7 +229,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     },
     close() {
       unsubscribe();
-      for (const controller of running.values()) controller.abort(new Error('shutting down'));
+      for (const cancellation of running.values()) cancellation.abort(new Error('shutting down'));
       running.clear();
     },
   };

@@ -2,6 +2,7 @@
 // authorization-code flow with PKCE, and the tokens it yields kept sealed in the state store, so every
 // replica uses a connection the moment any replica made it. The store holds no token in plaintext: refresh
 // and access tokens are vault ciphertexts bound to their tenant, user and service.
+import { DomainError, type ErrorCode } from '../errors.js';
 import { createHash, randomUUID } from 'node:crypto';
 import * as oauth from 'openid-client';
 import type { UpstreamAuthConfig } from '../config/types.js';
@@ -39,10 +40,15 @@ export class NotConnectedError extends Error {
 export type FlowErrorCode = 'invalid_state' | 'expired' | 'denied' | 'exchange_failed';
 
 /** A callback that completes nothing. The message is safe to show (no token, nothing echoed raw). */
-export class FlowError extends Error {
+export class FlowError extends DomainError {
   constructor(readonly code: FlowErrorCode, message: string) {
     super(message);
     this.name = 'FlowError';
+  }
+
+  /** The token exchange failed upstream; every other refusal is the callback's own fault. */
+  get gatewayCode(): ErrorCode {
+    return this.code === 'exchange_failed' ? 'TG_UPSTREAM_ERROR' : 'TG_BAD_REQUEST';
   }
 }
 

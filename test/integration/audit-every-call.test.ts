@@ -98,6 +98,28 @@ describe('audit: one line per call and per approval decision', () => {
     expect(lines).toEqual([expect.objectContaining({ event: 'call', tool: 'get_weather', outcome: 'VALIDATION_ERROR', errorType: 'VALIDATION_ERROR', user: 'alice' })]);
   });
 
+  it('writes the same line shape from the policy chain, a refusal before it and an /mcp params refusal', async () => {
+    const before = (await auditLines()).length;
+    await execute('alice', { name: 'get_weather', arguments: { city: 'Oslo' }, callId: 'shape-chain' });
+    await execute('alice', { name: 'nobody_has_this', arguments: {}, callId: 'shape-refused' });
+    await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...bearer(tokens.alice!), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+    });
+    const lines = (await auditLines()).slice(before);
+    const chain = lines.find((line) => line.callId === 'shape-chain');
+    const refused = lines.find((line) => line.callId === 'shape-refused');
+    const params = lines.find((line) => line.event === 'call' && line.callId !== 'shape-chain' && line.callId !== 'shape-refused');
+    expect([chain?.outcome, refused?.outcome, params?.outcome]).toEqual(['ok', 'UNKNOWN_TOOL', 'VALIDATION_ERROR']);
+    const keys = ['event', 'time', 'requestId', 'callId', 'tenant', 'user', 'tool', 'source', 'argsSha256', 'outcome', 'errorType', 'durationMs', 'approvalId'];
+    const shape = Object.keys(chain ?? {});
+    expect(shape).toEqual(expect.arrayContaining(keys));
+    expect(Object.keys(refused ?? {})).toEqual(shape);
+    expect(Object.keys(params ?? {})).toEqual(shape);
+  });
+
   it('writes one line per approval decision, with who decided what and the run folded in', async () => {
     const before = (await auditLines()).length;
     const pending = await execute('alice', { name: 'create_ticket', arguments: { title: 'decided' }, callId: 'k-decided' });

@@ -9,7 +9,7 @@ import { errors } from '../../errors.js';
 import { UnknownTenantError } from '../../gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { checkedMessages, invalidParams } from '../client/call-params.js';
-import { callEvent, catalogEvent } from '../../audit/events.js';
+import { auditCall, catalogEvent } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
 import { failureResult } from '../../execution/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
@@ -114,7 +114,7 @@ function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason:
     if (method === 'tools/call') {
       const callId = defaultCallId(undefined, 0);
       const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
-      audit.write(callEvent(origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null }));
+      auditCall(audit, origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null });
       continue;
     }
     const kind = method === 'resources/read' ? 'resource' : 'prompt';

@@ -10,9 +10,9 @@ import {
   ReadResourceRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { UnknownTenantError } from '../../gateway.js';
+import { DomainError, gatewayErrorOf } from '../../errors.js';
 import type { Logger } from '../../types.js';
-import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError, getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
+import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
 import type { TraceContext } from '../../observability/tracing.js';
 import type { CatalogCaller } from './resource-catalog-governance.js';
 
@@ -52,16 +52,27 @@ class JsonRpcError extends Error {
   }
 }
 
-/** Catalog failures as JSON-RPC errors; unknown and unreachable stay indistinguishable. */
+/**
+ * Domain errors (src/errors.ts) as JSON-RPC errors, by their TG_* code; unknown and unreachable stay
+ * indistinguishable. A code without a JSON-RPC counterpart of its own (an unknown tenant) is an invalid
+ * request whose message starts with the code.
+ */
 async function answer<T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof CatalogNotFound) throw new JsonRpcError(kind === 'resource' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, error.message);
-    if (error instanceof CatalogUpstreamError) throw new JsonRpcError(ErrorCode.InternalError, error.message);
-    if (error instanceof CatalogRateLimited) throw new JsonRpcError(RATE_LIMITED_CODE, error.message, { errorType: 'RATE_LIMITED', retryAfterMs: error.retryAfterMs });
-    if (error instanceof UnknownTenantError) throw new JsonRpcError(ErrorCode.InvalidRequest, 'TG_UNKNOWN_TENANT: tenant is not configured');
-    throw error;
+    const gateway = gatewayErrorOf(error);
+    if (!gateway || !(error instanceof DomainError)) throw error;
+    switch (error.gatewayCode) {
+      case 'TG_NOT_FOUND':
+        throw new JsonRpcError(kind === 'resource' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, gateway.message);
+      case 'TG_UPSTREAM_ERROR':
+        throw new JsonRpcError(ErrorCode.InternalError, gateway.message);
+      case 'TG_RATE_LIMITED':
+        throw new JsonRpcError(RATE_LIMITED_CODE, gateway.message, { errorType: 'RATE_LIMITED', retryAfterMs: error.retryAfterMs });
+      default:
+        throw new JsonRpcError(ErrorCode.InvalidRequest, `${gateway.code}: ${gateway.message}`);
+    }
   }
 }
 

@@ -29,6 +29,9 @@ export class AccessTokenCache {
       // The cache reads the same clock as the lifetimes are computed with, on every check.
       ttlResolution: 0,
       perf: { now },
+      // A fetch whose key was pushed out meanwhile (more keys fetching at once than `max`) still answers its
+      // callers: the token was granted; it is only not kept.
+      ignoreFetchAbort: true,
       fetchMethod: async (_key, _stale, { options, context }) => {
         const token = await context.fetchToken();
         const fetchedAt = now();

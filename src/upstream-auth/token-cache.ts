@@ -49,9 +49,7 @@ export class AccessTokenCache {
   async get(key: string, fetchToken: () => Promise<TokenSet>, capAt = Number.POSITIVE_INFINITY): Promise<{ token: TokenSet; cached: boolean }> {
     const status: LRUCache.Status<string, TokenSet, Fetch> = {};
     const context: Fetch = { fetchToken, capAt };
-    const token = await this.entries.fetch(key, { context, status });
-    // The fetch method never resolves without a token (a failed fetch rejects).
-    if (token === undefined) throw new Error('access token fetch resolved without a token');
+    const token = await this.entries.forceFetch(key, { context, status });
     if (context.keep === false && this.entries.peek(key) === token) this.entries.delete(key);
     return { token, cached: status.fetch === 'hit' };
   }

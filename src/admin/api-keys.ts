@@ -1,5 +1,6 @@
 import { DomainError, type ErrorCode } from '../errors.js';
 import { hash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { StateStore } from '../store/types.js';
 import type { KeyIssuer, Principal } from '../types.js';
 import { hashTag } from '../store/hash-tag.js';
@@ -118,7 +119,9 @@ const isExpired = (record: RuntimeKeyRecord, at: number): boolean => record.expi
 export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: () => number; apiKeyLive: ApiKeyLive; now?: () => number }): RuntimeKeys {
   const { store } = options;
   const now = options.now ?? Date.now;
-  const lastWritten = new Map<string, number>();
+  // Keys whose last use was written within LAST_USED_EVERY_MS: the next use of one writes nothing. Bounded, so
+  // many keys in use cost memory no more than 10,000 entries (past them the least recently used may write again).
+  const recentlyWritten = new LRUCache<string, true>({ max: 10_000, ttl: LAST_USED_EVERY_MS - 1, ttlResolution: 0, perf: { now } });
   const overLimit = (): RuntimeKeyError => new RuntimeKeyError('LIMIT', `at most ${options.maxPerTenant()} runtime API keys per tenant`);
 
   const view = async (record: RuntimeKeyRecord): Promise<RuntimeKeyView> => ({
@@ -167,17 +170,15 @@ export function createRuntimeKeys(options: { store: StateStore; maxPerTenant: ()
     await uncount(tenant, id, sha256);
     await store.delete(`${legacyIndexPrefix(tenant)}${id}`);
     await store.delete(usedKey(tenant, id));
-    lastWritten.delete(id);
+    recentlyWritten.delete(id);
   };
 
   const touch = (record: RuntimeKeyRecord): void => {
+    if (recentlyWritten.has(record.id)) return;
     const at = now();
-    const previous = lastWritten.get(record.id);
-    if (previous !== undefined && at - previous < LAST_USED_EVERY_MS) return;
-    if (lastWritten.size >= 10_000) lastWritten.clear();
-    lastWritten.set(record.id, at);
+    recentlyWritten.set(record.id, true);
     const ttl = record.expiresAt === undefined ? undefined : { ttlMs: Math.max(1, Date.parse(record.expiresAt) - at) };
-    store.set(usedKey(record.tenant, record.id), new Date(at).toISOString(), ttl).catch(() => lastWritten.delete(record.id));
+    store.set(usedKey(record.tenant, record.id), new Date(at).toISOString(), ttl).catch(() => recentlyWritten.delete(record.id));
   };
 
   return {

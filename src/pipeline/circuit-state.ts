@@ -66,6 +66,8 @@ export const DEFAULT_MAX_CIRCUITS = 10_000;
  *
  * Memory is bounded: past `maxCircuits` the idle circuits (closed, nothing counted) are forgotten; if none is
  * idle, a new pair gets a fresh circuit that is not kept (its calls run unguarded until room is made).
+ *
+ * The state machine is toolgate's own, not cockatiel's or opossum's: docs/architecture.md#why-our-own says why.
  */
 export function createCircuitRegistry(onState: CircuitStateListener = () => {}, maxCircuits = DEFAULT_MAX_CIRCUITS): CircuitRegistry {
   const byService = new Map<string, Map<string, Circuit>>();

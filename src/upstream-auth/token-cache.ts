@@ -29,6 +29,9 @@ export class AccessTokenCache {
       // The cache reads the same clock as the lifetimes are computed with, on every check.
       ttlResolution: 0,
       perf: { now },
+      // A fetch whose key was pushed out meanwhile (more keys fetching at once than `max`) still answers its
+      // callers: the token was granted; it is only not kept.
+      ignoreFetchAbort: true,
       fetchMethod: async (_key, _stale, { options, context }) => {
         const token = await context.fetchToken();
         const fetchedAt = now();
@@ -46,9 +49,7 @@ export class AccessTokenCache {
   async get(key: string, fetchToken: () => Promise<TokenSet>, capAt = Number.POSITIVE_INFINITY): Promise<{ token: TokenSet; cached: boolean }> {
     const status: LRUCache.Status<string, TokenSet, Fetch> = {};
     const context: Fetch = { fetchToken, capAt };
-    const token = await this.entries.fetch(key, { context, status });
-    // The fetch method never resolves without a token (a failed fetch rejects).
-    if (token === undefined) throw new Error('access token fetch resolved without a token');
+    const token = await this.entries.forceFetch(key, { context, status });
     if (context.keep === false && this.entries.peek(key) === token) this.entries.delete(key);
     return { token, cached: status.fetch === 'hit' };
   }

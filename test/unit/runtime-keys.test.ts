@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createRuntimeKeys, type ApiKeyLive } from '../../src/admin/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { createRedisStore } from '../../src/store/redis.js';
@@ -99,6 +99,23 @@ describe('runtime API keys', () => {
     t += 1_000;
     expect(await keys.verify(shortAdmin.key)).toBeUndefined();
     expect(await keys.verify(minted.key)).toBeUndefined();
+  });
+
+  it('writes a key\'s last use at most once a minute, and again once the minute is over', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const store = createMemoryStore({ now: () => t });
+    const keys = createRuntimeKeys({ store, maxPerTenant: () => 10, apiKeyLive: always, now: () => t });
+    const { key, record } = await keys.create(creator, { user: 'bot', roles: [] });
+    const lastUsed = () => store.get(`apikey-used:acme:${record.id}`);
+    await keys.verify(key);
+    await vi.waitFor(async () => expect(await lastUsed()).toBe('2026-01-01T00:00:00.000Z'));
+    t += 59_999;
+    await keys.verify(key);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await lastUsed()).toBe('2026-01-01T00:00:00.000Z');
+    t += 1;
+    await keys.verify(key);
+    await vi.waitFor(async () => expect(await lastUsed()).toBe('2026-01-01T00:01:00.000Z'));
   });
 
   it('caps the chain of keys minting keys, and refuses to mint from a principal without a credential', async () => {

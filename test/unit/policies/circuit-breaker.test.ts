@@ -156,6 +156,20 @@ describe('circuit attribution (per service and tenant)', () => {
     expect(circuits.stateOf('weather-api')).toBe('closed');
   });
 
+  it('lets a probe that throws (the gateway\'s own fault) decide nothing: the circuit stays half-open and the next call probes', async () => {
+    const clock = fakeClock();
+    const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 2, cooldownMs: 500 }, makeDeps({ clock })));
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR', 'UPSTREAM_ERROR']));
+    await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']));
+    clock.advance(500);
+    await policy(makeCall(upstreamTool), makeCtx(), async () => {
+      throw new Error('bug');
+    }).catch(() => undefined);
+    // Still half-open: one failed probe reopens it (closed, one failure of two would not).
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['UPSTREAM_ERROR']))).error?.errorType).toBe('UPSTREAM_ERROR');
+    expect((await policy(makeCall(upstreamTool), makeCtx(), scripted(['ok']))).error?.errorType).toBe('CIRCUIT_OPEN');
+  });
+
   it('does not count a throw from below (the gateway\'s own fault, not the upstream\'s)', async () => {
     const policy = asPolicy(circuitBreakerPolicy({ failureThreshold: 1 }, makeDeps({ clock: fakeClock() })));
     for (let i = 0; i < 3; i++) {

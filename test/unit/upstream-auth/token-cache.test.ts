@@ -49,4 +49,14 @@ describe('the access-token cache', () => {
     const { token, cached } = await cache.get('k', async () => ({ accessToken: 'ok', expiresAt: 1_000_000 + 3_600_000, scopes: [] }));
     expect([token.accessToken, cached]).toEqual(['ok', false]);
   });
+
+  it('answers every caller when more keys are fetched at once than it keeps', async () => {
+    const cache = new AccessTokenCache(1, () => 1_000_000);
+    const releases: Array<() => void> = [];
+    const slow = (accessToken: string) => () =>
+      new Promise<{ accessToken: string; expiresAt: number; scopes: string[] }>((resolve) => releases.push(() => resolve({ accessToken, expiresAt: 1_000_000 + 3_600_000, scopes: [] })));
+    const both = Promise.all([cache.get('a', slow('A')), cache.get('b', slow('B'))]);
+    for (const release of releases) release();
+    expect((await both).map(({ token }) => token.accessToken)).toEqual(['A', 'B']);
+  });
 });

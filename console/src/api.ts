@@ -62,11 +62,12 @@ export async function api<T>(method: string, path: string, options: { body?: unk
 }
 
 // Response types generated from openapi.yaml (scripts/console-api-types.ts): the server's schemas are the one source.
-type Ok<Operation extends keyof operations> = operations[Operation] extends { responses: { 200: { content: { 'application/json': infer Body } } } } ? Body : never;
+/** The 200 body of an operation of openapi.yaml, by its operationId. */
+export type ApiBody<Operation extends keyof operations> = operations[Operation] extends { responses: { 200: { content: { 'application/json': infer Body } } } } ? Body : never;
 
-export type Me = Ok<'getMe'>;
+export type Me = ApiBody<'getMe'>;
 export type ToolResult = components['schemas']['ToolResult'];
-export type Approval = Ok<'getApproval'>;
+export type Approval = ApiBody<'getApproval'>;
 
 /** A tool of `GET /v1/tools?format=native` (the listing's schema depends on `format`, so it is not typed per entry there). */
 export interface ToolEntry {

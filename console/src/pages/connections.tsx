@@ -1,21 +1,9 @@
-import { api, isAdmin, type Me } from '../api.js';
+import { api, isAdmin, type ApiBody, type Me } from '../api.js';
 import { DataTable, ErrorNote, useAction, useApi } from '../components.js';
 import { time } from '../format.js';
 
-interface Connection {
-  service: string;
-  connected: boolean;
-  scopes: string[];
-  expiresAt: string | null;
-  connectedAt: string | null;
-}
-
-interface ConnectedUser {
-  service: string;
-  user: string;
-  connectedAt: string;
-  expiresAt: string | null;
-}
+type Connection = ApiBody<'listConnections'>['connections'][number];
+type ConnectedUser = ApiBody<'listTenantConnections'>['connections'][number];
 
 /** The caller's connections to services that act as the user (userOAuth), and for admins who in the tenant is connected. Never a token. */
 export function ConnectionsPage({ me }: { me: Me }) {

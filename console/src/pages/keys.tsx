@@ -1,16 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, type Me } from '../api.js';
+import { api, type ApiBody, type Me } from '../api.js';
 import { DataTable, ErrorNote, useAction, useApi } from '../components.js';
 import { time } from '../format.js';
 
-interface KeyView {
-  id: string;
-  user: string;
-  roles: string[];
-  createdAt: string;
-  createdBy: string;
-  lastUsedAt: string | null;
-}
+type KeyView = ApiBody<'listApiKeys'>['keys'][number];
 
 export function KeysPage({ me }: { me: Me }) {
   const keys = useApi<{ keys: KeyView[] }>('/v1/admin/keys');

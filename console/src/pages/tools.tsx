@@ -1,18 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, isAdmin, type JsonSchema, type Me, type ToolEntry, type ToolResult } from '../api.js';
+import { api, isAdmin, type ApiBody, type JsonSchema, type Me, type ToolEntry, type ToolResult } from '../api.js';
 import { DataTable, ErrorNote, FilterSelect, JsonBlock, ResultView, useAction, useApi } from '../components.js';
 import { SchemaForm } from '../schema-form.js';
 
-interface HeldBack {
-  name: string;
-  source: string;
-  service?: string;
-  reason: string;
-}
-interface Insight {
-  heldBack: HeldBack[];
-  shadowed: Array<{ name: string; winner: string; loser: string; loserService?: string }>;
-}
+type Insight = ApiBody<'listHeldBackTools'>;
 
 function TryTool({ tool }: { tool: ToolEntry }) {
   const [schema, setSchema] = useState<JsonSchema | null>(tool.inputSchema ?? null);

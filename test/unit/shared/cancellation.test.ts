@@ -105,7 +105,7 @@ describe('deriveContext', () => {
     };
     const chain = await createPolicyChain({
       builtins: builtinPolicies,
-      baseDir: fileURLToPath(new URL('../fixtures/', import.meta.url)),
+      baseDir: fileURLToPath(new URL('../../fixtures/', import.meta.url)),
       tenantPolicies: { custom: [{ module: './spread-context-policy.mjs', before: 'timeout' }] },
       deps: makeDeps(),
       terminal,

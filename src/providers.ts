@@ -2,7 +2,7 @@ import type { Agent } from 'undici';
 import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './function-tools/function-provider.js';
-import type { ProviderSpec } from './gateway.js';
+import type { ProviderSpec } from './snapshot/snapshot.js';
 import { createGlobalMcpProvider } from './mcp/client/global-provider.js';
 import { createLocalMcpProvider } from './mcp/client/local-provider.js';
 import { createPinRegistry, type PinRegistry } from './mcp/client/pinning.js';

@@ -1,5 +1,6 @@
 import type { DeadlineAware } from './deadline.js';
 import type { AccessDecision, Logger, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from '../types.js';
+import type { Pool } from '../registry/pool.js';
 import { LazySignal } from './lazy-signal.js';
 
 /**
@@ -24,6 +25,8 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly deadline: number | undefined,
     readonly onProgress?: ((update: ProgressUpdate) => void) | undefined,
     readonly script?: ScriptOrigin | undefined,
+    /** The pool the call was resolved in (tool_search searches it, src/registry/tool-search.ts). */
+    readonly pool?: Pool | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -47,6 +50,7 @@ export class CallContext implements PolicyContext, DeadlineAware {
       this.deadline,
       this.onProgress,
       this.script,
+      this.pool,
     );
   }
 }

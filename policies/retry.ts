@@ -19,12 +19,6 @@ export const RetryOptions = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
- * a built-in tool's TIMEOUT),
- * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
- * of attempts, and never past the call's deadline or abort.
- */
 /** A retry attempt (the second and later) as a span, so the hops it makes nest under it. */
 function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise<ToolResult> {
   return inSpan(`policy retry attempt ${attempt}`, { attributes: { [ATTR_POLICY]: 'retry', [ATTR_RETRY_ATTEMPT]: attempt } }, run, (result) => {
@@ -33,6 +27,12 @@ function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise
   });
 }
 
+/**
+ * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
+ * a built-in tool's TIMEOUT),
+ * with jittered exponential backoff (half fixed, half random, so retries never align), a bounded number
+ * of attempts, and never past the call's deadline or abort.
+ */
 export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const { attempts, baseMs, maxMs, on } = parsePolicyOptions('retry', RetryOptions, options);
   const clock = deps.clock ?? systemClock;

@@ -54,7 +54,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       create: () => createBuiltinProvider(config.builtins, { log: deps.log }),
     },
     {
-      // Module mtimes are part of the key: an edited module is re-imported on reload.
+      // The key changes on every reload (Date.now()), so a reload re-imports every module: an edited one is picked up.
       key: `function:${JSON.stringify(config.functions)}:${Date.now()}`,
       create: () => createFunctionProvider(config.functions, deps.agent),
     },

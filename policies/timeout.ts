@@ -44,7 +44,7 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
     if (deadline !== undefined) limitMs = Math.min(limitMs, deadline - clock.now());
     if (limitMs <= 0) return Promise.resolve(answer(timedOutResult(call, limitMs)));
 
-    // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (lazy-signal.ts).
+    // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (src/shared/cancellation.ts).
     const attempt = new Cancellation();
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;

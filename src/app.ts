@@ -3,7 +3,6 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
-import { settingsNeedingRestart } from './config/restart-required.js';
 import type { GatewayConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
@@ -20,13 +19,14 @@ import { authPlugin } from './plugins/auth.js';
 import { bodyDeadlinePlugin } from './plugins/body-deadline.js';
 import { connectionLimitPlugin } from './plugins/connection-limit.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
-import { gatewayPlugin, type ReloadOutcome } from './plugins/gateway.js';
+import { gatewayPlugin } from './plugins/gateway.js';
 import { governancePlugin } from './plugins/governance.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { tracingPlugin } from './plugins/tracing.js';
 import { createPinRegistry } from './mcp/client/pinning.js';
 import { providerSpecsFor } from './providers.js';
+import { createConfigReload } from './snapshot/reload.js';
 import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
@@ -147,22 +147,19 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   startKnownAtZero();
   gateway.onChange(startKnownAtZero);
   let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
-  // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
-  const reloadConfig = async (): Promise<ReloadOutcome> => {
-    let next: GatewayConfig;
-    let nextAuthenticator;
-    try {
-      next = options.loadConfig ? await options.loadConfig() : gateway.config;
-      nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
-    } catch (error) {
-      metrics.reloaded(false);
-      throw error;
-    }
-    const { changed } = await gateway.reload(next);
-    authenticator = nextAuthenticator;
-    // Start-up settings are compared with the config the process started with: they still run on it.
-    return { changed, restartRequired: settingsNeedingRestart(config, next) };
-  };
+  const reloadConfig = createConfigReload({
+    started: config,
+    load: options.loadConfig,
+    live: gateway,
+    metrics,
+    // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
+    prepare: async (next) => {
+      const nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
+      return () => {
+        authenticator = nextAuthenticator;
+      };
+    },
+  });
 
   app.addHook('onClose', async () => {
     pins.close();

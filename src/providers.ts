@@ -2,7 +2,7 @@ import type { Agent } from 'undici';
 import { createBuiltinProvider } from './builtins/index.js';
 import type { GatewayConfig } from './config/types.js';
 import { createFunctionProvider } from './function-tools/function-provider.js';
-import type { ProviderSpec } from './gateway.js';
+import type { ProviderSpec } from './snapshot/snapshot.js';
 import { createGlobalMcpProvider } from './mcp/client/global-provider.js';
 import { createLocalMcpProvider } from './mcp/client/local-provider.js';
 import { createPinRegistry, type PinRegistry } from './mcp/client/pinning.js';
@@ -54,7 +54,7 @@ export function providerSpecsFor(deps: ProviderDeps): (config: GatewayConfig) =>
       create: () => createBuiltinProvider(config.builtins, { log: deps.log }),
     },
     {
-      // Module mtimes are part of the key: an edited module is re-imported on reload.
+      // The key changes on every reload (Date.now()), so a reload re-imports every module: an edited one is picked up.
       key: `function:${JSON.stringify(config.functions)}:${Date.now()}`,
       create: () => createFunctionProvider(config.functions, deps.agent),
     },

@@ -11,7 +11,7 @@ import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
 import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
 import { stdoutDestination } from './observability/stdout.js';
-import { logReload } from './plugins/gateway.js';
+import { logReload } from './snapshot/reload.js';
 
 async function initialConfig(path: string | undefined): Promise<{ config: GatewayConfig; banner?: string }> {
   if (path) return { config: await loadConfigFile(path) };

@@ -1,11 +1,12 @@
 import type { DeadlineAware } from './deadline.js';
 import type { AccessDecision, Logger, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from '../types.js';
 import type { Cancellation } from '../shared/cancellation.js';
+import type { Pool } from '../registry/pool.js';
 
 /**
  * The context of one call, and of each timed attempt of it. A class rather than object literals so every
  * call's context has one shape down the policy chain. `signal` is a getter on the prototype, so a call whose
- * handler never reads it never creates an AbortSignal (lazy-signal.ts). A context is derived only with
+ * handler never reads it never creates an AbortSignal (src/shared/cancellation.ts). A context is derived only with
  * `deriveContext`: an object spread keeps own fields only and would drop `signal`.
  */
 export class CallContext implements PolicyContext, DeadlineAware {
@@ -24,6 +25,8 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly deadline: number | undefined,
     readonly onProgress?: ((update: ProgressUpdate) => void) | undefined,
     readonly script?: ScriptOrigin | undefined,
+    /** The pool the call was resolved in (tool_search searches it, src/registry/tool-search.ts). */
+    readonly pool?: Pool | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -62,6 +65,8 @@ export function deriveContext(parent: PolicyContext, change: ContextChange = {})
     deadline,
     parent.onProgress,
     parent.script,
+    // A spread context keeps `pool` as an own field: tool_search below still searches the call's pool.
+    (parent as { pool?: Pool }).pool,
   );
   if (parent instanceof CallContext && !carriesExtra.has(parent)) return derived;
   // A context built by hand (a custom policy's) may carry fields of its own for the layers below: they go along,

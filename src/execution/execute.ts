@@ -131,6 +131,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
     options.deadline,
     options.onProgress,
     options.script,
+    scope.pool,
   );
   const call = { callId, tool, name: tool.name, arguments: parsed.args, resolvedFrom: resolution.resolvedFrom };
   return finishCall(await scope.chain(call, ctx), tool, started, scope, ctx);

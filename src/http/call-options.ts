@@ -23,7 +23,7 @@ export function defaultCallId(step: number | undefined, index: number): string {
 /**
  * The cancellation of one request's calls: aborted when the client goes away before the answer is written,
  * so executors stop work nobody will read, or when a shutdown ends the calls still running (Drain.cancel).
- * Its AbortSignal exists only if a handler reads it (lazy-signal.ts).
+ * Its AbortSignal exists only if a handler reads it (src/shared/cancellation.ts).
  */
 export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'track'>): Cancellation {
   const cancellation = new Cancellation();

@@ -19,7 +19,7 @@ const EXIT_FLUSH_GIVE_UP_MS = 1000;
  *
  * Why not pino's own destination (SonicBoom): it appends every line to one growing string and measures
  * that string's UTF-8 length on each write, which copies it, and its writes run in the thread pool. It
- * allocated and cost more per request on the hot-path benchmark (bench/results.md, issue 22).
+ * allocated and cost more per request on the hot-path benchmark (bench/results.md).
  *
  * Why synchronous: nothing is ever in flight elsewhere, so an exit flush knows exactly what is out. A batch
  * still in the thread pool at `process.exit` cannot be waited for, and behind a slow pipe reader it is lost

@@ -3,13 +3,7 @@ import fp from 'fastify-plugin';
 import type { Gateway } from '../gateway.js';
 import type { Drain } from '../http/drain.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Logger } from '../types.js';
-
-/** What a reload did: whether the config changed, and which changed settings apply only after a restart. */
-export interface ReloadOutcome {
-  changed: boolean;
-  restartRequired: string[];
-}
+import type { ReloadOutcome } from '../snapshot/reload.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,7 +11,7 @@ declare module 'fastify' {
     metrics: GatewayMetrics;
     /** The metrics listener (src/server.ts listens on it), or undefined with `metrics.enabled: false`. */
     metricsServer: FastifyInstance | undefined;
-    /** Re-reads the config source and swaps it in (admin route, SIGHUP). */
+    /** Re-reads the config source and swaps it in (admin route, SIGHUP, file watch): src/snapshot/reload.ts. */
     reloadConfig: () => Promise<ReloadOutcome>;
     /** Shutdown state: readiness, refusing new requests, cancelling running calls. */
     drain: Drain;
@@ -48,9 +42,3 @@ export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; met
   // Registered after governance: closed before it, so the store and the audit sink outlive the upstreams.
   { name: 'toolgate-gateway', dependencies: ['toolgate-governance'] },
 );
-
-/** One log line per reload (admin route, SIGHUP, file watch); a warning when some changes wait for a restart. */
-export function logReload(log: Logger, { changed, restartRequired }: ReloadOutcome, trigger?: string): void {
-  if (restartRequired.length > 0) log.warn({ changed, restartRequired, trigger }, 'configuration reloaded; changed settings that apply only after a restart');
-  else log.info({ changed, trigger }, 'configuration reloaded');
-}

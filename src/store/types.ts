@@ -1,7 +1,9 @@
 /**
- * Shared state behind one interface: rate-limit counters, approvals, circuit state, user-level MCP
- * registrations. Values are strings (JSON) so the memory and Redis implementations behave alike; every
- * operation that must be atomic across replicas is one method here, never a read-then-write in a caller.
+ * Shared state behind one interface: rate-limit counters, approvals, user-level MCP registrations, runtime
+ * API keys, MCP definition pins, MCP session records, the recent-audit copy (circuit state is not here: it
+ * stays per replica, src/pipeline/circuit-state.ts). Values are strings (JSON) so the memory and Redis
+ * implementations behave alike; every operation that must be atomic across replicas is one method here,
+ * never a read-then-write in a caller.
  */
 export interface StateStore {
   readonly kind: 'memory' | 'redis';

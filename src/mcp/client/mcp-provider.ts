@@ -45,7 +45,7 @@ export interface HeldToolInfo extends HeldTool {
   name: string;
 }
 
-/** A ToolProvider plus the admin surface of issue 4 (`/v1/admin/upstreams`, tool acceptance). */
+/** A ToolProvider plus its admin surface (`/v1/admin/upstreams`, tool acceptance). */
 export interface McpProvider extends ToolProvider {
   /** Accepts the changed definition of a held tool by its exposed name (held here or on another replica); undefined when nothing is held. */
   accept(name: string): Promise<HeldToolInfo | undefined>;

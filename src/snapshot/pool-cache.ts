@@ -1,0 +1,116 @@
+import { codeModePool } from '../code-mode/pool.js';
+import type { ExecutionScope } from '../execution/execute.js';
+import type { Catalog } from '../registry/catalog.js';
+import { assemblePool, type Pool, type ShadowReport } from '../registry/pool.js';
+import type { TenantView, Toolset } from '../registry/tenant-view.js';
+import { narrowPool } from '../registry/toolset-pool.js';
+import type { Principal, Tool, ToolMode } from '../types.js';
+
+/**
+ * How a toolset is looked at: `listed` is what its endpoint serves (a code-mode toolset's three tools),
+ * `scripted` the subset of tools itself, which a code-mode script calls. The same for any other toolset.
+ */
+export type ToolsetView = 'listed' | 'scripted';
+
+const MAX_CACHED_POOLS = 1000;
+
+// Principals come from the token cache, so one object serves many requests: its sorted role list is
+// computed once, not copied, sorted and joined on every call.
+const roleKeys = new WeakMap<Principal, string>();
+function rolesKey(principal: Principal): string {
+  let key = roleKeys.get(principal);
+  if (key === undefined) roleKeys.set(principal, (key = [...principal.roles].sort().join(',')));
+  return key;
+}
+
+/**
+ * The pools derived from one snapshot, built once and reused by every request on it (a new snapshot
+ * starts with an empty cache): shared pools of principals without tools of their own, by tenant, mode
+ * and role set and by the principal object itself (token-cache principals serve many calls, so most calls
+ * skip building the key); pools of callers with tools of their own; toolset subsets; the execution scope
+ * of each pool.
+ */
+export class PoolCache {
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly onShadowed: ShadowReport,
+  ) {}
+
+  private readonly byKey = new Map<string, Pool>();
+  private readonly byPrincipal: Readonly<Record<ToolMode, WeakMap<Principal, Pool>>> = { default: new WeakMap(), readonly: new WeakMap() };
+  /** The execution scope of each pool (a pool belongs to one tenant): one object per pool, not per call. */
+  private readonly scopes = new WeakMap<Pool, ExecutionScope>();
+  /** Toolset subsets of each pool, by toolset name. */
+  private readonly subsets = new WeakMap<Pool, Map<string, Pool>>();
+  /**
+   * Pools of callers with tools of their own, by their own tools' list (the same array until one of their
+   * servers changes, src/mcp/user/provider.ts) and then by tenant, mode and role set: built once per change,
+   * not per request (docs/security-model.md#user-catalog-bounds).
+   */
+  private readonly byUserTools = new WeakMap<readonly Tool[], Map<string, Pool>>();
+  /** The three tools of each code-mode toolset (by tenant and name). */
+  private readonly codeTools = new Map<string, readonly Tool[]>();
+
+  /** The pool of a principal without tools of its own: one per tenant, mode and role set. */
+  shared(tenant: TenantView, principal: Principal, mode: ToolMode): Pool {
+    const byPrincipal = this.byPrincipal[mode];
+    let pool = byPrincipal.get(principal);
+    if (pool) return pool;
+    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
+    pool = this.byKey.get(key);
+    if (!pool) {
+      pool = assemblePool({ catalog: this.catalog, tenant, principal, mode, userTools: [], onShadowed: this.onShadowed });
+      if (this.byKey.size >= MAX_CACHED_POOLS) this.byKey.clear();
+      this.byKey.set(key, pool);
+    }
+    byPrincipal.set(principal, pool);
+    return pool;
+  }
+
+  /** The pool of a principal with tools of its own: cached by that list of tools. */
+  withUserTools(tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
+    let byKey = this.byUserTools.get(userTools);
+    if (!byKey) this.byUserTools.set(userTools, (byKey = new Map()));
+    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
+    let pool = byKey.get(key);
+    if (!pool) {
+      pool = assemblePool({ catalog: this.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });
+      if (byKey.size >= MAX_CACHED_POOLS) byKey.clear();
+      byKey.set(key, pool);
+    }
+    return pool;
+  }
+
+  /**
+   * A toolset's subset of `pool` as `view` sees it. `codeTools` makes the three tools of a code-mode
+   * toolset, once per tenant and toolset on this snapshot.
+   */
+  subset(pool: Pool, tenantId: string, toolset: Toolset, view: ToolsetView, codeTools: (toolset: Toolset) => readonly Tool[]): Pool {
+    let subsets = this.subsets.get(pool);
+    if (!subsets) this.subsets.set(pool, (subsets = new Map()));
+    let subset = subsets.get(toolset.name);
+    if (!subset) subsets.set(toolset.name, (subset = narrowPool(pool, toolset)));
+    if (toolset.mode !== 'code' || view === 'scripted') return subset;
+    const codeKey = `${toolset.name}\u0000code`;
+    let code = subsets.get(codeKey);
+    if (!code) subsets.set(codeKey, (code = codeModePool(subset, this.codeToolsOf(tenantId, toolset, codeTools))));
+    return code;
+  }
+
+  private codeToolsOf(tenantId: string, toolset: Toolset, make: (toolset: Toolset) => readonly Tool[]): readonly Tool[] {
+    const key = `${tenantId}\u0000${toolset.name}`;
+    let tools = this.codeTools.get(key);
+    if (!tools) this.codeTools.set(key, (tools = make(toolset)));
+    return tools;
+  }
+
+  /** The execution scope kept for `pool`, if any. */
+  scopeOf(pool: Pool): ExecutionScope | undefined {
+    return this.scopes.get(pool);
+  }
+
+  keepScope(pool: Pool, scope: ExecutionScope): ExecutionScope {
+    this.scopes.set(pool, scope);
+    return scope;
+  }
+}

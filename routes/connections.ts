@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
+import { connectionCompleted } from '../src/mcp-server/url-elicitation.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { AuthServerError } from '../src/upstream-auth/auth-server.js';
@@ -138,14 +139,17 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
       const query = new URLSearchParams(request.query as Record<string, string>);
-      let service: string;
+      let owner: Awaited<ReturnType<typeof connections.complete>>;
       try {
-        ({ service } = await connections.complete(query));
+        owner = await connections.complete(query);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         request.log.info({ reason: error.code }, 'OAuth callback refused');
         throw error.code === 'exchange_failed' ? new errors.TG_UPSTREAM_ERROR(error.message) : new errors.TG_BAD_REQUEST(error.message);
       }
+      const { service } = owner;
+      // MCP sessions sent a URL elicitation for this connection hear that it completed; the connection stands either way.
+      await connectionCompleted(app.governance.store, app.governance.bus, owner).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation completion not sent'));
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'").type('text/html; charset=utf-8');
       return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);
     },
@@ -156,4 +160,4 @@ function connectionsOf(identity: UpstreamIdentity, tenant: string): string[] {
   return identity.targets(tenant).map((target) => target.service);
 }
 
-export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

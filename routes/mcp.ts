@@ -19,6 +19,7 @@ import { mcpServerSpan } from '../src/mcp-server/server-span.js';
 import { createSessionHub, type SessionHub } from '../src/mcp-server/session-hub.js';
 import { createMcpSessions } from '../src/mcp-server/sessions.js';
 import { openSseStream } from '../src/mcp-server/sse-stream.js';
+import { createUrlElicitations, declaresUrlElicitation, type UrlElicitations } from '../src/mcp-server/url-elicitation.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
 import { isStoreUnavailable } from '../src/store/unavailable.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -29,7 +30,15 @@ import type { RoutePlugin } from '../src/schemas/type-provider.js';
  * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
-function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
+function serverFor(
+  app: FastifyInstance,
+  catalog: CatalogGovernance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  toolset: string | undefined,
+  session: { id: string; hub: SessionHub } | undefined,
+  elicitations: UrlElicitations,
+): Server {
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES } });
   registerResourcesAndPrompts(server, {
     reachable: () => app.gateway.mcpServicesFor(request.principal),
@@ -58,6 +67,9 @@ function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: Fa
         };
       }
       const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
+      const elicitation = await elicitations.errorFor(result, request.principal, session?.id);
+      if (elicitation) throw elicitation;
       return toCallToolResult(result);
     } finally {
       tracked?.done();
@@ -142,6 +154,7 @@ const routes: RoutePlugin = async (app) => {
   // Audit and rate limit of resources/read and prompts/get (src/mcp-server/catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
+  const elicitations = createUrlElicitations(app.governance.store);
   const hub = createSessionHub({
     bus: app.governance.bus,
     log: app.log,
@@ -180,7 +193,12 @@ const routes: RoutePlugin = async (app) => {
     if (!opensSession(request.body)) return undefined;
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
-      for (const old of ended) hub.end(old);
+      for (const old of ended) {
+        hub.end(old);
+        void elicitations.forget(request.principal, old).catch(() => undefined);
+      }
+      // Unrecorded, the client gets the tool error with the URL instead of the elicitation: no reason to refuse the session.
+      if (declaresUrlElicitation(request.body)) await elicitations.declared(request.principal, id).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation support not recorded'));
       app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
       return id;
@@ -204,7 +222,7 @@ const routes: RoutePlugin = async (app) => {
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub }, elicitations);
     // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     reply.hijack();
@@ -258,6 +276,7 @@ const routes: RoutePlugin = async (app) => {
     if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
     if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();
     hub.end(id);
+    await elicitations.forget(request.principal, id).catch(() => undefined);
     return reply.code(204).send();
   };
 

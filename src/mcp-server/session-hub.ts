@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { MessageBus } from '../store/bus.js';
 import type { Logger, Principal } from '../types.js';
 import type { ToolMode } from '../pipeline/types.js';
@@ -12,11 +13,17 @@ type SessionMessage =
   | { t: 'cancel'; session: string; request: string }
   | { t: 'end'; session: string }
   | { t: 'stream'; session: string; stream: string }
-  | { t: 'pool'; tenant: string; user: string };
+  | { t: 'pool'; tenant: string; user: string }
+  | { t: 'notify'; session: string; message: JSONRPCNotification };
 
 /** A user's own pool changed on some replica (they registered or removed an MCP server). */
 export function publishUserPoolChanged(bus: MessageBus, tenant: string, user: string): Promise<void> {
   return bus.publish(SESSION_CHANNEL, JSON.stringify({ t: 'pool', tenant, user } satisfies SessionMessage));
+}
+
+/** A notification for one session's client, sent on its GET stream by whichever replica holds it (if any does). */
+export function publishSessionNotification(bus: MessageBus, session: string, message: JSONRPCNotification): Promise<void> {
+  return bus.publish(SESSION_CHANNEL, JSON.stringify({ t: 'notify', session, message } satisfies SessionMessage));
 }
 
 interface OpenStream {
@@ -135,6 +142,7 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     else if (message.t === 'end') endHere(message.session);
     else if (message.t === 'stream') newestStream(message.session, message.stream);
     else if (message.t === 'pool') hub.poolsMayHaveChanged({ tenant: message.tenant, user: message.user });
+    else if (message.t === 'notify') streams.get(message.session)?.stream.send(message.message);
   });
 
   const hub: SessionHub = {

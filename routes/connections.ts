@@ -7,7 +7,8 @@ import { AuthServerError } from '../src/upstream-auth/auth-server.js';
 import { FlowError } from '../src/upstream-auth/connections.js';
 import type { UpstreamIdentity } from '../src/upstream-auth/identity.js';
 
-const serviceParams = { type: 'object', required: ['service'], properties: { service: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,48}$' } } } as const;
+// A configured service id or OpenAPI name, or a user's own server (`user_<userKey>_service_<serviceId>`).
+const serviceParams = { type: 'object', required: ['service'], properties: { service: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,100}$' } } } as const;
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
 const connection = {
@@ -78,7 +79,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     },
     async (request, reply) => {
       const { service } = request.params;
-      if (!app.gateway.config.server.publicUrl || !connectionsOf(identity, request.principal.tenant).includes(service)) {
+      if (!app.gateway.config.server.publicUrl || !(await connectionsOf(identity, request.principal)).includes(service)) {
         throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
       }
       reply.header('cache-control', 'no-store');
@@ -101,7 +102,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     },
     async (request) => {
       const { service } = request.params;
-      if (!connectionsOf(identity, request.principal.tenant).includes(service)) throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
+      if (!(await connectionsOf(identity, request.principal)).includes(service)) throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
       return connections.remove(request.principal, service);
     },
   );
@@ -156,8 +157,8 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
   );
 };
 
-function connectionsOf(identity: UpstreamIdentity, tenant: string): string[] {
-  return identity.targets(tenant).map((target) => target.service);
+async function connectionsOf(identity: UpstreamIdentity, owner: { tenant: string; user: string }): Promise<string[]> {
+  return (await identity.targets(owner)).map((target) => target.service);
 }
 
 export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

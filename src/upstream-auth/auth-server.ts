@@ -128,11 +128,12 @@ function discoveryFetch(target: DiscoveryTarget): FetchLike {
   return (url, init) => (new URL(url).origin === origin ? fetch(url, init) : pinned.fetch(url, init));
 }
 
-export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget } = {}): AuthServer {
+/** `fetch`: what every request goes through (the pinned egress fetch for a user's own server, whose URLs are the user's). */
+export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget; fetch?: FetchLike } = {}): AuthServer {
   const now = options.now ?? Date.now;
   const breaker = createBreaker(BREAKER);
   const discovery = discoversThroughService(auth) ? options.discovery : undefined;
-  const fetcher = boundedFetch(breaker, auth.timeoutMs, now, discovery ? discoveryFetch(discovery) : fetch);
+  const fetcher = boundedFetch(breaker, auth.timeoutMs, now, options.fetch ?? (discovery ? discoveryFetch(discovery) : fetch));
   let discoveredResource: string | undefined;
   let pending: Promise<oauth.Configuration> | undefined;
 

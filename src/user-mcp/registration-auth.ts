@@ -8,6 +8,7 @@ import { checkEgress, type EgressOptions } from '../egress/check-egress.js';
 import type { ConnectionTarget } from '../upstream-auth/connections.js';
 import type { Vault } from '../upstream-auth/vault.js';
 import { userServiceKey } from '../registry/user-names.js';
+import { isLoopbackHost } from '../shared/loopback-host.js';
 
 export type UserAuthType = 'userOAuth' | 'clientCredentials';
 
@@ -109,10 +110,6 @@ export async function checkRegistrationAuth(input: unknown, owner: { tenant: str
       ...(text('audience') !== undefined ? { audience: text('audience') as string } : {}),
     },
   };
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 export function authView(auth: UserMcpAuth): UserMcpAuthView {

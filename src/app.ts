@@ -136,11 +136,14 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // The live config once the gateway exists; the start-up config while it is being built (listing a service's
   // tools may already need its credentials, and discovery reads the egress policy).
   let liveConfig = (): GatewayConfig => config;
+  // Whether a tenant's pool can hold a tool of a service: answered once the gateway (its catalog) exists.
+  let reachesTools = (_tenant: string, _service: string): boolean => false;
   const identity = createUpstreamIdentity({
     store: governance.store,
     config: () => liveConfig(),
     metrics: metrics.registry,
     resolve: options.resolve,
+    reachesTools: (tenant, service) => reachesTools(tenant, service),
     userEgress: egress,
     // The user's own servers with userOAuth take connections too, named by their service key.
     userTargets: async (owner) =>
@@ -166,6 +169,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     userProvider,
   });
   liveConfig = () => gateway.config;
+  reachesTools = (tenant, service) => {
+    const view = gateway.tenant(tenant);
+    return view !== undefined && gateway.current().catalog.tools.some((tool) => tool.service === service && view.reaches(tool));
+  };
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
     const tenants = Object.keys(gateway.config.tenants);

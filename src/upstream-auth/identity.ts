@@ -42,6 +42,8 @@ export interface UpstreamIdentityDeps {
   now?: () => number;
   /** DNS resolution for the egress check of discovered URLs (tests inject one). */
   resolve?: Resolve;
+  /** Whether a tenant's pool can hold a tool of the service (`openapi:<name>`): an OpenAPI entry takes connections only there. */
+  reachesTools: (tenant: string, service: string) => boolean;
   /** The userOAuth targets of a user's own registered servers (src/user-mcp/registration-auth.ts). */
   userTargets?: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
   /** The egress policy of users' URLs: their authorization servers are reached only through it. */
@@ -64,12 +66,15 @@ export interface UpstreamIdentity {
   vault(): Vault;
 }
 
-/** The userOAuth services a tenant reaches in a config: its global MCP services, and every OpenAPI entry. */
-export function connectionTargets(config: GatewayConfig, tenant: string): ConnectionTarget[] {
+/**
+ * The userOAuth services a tenant reaches in a config: its global MCP services (`mcpServices`), and the OpenAPI
+ * entries whose tools its pool can hold (`reachesTools`: its `functions` and `tools.allow` globs admit one).
+ */
+export function connectionTargets(config: GatewayConfig, tenant: string, reachesTools: (tenant: string, service: string) => boolean): ConnectionTarget[] {
   const reached = new Set(config.tenants[tenant]?.mcpServices ?? []);
   if (!Object.hasOwn(config.tenants, tenant)) return [];
   const mcp = config.mcp.global.flatMap((entry) => ('auth' in entry && entry.auth?.type === 'userOAuth' && reached.has(entry.id) ? [{ service: entry.id, auth: entry.auth }] : []));
-  const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' ? [{ service: entry.name, auth: entry.auth }] : []));
+  const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' && reachesTools(tenant, `openapi:${entry.name}`) ? [{ service: entry.name, auth: entry.auth }] : []));
   return [...mcp, ...apis];
 }
 
@@ -128,7 +133,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
   }
 
   async function targets(owner: { tenant: string; user: string }): Promise<ConnectionTarget[]> {
-    const configured = connectionTargets(deps.config(), owner.tenant);
+    const configured = connectionTargets(deps.config(), owner.tenant, deps.reachesTools);
     return deps.userTargets && Object.hasOwn(deps.config().tenants, owner.tenant) ? [...configured, ...(await deps.userTargets(owner))] : configured;
   }
 
@@ -140,7 +145,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     publicUrl: () => deps.config().server.publicUrl,
     serverFor: ({ service, auth, userServer }) => serverFor(service, auth, userServer),
     targets: (owner) => targets(owner),
-    tenantTargets: (tenant) => connectionTargets(deps.config(), tenant),
+    tenantTargets: (tenant) => connectionTargets(deps.config(), tenant, deps.reachesTools),
     tokenRequests: { fetched: (service) => metrics.fetched(service, 'user'), failed: (service) => metrics.failed(service, 'user') },
     now,
   });

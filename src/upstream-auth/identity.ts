@@ -48,6 +48,8 @@ export interface UpstreamIdentityDeps {
   userTargets?: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
   /** The egress policy of users' URLs: their authorization servers are reached only through it. */
   userEgress?: EgressOptions;
+  /** Authorization-server clients kept (default MAX_AUTH_SERVERS). */
+  maxAuthServers?: number;
 }
 
 /** A user's own registered server (its auth is the user's, its URLs too). */
@@ -119,7 +121,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     server = createAuthServer(auth, { now, ...(discovery ? { discovery } : {}), ...(userServer && userFetch ? { fetch: userFetch } : {}) });
     servers.set(key, server);
     for (const oldest of servers.keys()) {
-      if (servers.size <= MAX_AUTH_SERVERS) break;
+      if (servers.size <= (deps.maxAuthServers ?? MAX_AUTH_SERVERS)) break;
       servers.delete(oldest);
     }
     return server;

@@ -51,6 +51,7 @@ import { createUserMcpProvider } from './user-mcp/provider.js';
 import { createUserMcpRegistrations } from './user-mcp/registrations.js';
 import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './user-mcp/registration-auth.js';
+import { userServiceKey } from './registry/user-names.js';
 import { connectionRoutes } from '../routes/connections.js';
 
 export interface BuildOptions {
@@ -119,6 +120,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     egress,
     maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0,
     auth: { vault: () => identity.vault(), connectable: () => gateway.config.server.publicUrl !== undefined },
+    onAuthChanged: (tenant, sub, serviceId) => identity.connections.forget({ tenant, user: sub }, userServiceKey(sub, serviceId)),
   });
   const userProvider = createUserMcpProvider({
     registrations,

@@ -368,6 +368,14 @@ export function createConnections(deps: ConnectionsDeps) {
       }
     },
 
+    /**
+     * Forgets a connection whose service changed under it (a user's own server re-registered elsewhere, or
+     * removed): its token is never sent to the new URL, and no record outlives the server.
+     */
+    async forget(owner: { tenant: string; user: string }, service: string): Promise<void> {
+      await forget({ ...owner, roles: [], claims: {} }, service);
+    },
+
     /** Who in the tenant is connected to its userOAuth services (admins); never a token. */
     async connectedUsers(tenant: string): Promise<ConnectedUser[]> {
       const rows: ConnectedUser[] = [];

@@ -73,6 +73,8 @@ export interface UserMcpRegistrationsOptions {
   maxServers: (tenant: string) => number;
   /** What an `auth` object needs (the vault, the public URL); without it, `auth` is refused. */
   auth?: Omit<RegistrationAuthDeps, 'egress'>;
+  /** A server with `auth` was removed, or its URL or `auth` changed: the owner's connection to it goes. */
+  onAuthChanged?: (tenant: string, sub: string, serviceId: string) => Promise<void>;
   now?: () => Date;
 }
 
@@ -201,8 +203,10 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
 
     const limit = options.maxServers(tenant);
     const createdAt = now().toISOString();
-    return update<PutRegistrationResult>(tenant, sub, (current) => {
+    let before: UserMcpRegistration | undefined;
+    const result = await update<PutRegistrationResult>(tenant, sub, (current) => {
       const previous = Object.hasOwn(current, serviceId) ? current[serviceId] : undefined;
+      before = previous;
       if (!previous && Object.keys(current).length >= limit) {
         return { refuse: { ok: false, code: 'TG_CONFLICT', message: `at most ${limit} MCP servers per user` } };
       }
@@ -216,16 +220,25 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
       };
       return { next: { ...current, [serviceId]: registration }, result: { ok: true, created: !previous, registration } };
     });
+    // A connection made for one server and authorization server never follows the registration elsewhere.
+    if (result.ok && before?.auth && (before.url !== result.registration.url || JSON.stringify(before.auth) !== JSON.stringify(result.registration.auth))) {
+      await options.onAuthChanged?.(tenant, sub, serviceId);
+    }
+    return result;
   }
 
   async function remove(tenant: string, sub: string, serviceId: string): Promise<boolean> {
     if (!SERVICE_ID.test(serviceId)) return false;
-    return update<boolean>(tenant, sub, (current) => {
+    let hadAuth = false;
+    const removed = await update<boolean>(tenant, sub, (current) => {
       if (!Object.hasOwn(current, serviceId)) return { refuse: false };
+      hadAuth = current[serviceId]?.auth !== undefined;
       const next = { ...current };
       delete next[serviceId];
       return { next, result: true };
     });
+    if (removed && hadAuth) await options.onAuthChanged?.(tenant, sub, serviceId);
+    return removed;
   }
 
   return { list, get, put, delete: remove };

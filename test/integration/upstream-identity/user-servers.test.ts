@@ -110,4 +110,17 @@ describe("auth on a user's own MCP server", () => {
     expect(seen(await call(app, bob, 'user_bob_tool_whoami'))).toMatchObject({ sub: 'bob' });
     expect(seen(await call(app, alice, 'user_alice_tool_whoami'))).toMatchObject({ sub: 'alice' });
   });
+
+  it('a connection never follows its server elsewhere: re-registered at another URL it is forgotten, and it goes with the server', async () => {
+    const connected = async () => (await connectionsOf(alice)).find((row) => row.service === 'user_alice_service_mine')?.connected;
+    expect(await connected()).toBe(true);
+    // Same auth, same name, another URL: alice's token for the old server is not sent to the new one.
+    expect((await put(alice, 'alice', 'mine', { url: stage.exch.url, auth: userOAuth() })).statusCode).toBe(200);
+    expect(await connected()).toBe(false);
+    expect((await connect(app, alice, 'user_alice_service_mine', 'alice')).statusCode).toBe(200);
+    expect(await connected()).toBe(true);
+    expect((await app.inject({ method: 'DELETE', url: '/v1/users/alice/mcp-servers/mine', headers: bearer(alice) })).statusCode).toBe(204);
+    expect(await connected()).toBeUndefined();
+    expect((await store.scan('uauth:conn:')).filter((entry) => entry.key.endsWith(':user_alice_service_mine'))).toEqual([]);
+  });
 });

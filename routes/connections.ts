@@ -1,11 +1,13 @@
 import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
+import { connectionCompleted } from '../src/mcp/server/url-elicitation.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { FlowError } from '../src/upstream-auth/connections.js';
 import type { UpstreamIdentity } from '../src/upstream-auth/identity.js';
 
-const serviceParams = { type: 'object', required: ['service'], properties: { service: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,48}$' } } } as const;
+// A configured service id or OpenAPI name, or a user's own server (`user_<userKey>_service_<serviceId>`).
+const serviceParams = { type: 'object', required: ['service'], properties: { service: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,100}$' } } } as const;
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
 const connection = {
@@ -72,7 +74,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     },
     async (request, reply) => {
       const { service } = request.params;
-      if (!app.gateway.config.server.publicUrl || !connectionsOf(identity, request.principal.tenant).includes(service)) {
+      if (!app.gateway.config.server.publicUrl || !(await connectionsOf(identity, request.principal)).includes(service)) {
         throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
       }
       reply.header('cache-control', 'no-store');
@@ -95,7 +97,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     },
     async (request) => {
       const { service } = request.params;
-      if (!connectionsOf(identity, request.principal.tenant).includes(service)) throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
+      if (!(await connectionsOf(identity, request.principal)).includes(service)) throw new errors.TG_NOT_FOUND(`no service "${service}" takes connections`);
       return connections.remove(request.principal, service);
     },
   );
@@ -133,21 +135,24 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
       const query = new URLSearchParams(request.query as Record<string, string>);
-      let service: string;
+      let owner: Awaited<ReturnType<typeof connections.complete>>;
       try {
-        ({ service } = await connections.complete(query));
+        owner = await connections.complete(query);
       } catch (error) {
         if (error instanceof FlowError) request.log.info({ reason: error.code }, 'OAuth callback refused');
         throw error;
       }
+      const { service } = owner;
+      // MCP sessions sent a URL elicitation for this connection hear that it completed; the connection stands either way.
+      await connectionCompleted(app.governance.store, app.governance.bus, owner).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation completion not sent'));
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'").type('text/html; charset=utf-8');
       return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);
     },
   );
 };
 
-function connectionsOf(identity: UpstreamIdentity, tenant: string): string[] {
-  return identity.targets(tenant).map((target) => target.service);
+async function connectionsOf(identity: UpstreamIdentity, owner: { tenant: string; user: string }): Promise<string[]> {
+  return (await identity.targets(owner)).map((target) => target.service);
 }
 
-export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -33,7 +33,7 @@ const routes: RoutePlugin = async (app) => {
     signal: requestCancellation(reply, app.drain).signal,
   });
   // Unknown and unreachable are one 404, a reachable service that fails a 502, over the tenant's rate limit a
-  // 429 + Retry-After: the catalog's errors carry their codes (src/mcp-server/catalog-errors.ts).
+  // 429 + Retry-After: the catalog's errors carry their codes (src/mcp/server/resource-catalog-errors.ts).
   const common = { onRequest: app.authenticate, config: { runsCalls: true } } as const;
 
   app.get(

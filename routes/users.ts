@@ -31,6 +31,28 @@ const putBody = {
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     transport: { type: 'string', enum: ['streamable-http', 'sse'] },
     headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
+    auth: {
+      type: 'object',
+      maxProperties: 16,
+      description:
+        "The user's own OAuth client for this server: `type` userOAuth (the user's own connection, `/v1/connections/{serviceKey}`) or clientCredentials, " +
+        '`issuer` or `tokenUrl`, `authorizationUrl`, `revocationUrl`, `clientId`, `clientSecret` (kept sealed, never listed back), `scopes`, `resource`, `audience`. ' +
+        'tokenExchange is refused: it would exchange the caller\'s token for one meant for a URL of their choosing. Only the user themself may set it.',
+    },
+  },
+} as const;
+
+const authView = {
+  type: 'object',
+  description: 'The OAuth client of the server, without its secret',
+  properties: {
+    type: { type: 'string', enum: ['userOAuth', 'clientCredentials'] },
+    issuer: { type: 'string' },
+    authorizationUrl: { type: 'string' },
+    tokenUrl: { type: 'string' },
+    clientId: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    hasClientSecret: { type: 'boolean' },
   },
 } as const;
 
@@ -43,6 +65,7 @@ const registration = {
     url: { type: 'string' },
     transport: { type: 'string', enum: ['streamable-http', 'sse'] },
     headerNames: { type: 'array', items: { type: 'string' } },
+    auth: authView,
     createdAt: { type: 'string' },
   },
 } as const;
@@ -98,6 +121,8 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
     async (request, reply) => {
       const { tenant, sub } = owner(request.principal, request.params.userId);
       const { serviceId } = request.params;
+      // The server's OAuth client acts as its owner (their connection, their client): only they may attach one.
+      if (request.body.auth !== undefined && request.principal.user !== sub) throw new errors.TG_FORBIDDEN("only the user themself may attach auth to their MCP server");
       const result = await registrations.put(tenant, sub, serviceId, request.body);
       if (!result.ok && result.code === 'TG_EGRESS_DENIED') {
         // The caller hears the one wording; the reason (how the host resolved) goes to the log and the

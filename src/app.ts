@@ -50,6 +50,8 @@ import { DEFAULT_USER_CATALOG_LIMITS } from './mcp/user/catalog-limits.js';
 import { createUserMcpProvider } from './mcp/user/provider.js';
 import { createUserMcpRegistrations } from './mcp/user/registrations.js';
 import { createUpstreamIdentity } from './upstream-auth/identity.js';
+import { userServerTarget } from './mcp/user/registration-auth.js';
+import { userServiceKey } from './registry/user-names.js';
 import { connectionRoutes } from '../routes/connections.js';
 
 export interface BuildOptions {
@@ -112,10 +114,21 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // User-level MCP servers (docs/security-model.md#user-mcp-servers): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
   // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
-  const registrations = createUserMcpRegistrations({ store: governance.store, egress, maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0 });
+  // A user's `auth` on their own server (docs/security-model.md#user-mcp-servers): sealed by the identity's vault.
+  const registrations = createUserMcpRegistrations({
+    store: governance.store,
+    egress,
+    maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0,
+    auth: { vault: () => identity.vault(), connectable: () => gateway.config.server.publicUrl !== undefined },
+    onAuthChanged: (tenant, sub, serviceId) => identity.connections.forget({ tenant, user: sub }, userServiceKey(sub, serviceId)),
+  });
   const userProvider = createUserMcpProvider({
     registrations,
     egress,
+    credentialsFor: (owner, registration) => {
+      const target = userServerTarget(owner, registration, identity.vault());
+      return target?.userServer ? identity.credentialsFor(target.service, target.auth, target.userServer) : undefined;
+    },
     // The tenant's view is rebuilt on reload, so its config object (and so the limits' identity) changes only then.
     limitsFor: (tenant) => gateway.tenant(tenant)?.config.userMcp ?? DEFAULT_USER_CATALOG_LIMITS,
   });
@@ -125,7 +138,28 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // The live config once the gateway exists; the start-up config while it is being built (listing a service's
   // tools may already need its credentials, and discovery reads the egress policy).
   let liveConfig = (): GatewayConfig => config;
-  const identity = createUpstreamIdentity({ store: governance.store, config: () => liveConfig(), metrics: metrics.registry, resolve: options.resolve });
+  // Whether a tenant's pool can hold a tool of a service: answered once the gateway (its catalog) exists.
+  let reachesTools = (_tenant: string, _service: string): boolean => false;
+  const identity = createUpstreamIdentity({
+    store: governance.store,
+    config: () => liveConfig(),
+    metrics: metrics.registry,
+    resolve: options.resolve,
+    reachesTools: (tenant, service) => reachesTools(tenant, service),
+    userEgress: egress,
+    // The user's own servers with userOAuth take connections too, named by their service key.
+    userTargets: async (owner) =>
+      (await registrations.list(owner.tenant, owner.user)).flatMap((registration) => {
+        if (registration.auth?.type !== 'userOAuth') return [];
+        try {
+          const target = userServerTarget(owner, registration, identity.vault());
+          return target ? [target] : [];
+        } catch {
+          // A secret sealed with a key since removed: the server takes no connection until registered again.
+          return [];
+        }
+      }),
+  });
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     builtinPolicies,
@@ -137,6 +171,10 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     userProvider,
   });
   liveConfig = () => gateway.config;
+  reachesTools = (tenant, service) => {
+    const view = gateway.tenant(tenant);
+    return view !== undefined && gateway.current().catalog.tools.some((tool) => tool.service === service && view.reaches(tool));
+  };
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
     const tenants = Object.keys(gateway.config.tenants);

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
 import type { GatewayConfig } from './types.js';
+import { isLoopbackHost } from '../shared/loopback-host.js';
 
 export { ConfigError };
 
@@ -105,6 +106,11 @@ function checkUpstreamAuth(config: GatewayConfig): void {
   ];
   for (const { where, auth, discoverable } of entries) {
     if (!auth) continue;
+    // Tokens, codes and the client secret travel to these: never in clear over a network.
+    for (const key of ['issuer', 'authorizationUrl', 'tokenUrl', 'revocationUrl'] as const) {
+      const url = auth[key] === undefined ? undefined : new URL(auth[key]);
+      if (url?.protocol === 'http:' && !isLoopbackHost(url.hostname)) throw new ConfigError(`config ${where}/${key}: an authorization server must be https (plain http only on a loopback address)`);
+    }
     const discovered = discoverable && !auth.issuer && !auth.tokenUrl;
     if (!discovered && !auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
     if (!discovered && !auth.clientId) throw new ConfigError(`config ${where}: give "clientId" (only a service whose authorization server is discovered may register one)`);

@@ -7,7 +7,7 @@ import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';
 import { createBreaker, type Breaker } from './breaker.js';
-import { registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
+import { forgetRegisteredClient, registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
 import { discoverAuthServer, registerAtServer, type DiscoveredAuthServer } from './discovery.js';
 
 export { AuthServerError, type AuthServerErrorCode } from './auth-server-error.js';
@@ -95,6 +95,15 @@ function mapError(what: string, error: unknown): AuthServerError {
   return new AuthServerError('invalid_response', `${what}: unusable answer from the authorization server`);
 }
 
+/** The server does not know (or no longer accepts) the client: RFC 6749 §5.2 `invalid_client`, as a body or a 401 challenge. */
+function isInvalidClient(error: unknown): boolean {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof oauth.ResponseBodyError) return cause.error === 'invalid_client';
+    if (cause instanceof oauth.WWWAuthenticateChallengeError) return cause.status === 401;
+  }
+  return false;
+}
+
 function clientAuthOf(client: { clientSecret?: string | undefined; authMethod?: string | undefined }): oauth.ClientAuth {
   if (client.clientSecret === undefined) return oauth.None();
   return client.authMethod === 'client_secret_post' ? oauth.ClientSecretPost(client.clientSecret) : oauth.ClientSecretBasic(client.clientSecret);
@@ -128,13 +137,16 @@ function discoveryFetch(target: DiscoveryTarget): FetchLike {
   return (url, init) => (new URL(url).origin === origin ? fetch(url, init) : pinned.fetch(url, init));
 }
 
-export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget } = {}): AuthServer {
+/** `fetch`: what every request goes through (the pinned egress fetch for a user's own server, whose URLs are the user's). */
+export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget; fetch?: FetchLike } = {}): AuthServer {
   const now = options.now ?? Date.now;
   const breaker = createBreaker(BREAKER);
   const discovery = discoversThroughService(auth) ? options.discovery : undefined;
-  const fetcher = boundedFetch(breaker, auth.timeoutMs, now, discovery ? discoveryFetch(discovery) : fetch);
+  const fetcher = boundedFetch(breaker, auth.timeoutMs, now, options.fetch ?? (discovery ? discoveryFetch(discovery) : fetch));
   let discoveredResource: string | undefined;
   let pending: Promise<oauth.Configuration> | undefined;
+  /** The client registered at the discovered server (RFC 7591) that the current configuration uses. */
+  let registeredAs: { issuer: string; clientId: string } | undefined;
 
   async function registered(target: DiscoveryTarget, found: DiscoveredAuthServer): Promise<RegisteredClient> {
     if (!target.registration) throw new AuthServerError('refused', 'no clientId is configured');
@@ -164,6 +176,7 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
     const found = await discoverAuthServer(target.serviceUrl, fetcher);
     discoveredResource = found.resource;
     const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : await registered(target, found);
+    registeredAs = auth.clientId === undefined ? { issuer: found.issuer, clientId: client.clientId } : undefined;
     const config = new oauth.Configuration(found.metadata as oauth.ServerMetadata, client.clientId, undefined, clientAuthOf(client));
     // Plain http only where the operator chose it for the service itself.
     if (target.serviceUrl.startsWith('http:')) oauth.allowInsecureRequests(config);
@@ -201,6 +214,13 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
     return config;
   }
 
+  /** The failure a request ends with; what was discovered may have moved, so the next call discovers again (the breaker bounds how often). */
+  function settle(what: string, error: unknown): AuthServerError {
+    const failure = mapError(what, error);
+    if (discovery && failure.code !== 'invalid_grant') pending = undefined;
+    return failure;
+  }
+
   const server: AuthServer = {
     get tokenParameters() {
       const resource = auth.resource ?? discoveredResource;
@@ -218,10 +238,19 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
       try {
         return await request(await server.configuration());
       } catch (error) {
-        const failure = mapError(what, error);
-        // What was discovered may have moved: the next call discovers again (the breaker bounds how often).
-        if (discovery && failure.code !== 'invalid_grant') pending = undefined;
-        throw failure;
+        // A registered client the server no longer knows is forgotten and registered anew, once per request.
+        const stale = registeredAs;
+        if (stale && discovery?.registration && isInvalidClient(error)) {
+          registeredAs = undefined;
+          pending = undefined;
+          await forgetRegisteredClient(discovery.registration.deps, { service: discovery.registration.service, issuer: stale.issuer }, stale.clientId);
+          try {
+            return await request(await server.configuration());
+          } catch (again) {
+            throw settle(what, again);
+          }
+        }
+        throw settle(what, error);
       }
     },
     tokenSet(response, at) {

@@ -28,13 +28,33 @@ const POLL_MS = 100;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+const recordId = (scope: { service: string; issuer: string }): string => createHash('sha256').update(JSON.stringify([scope.service, scope.issuer])).digest('hex').slice(0, 32);
+
+/**
+ * The server no longer knows the client (`invalid_client`: it expired or was deleted there): its record goes,
+ * so the next use registers anew. Only while the record still names that client: a replica that already
+ * registered a new one keeps it.
+ */
+export async function forgetRegisteredClient(deps: Pick<ClientRegistrationDeps, 'store'>, scope: { service: string; issuer: string }, clientId: string): Promise<void> {
+  const key = `upstream-client:${recordId(scope)}`;
+  const raw = await deps.store.get(key);
+  if (raw === null) return;
+  try {
+    if ((JSON.parse(raw) as StoredClient).clientId !== clientId) return;
+  } catch {
+    // An unreadable record is of no use either.
+  }
+  // Emptied only if unchanged (an empty record reads as none); a delete could remove a newer registration.
+  await deps.store.compareAndSet(key, raw, '', { ttlMs: 1000 });
+}
+
 /** One registered client per (service, server): read it, or register under a lease and keep it. */
 export async function registeredClient(
   deps: ClientRegistrationDeps,
   scope: { service: string; issuer: string; timeoutMs: number },
   register: () => Promise<RegisteredClient>,
 ): Promise<RegisteredClient> {
-  const id = createHash('sha256').update(JSON.stringify([scope.service, scope.issuer])).digest('hex').slice(0, 32);
+  const id = recordId(scope);
   const key = `upstream-client:${id}`;
   const context = `upstream-client\u0000${id}`;
   const read = async (): Promise<RegisteredClient | undefined> => {

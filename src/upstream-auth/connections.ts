@@ -27,6 +27,8 @@ const LEASE_POLL_MS = 100;
 export interface ConnectionTarget {
   service: string;
   auth: UpstreamAuthConfig;
+  /** A user's own registered server: its authorization server is the user's, reached through the egress policy. */
+  userServer?: { tenant: string; sub: string; serviceId: string };
 }
 
 /** The caller has no (usable) connection to the service: the call answers CONNECTION_REQUIRED. */
@@ -95,8 +97,10 @@ export interface ConnectionsDeps {
   /** `server.publicUrl` of the live config (the redirect URI's base). */
   publicUrl: () => string | undefined;
   serverFor: (target: ConnectionTarget) => AuthServer;
-  /** The userOAuth services of a tenant in the live config. */
-  targets: (tenant: string) => ConnectionTarget[];
+  /** The userOAuth services a user reaches: the tenant's in the live config, and the user's own servers. */
+  targets: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
+  /** The tenant's userOAuth services in the live config (admins' listing). */
+  tenantTargets: (tenant: string) => ConnectionTarget[];
   /** Counts token requests (code exchanges, refreshes) by service. */
   tokenRequests?: { fetched(service: string): void; failed(service: string): void };
   now?: () => number;
@@ -147,8 +151,8 @@ export function createConnections(deps: ConnectionsDeps) {
     return redirectUriOf(base);
   }
 
-  function target(tenant: string, service: string): ConnectionTarget | undefined {
-    return deps.targets(tenant).find((candidate) => candidate.service === service);
+  async function target(owner: { tenant: string; user: string }, service: string): Promise<ConnectionTarget | undefined> {
+    return (await deps.targets(owner)).find((candidate) => candidate.service === service);
   }
 
   async function updateIndex(tenant: string, service: string, change: (users: string[]) => string[]): Promise<void> {
@@ -254,7 +258,7 @@ export function createConnections(deps: ConnectionsDeps) {
   return {
     /** Starts a connect flow for the caller: a single-use `state` bound to them, expiring in FLOW_TTL_MS. */
     async start(principal: Principal, service: string): Promise<{ authorizationUrl: string; expiresAt: string }> {
-      const goal = target(principal.tenant, service);
+      const goal = await target(principal, service);
       if (!goal) throw new NotConnectedError(service, 'no such service needs a connection');
       const server = deps.serverFor(goal);
       const config = await server.run('discovery', async (configuration) => configuration);
@@ -297,7 +301,7 @@ export function createConnections(deps: ConnectionsDeps) {
       const flow = parseJson<FlowRecord>(raw);
       if (!flow) throw new FlowError('invalid_state', 'unknown, expired or already used state');
       if (flow.expiresAt <= now()) throw new FlowError('expired', 'the connect flow expired; start it again');
-      const goal = target(flow.tenant, flow.service);
+      const goal = await target(flow, flow.service);
       if (!goal) throw new FlowError('invalid_state', 'the service no longer takes connections');
       const denied = query.get('error');
       if (denied !== null) throw new FlowError('denied', `the authorization server did not grant access (${/^[a-z_]{1,64}$/.test(denied) ? denied : 'error'})`);
@@ -341,7 +345,7 @@ export function createConnections(deps: ConnectionsDeps) {
     /** The caller's userOAuth services and whether each is connected; never a token. */
     async list(principal: Principal): Promise<ConnectionStatus[]> {
       return Promise.all(
-        deps.targets(principal.tenant).map(async ({ service }) => {
+        (await deps.targets(principal)).map(async ({ service }) => {
           const found = await read(principal, service);
           return found
             ? { service, connected: true, scopes: found.record.scopes, expiresAt: iso(found.record.expiresAt), connectedAt: iso(found.record.connectedAt) }
@@ -352,7 +356,7 @@ export function createConnections(deps: ConnectionsDeps) {
 
     /** Forgets the caller's connection and revokes its token at the server (RFC 7009) where offered. */
     async remove(principal: Principal, service: string): Promise<{ removed: boolean; revoked: boolean }> {
-      const goal = target(principal.tenant, service);
+      const goal = await target(principal, service);
       if (!goal) return { removed: false, revoked: false };
       const found = await read(principal, service);
       if (!found) return { removed: false, revoked: false };
@@ -370,10 +374,18 @@ export function createConnections(deps: ConnectionsDeps) {
       }
     },
 
+    /**
+     * Forgets a connection whose service changed under it (a user's own server re-registered elsewhere, or
+     * removed): its token is never sent to the new URL, and no record outlives the server.
+     */
+    async forget(owner: { tenant: string; user: string }, service: string): Promise<void> {
+      await forget({ ...owner, roles: [], claims: {} }, service);
+    },
+
     /** Who in the tenant is connected to its userOAuth services (admins); never a token. */
     async connectedUsers(tenant: string): Promise<ConnectedUser[]> {
       const rows: ConnectedUser[] = [];
-      for (const { service } of deps.targets(tenant)) {
+      for (const { service } of deps.tenantTargets(tenant)) {
         const raw = await store.get(indexKey(tenant, service));
         for (const user of ((raw === null ? [] : parseJson<string[]>(raw)) ?? []).slice(0, MAX_LISTED - rows.length)) {
           const found = await read({ tenant, user, roles: [], claims: {} }, service);

@@ -11,15 +11,18 @@ import { ToolError } from '../execution/tool-error.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal, ServiceCredentials, UpstreamCredential, UpstreamCredentialKind } from '../types.js';
-import type { Resolve } from '../egress/check-egress.js';
+import type { EgressOptions, Resolve } from '../egress/check-egress.js';
+import { createPinnedFetch } from '../egress/pinned-fetch.js';
 import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
 import { createConnections, NotConnectedError, redirectUriOf, type ConnectionTarget, type Connections } from './connections.js';
 import { createTokenMetrics } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
-import { createVault } from './vault.js';
+import { createVault, type Vault } from './vault.js';
 
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const MAX_EXCHANGED_TOKENS = 10_000;
+/** Authorization-server clients kept (one per distinct auth object and service); the least recently used goes. */
+export const MAX_AUTH_SERVERS = 1000;
 
 const KIND_OF: Record<UpstreamAuthConfig['type'], UpstreamCredentialKind> = { clientCredentials: 'service', tokenExchange: 'exchanged', userOAuth: 'user' };
 
@@ -39,22 +42,41 @@ export interface UpstreamIdentityDeps {
   now?: () => number;
   /** DNS resolution for the egress check of discovered URLs (tests inject one). */
   resolve?: Resolve;
+  /** Whether a tenant's pool can hold a tool of the service (`openapi:<name>`): an OpenAPI entry takes connections only there. */
+  reachesTools: (tenant: string, service: string) => boolean;
+  /** The userOAuth targets of a user's own registered servers (src/mcp/user/registration-auth.ts). */
+  userTargets?: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
+  /** The egress policy of users' URLs: their authorization servers are reached only through it. */
+  userEgress?: EgressOptions;
+  /** Authorization-server clients kept (default MAX_AUTH_SERVERS). */
+  maxAuthServers?: number;
 }
+
+/** A user's own registered server (its auth is the user's, its URLs too). */
+export type UserServerRef = NonNullable<ConnectionTarget['userServer']>;
 
 export interface UpstreamIdentity {
-  /** The credentials of one service: what providers hand their tools. */
-  credentialsFor(service: string, auth: UpstreamAuthConfig): ServiceCredentials;
+  /**
+   * The credentials of one service: what providers hand their tools. `userServer`: a user's own server,
+   * whose session traffic carries the owner's own credential and whose authorization server is the user's.
+   */
+  credentialsFor(service: string, auth: UpstreamAuthConfig, userServer?: UserServerRef): ServiceCredentials;
   readonly connections: Connections;
-  /** The userOAuth services a tenant reaches in the live config. */
-  targets(tenant: string): ConnectionTarget[];
+  /** The userOAuth services a user reaches: the tenant's in the live config and the user's own servers. */
+  targets(owner: { tenant: string; user: string }): Promise<ConnectionTarget[]>;
+  /** The live vault (users' client secrets are sealed with it). */
+  vault(): Vault;
 }
 
-/** The userOAuth services a tenant reaches in a config: its global MCP services, and every OpenAPI entry. */
-export function connectionTargets(config: GatewayConfig, tenant: string): ConnectionTarget[] {
+/**
+ * The userOAuth services a tenant reaches in a config: its global MCP services (`mcpServices`), and the OpenAPI
+ * entries whose tools its pool can hold (`reachesTools`: its `functions` and `tools.allow` globs admit one).
+ */
+export function connectionTargets(config: GatewayConfig, tenant: string, reachesTools: (tenant: string, service: string) => boolean): ConnectionTarget[] {
   const reached = new Set(config.tenants[tenant]?.mcpServices ?? []);
   if (!Object.hasOwn(config.tenants, tenant)) return [];
   const mcp = config.mcp.global.flatMap((entry) => ('auth' in entry && entry.auth?.type === 'userOAuth' && reached.has(entry.id) ? [{ service: entry.id, auth: entry.auth }] : []));
-  const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' ? [{ service: entry.name, auth: entry.auth }] : []));
+  const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' && reachesTools(tenant, `openapi:${entry.name}`) ? [{ service: entry.name, auth: entry.auth }] : []));
   return [...mcp, ...apis];
 }
 
@@ -81,12 +103,27 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     };
   }
 
-  function serverFor(service: string, auth: UpstreamAuthConfig): AuthServer {
-    const discovery = discoveryTarget(service, auth);
-    // What is discovered belongs to one service URL under one egress policy.
-    const key = JSON.stringify([auth, discovery?.serviceUrl, discovery?.egress.allow]);
+  const userFetch = deps.userEgress ? createPinnedFetch(deps.userEgress).fetch : undefined;
+
+  function serverFor(service: string, auth: UpstreamAuthConfig, userServer?: UserServerRef): AuthServer {
+    // A user's server never discovers through its URL: its auth names the server, reached through the egress policy.
+    const discovery = userServer ? undefined : discoveryTarget(service, auth);
+    // What is discovered belongs to one service URL under one egress policy; a user's client is theirs alone.
+    const key = JSON.stringify([auth, discovery?.serviceUrl, discovery?.egress.allow, userServer]);
     let server = servers.get(key);
-    if (!server) servers.set(key, (server = createAuthServer(auth, { now, ...(discovery ? { discovery } : {}) })));
+    if (server) {
+      // Map order is the LRU order.
+      servers.delete(key);
+      servers.set(key, server);
+      return server;
+    }
+    if (userServer && !userFetch) throw new AuthServerError('refused', "a user's own server needs the egress policy");
+    server = createAuthServer(auth, { now, ...(discovery ? { discovery } : {}), ...(userServer && userFetch ? { fetch: userFetch } : {}) });
+    servers.set(key, server);
+    for (const oldest of servers.keys()) {
+      if (servers.size <= (deps.maxAuthServers ?? MAX_AUTH_SERVERS)) break;
+      servers.delete(oldest);
+    }
     return server;
   }
 
@@ -97,14 +134,20 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     return vaultFor.vault;
   }
 
+  async function targets(owner: { tenant: string; user: string }): Promise<ConnectionTarget[]> {
+    const configured = connectionTargets(deps.config(), owner.tenant, deps.reachesTools);
+    return deps.userTargets && Object.hasOwn(deps.config().tenants, owner.tenant) ? [...configured, ...(await deps.userTargets(owner))] : configured;
+  }
+
   const connections = createConnections({
     store: deps.store,
     get vault() {
       return vault();
     },
     publicUrl: () => deps.config().server.publicUrl,
-    serverFor: ({ service, auth }) => serverFor(service, auth),
-    targets: (tenant) => connectionTargets(deps.config(), tenant),
+    serverFor: ({ service, auth, userServer }) => serverFor(service, auth, userServer),
+    targets: (owner) => targets(owner),
+    tenantTargets: (tenant) => connectionTargets(deps.config(), tenant, deps.reachesTools),
     tokenRequests: { fetched: (service) => metrics.fetched(service, 'user'), failed: (service) => metrics.failed(service, 'user') },
     now,
   });
@@ -121,9 +164,9 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     }
   }
 
-  async function clientToken(service: string, auth: UpstreamAuthConfig): Promise<TokenSet> {
-    const server = serverFor(service, auth);
-    const key = JSON.stringify([auth, discoversThroughService(auth) ? service : undefined]);
+  async function clientToken(service: string, auth: UpstreamAuthConfig, userServer?: UserServerRef): Promise<TokenSet> {
+    const server = serverFor(service, auth, userServer);
+    const key = JSON.stringify([auth, discoversThroughService(auth) ? service : undefined, userServer]);
     const { token } = await serviceTokens.get(key, () =>
       fetched(service, 'service', async () => server.tokenSet(await server.run('client credentials', (config) => oauth.clientCredentialsGrant(config, { ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}), ...server.tokenParameters })), now())),
     );
@@ -182,19 +225,27 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
 
   return {
     connections,
-    targets: (tenant) => connectionTargets(deps.config(), tenant),
-    credentialsFor(service, auth) {
+    targets,
+    vault,
+    credentialsFor(service, auth, userServer) {
       const kind = KIND_OF[auth.type];
+      const target: ConnectionTarget = { service, auth, ...(userServer ? { userServer } : {}) };
       return {
         async forCall(principal, signal) {
           try {
+            // Defence in depth: a user's server is only ever listed for its owner.
+            if (userServer && (principal.tenant !== userServer.tenant || principal.user !== userServer.sub)) {
+              throw new ToolError('PERMISSION_DENIED', 'this server belongs to another user', { permanent: true });
+            }
             switch (auth.type) {
               case 'clientCredentials':
-                return credential(await clientToken(service, auth), kind);
+                return credential(await clientToken(service, auth, userServer), kind);
               case 'tokenExchange':
+                // Never for a user's own server (refused at registration): the URL is the user's choice.
+                if (userServer) throw new ToolError('PERMISSION_DENIED', "token exchange is not allowed for a user's own server", { permanent: true });
                 return credential(await exchangedToken(service, auth, principal), kind);
               case 'userOAuth': {
-                return credential(await connections.accessToken(principal, { service, auth }, signal), kind);
+                return credential(await connections.accessToken(principal, target, signal), kind);
               }
             }
           } catch (error) {
@@ -202,6 +253,18 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
           }
         },
         async forSession() {
+          if (userServer) {
+            // The owner's own server: its initialize and listing carry the owner's credential when there is
+            // one; without a connection yet they go without (the server decides), and start no flow.
+            if (auth.type === 'clientCredentials') return credential(await clientToken(service, auth, userServer), 'service');
+            if (auth.type !== 'userOAuth') return undefined;
+            try {
+              return credential(await connections.accessToken({ tenant: userServer.tenant, user: userServer.sub, roles: [], claims: {} }, target), 'user');
+            } catch (error) {
+              if (error instanceof NotConnectedError) return undefined;
+              throw error;
+            }
+          }
           // The client's own identity lists tools; without a secret the session goes without one. A client
           // registered for client credentials has its own secret.
           const registersForClientCredentials = auth.clientId === undefined && auth.type === 'clientCredentials';

@@ -30,6 +30,8 @@ export interface TestAuthServer {
   registrationDelayMs: number;
   /** Fields laid over the served metadata (a hostile server's endpoints). */
   metadataOverrides: Record<string, unknown>;
+  /** Clients the server no longer knows: their token requests answer 401 invalid_client. */
+  forgottenClients: Set<string>;
   close(): Promise<void>;
 }
 
@@ -59,7 +61,7 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
   const codeUsers = new Map<string, string>();
   const refreshUsers = new Map<string, string>();
   const usedCodes = new Set<string>();
-  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, close: async () => {} };
+  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, forgottenClients: new Set(), close: async () => {} };
 
   // Who logged in at the authorization endpoint (the test's browser says so with login_hint).
   mock.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
@@ -147,6 +149,10 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
       if (req.method === 'POST' && path === '/token') {
         const form = new URLSearchParams(body);
         state.grants.push(form.get('grant_type') ?? '');
+        if (state.forgottenClients.has(basicClient(req, form) ?? '')) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'unknown client' }));
+          return;
+        }
         if (state.mode === 'slow') {
           await new Promise((resolve) => setTimeout(resolve, 3000));
           res.writeHead(503).end();

@@ -12,6 +12,7 @@ import { createNameMap } from './naming.js';
 import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';
 import type { UpstreamTransportConfig } from './upstream-transport.js';
+import { sessionCredentialFetch } from './upstream-fetch.js';
 
 export interface McpProviderDeps {
   log: Logger;
@@ -51,21 +52,6 @@ export interface McpProvider extends ToolProvider {
   accept(name: string): Promise<HeldToolInfo | undefined>;
   heldTools(): HeldToolInfo[];
   status(): UpstreamStatus[];
-}
-
-/**
- * The fetch under a service with `auth`: requests outside a call (initialize, listing, the GET stream)
- * carry the service's own credential; a call's request already carries the caller's (upstream-fetch.ts).
- */
-function sessionCredentialFetch(credentials: ServiceCredentials): FetchLike {
-  return async (url, init) => {
-    const headers = new Headers(init?.headers);
-    if (!headers.has('authorization')) {
-      const credential = await credentials.forSession();
-      if (credential) headers.set('authorization', credential.authorization);
-    }
-    return fetch(url, { ...init, headers });
-  };
 }
 
 export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[], deps: McpProviderDeps): McpProvider {

@@ -1,6 +1,7 @@
 // The `fetch` handed to the SDK's HTTP transports: the service's static headers and each call's own.
 import { randomBytes } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ServiceCredentials } from '../../types.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */
 const NEVER_FORWARDED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length']);
@@ -83,5 +84,21 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): FetchLi
       } else if (!NEVER_FORWARDED.has(lower)) headers.set(name, value);
     }
     return base(url, { ...init, headers, body: taken.body });
+  };
+}
+
+/**
+ * The fetch under a service with `auth`: requests outside a call (initialize, listing, the GET stream)
+ * carry the service's own credential (for a user's own server, its owner's); a call's request already
+ * carries the caller's, from its handle.
+ */
+export function sessionCredentialFetch(credentials: Pick<ServiceCredentials, 'forSession'>, base: FetchLike = (url, init) => fetch(url, init)): FetchLike {
+  return async (url, init) => {
+    const headers = new Headers(init?.headers);
+    if (!headers.has('authorization')) {
+      const credential = await credentials.forSession();
+      if (credential) headers.set('authorization', credential.authorization);
+    }
+    return base(url, { ...init, headers });
   };
 }

@@ -1,7 +1,7 @@
 // One connected SDK client to one MCP server, for every kind of upstream (global, local, a user's own):
 // open (with the SSE fallback), list every page, call a tool, and map what went wrong to TG_* errors.
 // Reconnecting and caching are the owner's business (upstream-client.ts for config upstreams,
-// src/user-mcp for user servers).
+// src/mcp/user for user servers).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';

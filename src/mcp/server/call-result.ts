@@ -29,7 +29,7 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
 }
 
 /** The authorizationUrl of a CONNECTION_REQUIRED result (docs/security-model.md#upstream-identity), if it has one. */
-function connectionUrlOf(result: ToolResult): string | undefined {
+export function connectionUrlOf(result: ToolResult): string | undefined {
   if (result.error?.errorType !== 'CONNECTION_REQUIRED' || typeof result.trace !== 'object' || result.trace === null || !('authorizationUrl' in result.trace)) return undefined;
   const url = result.trace.authorizationUrl;
   return typeof url === 'string' ? url : undefined;

@@ -21,6 +21,7 @@ import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '.
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
+import { createUrlElicitations, declaresUrlElicitation, type UrlElicitations } from './url-elicitation.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
 
@@ -30,7 +31,15 @@ import { mcpTask, taskStoreFor } from './task-store.js';
  * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
-function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
+function serverFor(
+  app: FastifyInstance,
+  catalog: CatalogGovernance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  toolset: string | undefined,
+  session: { id: string; hub: SessionHub } | undefined,
+  elicitations: UrlElicitations,
+): Server {
   const tasks: TaskCallContext = {
     tasks: app.governance.tasks,
     owner: { tenant: request.principal.tenant, user: request.principal.user },
@@ -81,6 +90,9 @@ function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: Fa
         };
       }
       const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
+      const elicitation = await elicitations.errorFor(result, request.principal, session?.id);
+      if (elicitation) throw elicitation;
       return toCallToolResult(result);
     } finally {
       tracked?.done();
@@ -160,6 +172,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
+  const elicitations = createUrlElicitations(app.governance.store);
   const hub = createSessionHub({
     bus: app.governance.bus,
     log: app.log,
@@ -196,7 +209,12 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (!opensSession(request.body)) return undefined;
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
-      for (const old of ended) hub.end(old);
+      for (const old of ended) {
+        hub.end(old);
+        void elicitations.forget(request.principal, old).catch(() => undefined);
+      }
+      // Unrecorded, the client gets the tool error with the URL instead of the elicitation: no reason to refuse the session.
+      if (declaresUrlElicitation(request.body)) await elicitations.declared(request.principal, id).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation support not recorded'));
       app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
       return id;
@@ -220,7 +238,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub }, elicitations);
     // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     reply.hijack();
@@ -272,6 +290,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
     if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();
     hub.end(id);
+    await elicitations.forget(request.principal, id).catch(() => undefined);
     return reply.code(204).send();
   };
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '../../store/bus.js';
 import type { Logger, Principal } from '../../types.js';
 import type { ToolMode } from '../../pipeline/types.js';
+import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { SseStream } from './sse-stream.js';
 
 /** The bus channel of MCP sessions: every replica hears what any replica publishes (itself included). */
@@ -12,12 +13,17 @@ type SessionMessage =
   | { t: 'cancel'; session: string; request: string }
   | { t: 'end'; session: string }
   | { t: 'stream'; session: string; stream: string }
-  | { t: 'notify'; session: string; message: JsonRpcNotification }
-  | { t: 'pool'; tenant: string; user: string };
+  | { t: 'pool'; tenant: string; user: string }
+  | { t: 'notify'; session: string; message: JSONRPCNotification };
 
 /** A user's own pool changed on some replica (they registered or removed an MCP server). */
 export function publishUserPoolChanged(bus: MessageBus, tenant: string, user: string): Promise<void> {
   return bus.publish(SESSION_CHANNEL, JSON.stringify({ t: 'pool', tenant, user } satisfies SessionMessage));
+}
+
+/** A notification for one session's client, sent on its GET stream by whichever replica holds it (if any does). */
+export function publishSessionNotification(bus: MessageBus, session: string, message: JSONRPCNotification): Promise<void> {
+  return bus.publish(SESSION_CHANNEL, JSON.stringify({ t: 'notify', session, message } satisfies SessionMessage));
 }
 
 interface OpenStream {
@@ -43,12 +49,6 @@ export interface SessionHubDeps {
   fingerprint(principal: Principal, mode: ToolMode, toolset: string | undefined): Promise<string | undefined>;
 }
 
-/** A JSON-RPC notification for a session's stream (e.g. notifications/tasks/status). */
-export interface JsonRpcNotification {
-  jsonrpc: '2.0';
-  method: string;
-  params?: Record<string, unknown>;
-}
 
 export interface SessionHub {
   /**
@@ -65,7 +65,7 @@ export interface SessionHub {
   /** notifications/cancelled: aborts the named call on whichever replica runs it. */
   cancel(session: string, requestId: string | number): void;
   /** Sends a notification on the session's stream, on whichever replica holds it (none is kept for a session without one). */
-  notify(session: string, message: JsonRpcNotification): void;
+  notify(session: string, message: JSONRPCNotification): void;
   /** DELETE (or eviction): closes the session's stream and cancels its calls, on every replica. */
   end(session: string): void;
   /** Rechecks the pools of every stream on this replica (the snapshot changed). */

@@ -8,7 +8,7 @@ import { createPinnedFetch, egressRefusalOf, type PinnedFetch } from '../../egre
 import type { EgressOptions } from '../../egress/check-egress.js';
 import { describeError } from '../client/upstream-session.js';
 import type { McpService, UserToolProvider, UpstreamStatus } from '../../registry/provider.js';
-import type { Logger, Principal, Tool } from '../../types.js';
+import type { Logger, Principal, ServiceCredentials, Tool } from '../../types.js';
 import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey } from '../../registry/user-names.js';
@@ -30,6 +30,8 @@ export interface UserMcpProviderDeps {
   limitsFor?: (tenant: string) => UserCatalogLimits;
   /** A server's listing is read again at most this often, however often it says it changed (default 2 s). */
   minRelistMs?: number;
+  /** The credentials of a registration with `auth` (the owner's own connection or client). */
+  credentialsFor?: (owner: Principal, registration: UserMcpRegistration) => ServiceCredentials | undefined;
 }
 
 export interface UserMcpProvider extends UserToolProvider {
@@ -45,7 +47,7 @@ const cacheKey = (tenant: string, sub: string, serviceId: string): string => `${
 // Changing the URL, transport or headers of a registration must reconnect; the hash keeps header
 // values out of memory dumps of the cache keys.
 const fingerprintOf = (registration: UserMcpRegistration): string =>
-  createHash('sha256').update(JSON.stringify([registration.url, registration.transport, registration.headers])).digest('hex');
+  createHash('sha256').update(JSON.stringify([registration.url, registration.transport, registration.headers, registration.auth ?? null])).digest('hex');
 
 /** A server that could not be listed: one shared empty list, so the user's combined list stays the same object. */
 const UNAVAILABLE: readonly SizedUserTool[] = Object.freeze([]);
@@ -96,19 +98,21 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
   function serverFor(owner: Principal, registration: UserMcpRegistration, log: Logger): Promise<UserServer> {
     const key = cacheKey(owner.tenant, owner.user, registration.serviceId);
     const current = (): Promise<UserServer> =>
-      cache.get(key, fingerprintOf(registration), () =>
-        UserServer.open({
+      cache.get(key, fingerprintOf(registration), () => {
+        const credentials = deps.credentialsFor?.(owner, registration);
+        return UserServer.open({
           owner,
           registration,
           fetch: pinned.fetch,
+          ...(credentials ? { credentials } : {}),
           timeoutMs,
           log,
           // A dropped connection is forgotten, so the next listing or call reconnects.
           onLost: (server) => void cache.evictIfCurrent(key, server),
           current,
           minRelistMs: deps.minRelistMs ?? 2000,
-        }),
-      );
+        });
+      });
     return current();
   }
 

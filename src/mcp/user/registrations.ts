@@ -6,6 +6,7 @@
 import type { StateStore } from '../../store/types.js';
 import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../../egress/check-egress.js';
 import { userServiceKey } from '../../registry/user-names.js';
+import { authView, checkRegistrationAuth, type RegistrationAuthDeps, type UserMcpAuth, type UserMcpAuthView } from './registration-auth.js';
 
 export type UserMcpTransport = 'streamable-http' | 'sse';
 export const USER_MCP_TRANSPORTS: readonly UserMcpTransport[] = ['streamable-http', 'sse'];
@@ -16,6 +17,8 @@ export interface UserMcpRegistration {
   transport: UserMcpTransport;
   /** The user's own upstream credentials: never logged, never listed back. */
   headers: Record<string, string>;
+  /** The user's own OAuth client for this server (registration-auth.ts): its secret sealed. */
+  auth?: UserMcpAuth;
   createdAt: string;
 }
 
@@ -26,6 +29,7 @@ export interface UserMcpRegistrationView {
   url: string;
   transport: UserMcpTransport;
   headerNames: string[];
+  auth?: UserMcpAuthView;
   createdAt: string;
 }
 
@@ -33,6 +37,7 @@ export interface UserMcpRegistrationInput {
   url: unknown;
   transport?: unknown;
   headers?: unknown;
+  auth?: unknown;
 }
 
 export type PutRegistrationResult =
@@ -66,6 +71,10 @@ export interface UserMcpRegistrationsOptions {
   egress: EgressOptions;
   /** Per-tenant limit (TenantConfig.userMcp.maxServers). */
   maxServers: (tenant: string) => number;
+  /** What an `auth` object needs (the vault, the public URL); without it, `auth` is refused. */
+  auth?: Omit<RegistrationAuthDeps, 'egress'>;
+  /** A server with `auth` was removed, or its URL or `auth` changed: the owner's connection to it goes. */
+  onAuthChanged?: (tenant: string, sub: string, serviceId: string) => Promise<void>;
   now?: () => Date;
 }
 
@@ -80,6 +89,7 @@ export function registrationView(sub: string, registration: UserMcpRegistration)
     url: registration.url,
     transport: registration.transport,
     headerNames: Object.keys(registration.headers),
+    ...(registration.auth ? { auth: authView(registration.auth) } : {}),
     createdAt: registration.createdAt,
   };
 }
@@ -181,11 +191,22 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
     if (!headers.ok) return { ok: false, code: 'TG_BAD_REQUEST', message: headers.message };
     const egress = await checkEgress(input.url, options.egress);
     if (!egress.ok) return egress;
+    let auth: UserMcpAuth | undefined;
+    if (input.auth !== undefined) {
+      if (!options.auth) return { ok: false, code: 'TG_BAD_REQUEST', message: 'auth is not available on this gateway' };
+      // The server's token goes in Authorization: a static one beside it would be sent instead.
+      if (Object.keys(headers.value).some((name) => name.toLowerCase() === 'authorization')) return { ok: false, code: 'TG_BAD_REQUEST', message: 'auth and an Authorization header exclude each other' };
+      const checked = await checkRegistrationAuth(input.auth, { tenant, sub, serviceId }, { ...options.auth, egress: options.egress });
+      if (!checked.ok) return checked;
+      auth = checked.auth;
+    }
 
     const limit = options.maxServers(tenant);
     const createdAt = now().toISOString();
-    return update<PutRegistrationResult>(tenant, sub, (current) => {
+    let before: UserMcpRegistration | undefined;
+    const result = await update<PutRegistrationResult>(tenant, sub, (current) => {
       const previous = Object.hasOwn(current, serviceId) ? current[serviceId] : undefined;
+      before = previous;
       if (!previous && Object.keys(current).length >= limit) {
         return { refuse: { ok: false, code: 'TG_CONFLICT', message: `at most ${limit} MCP servers per user` } };
       }
@@ -194,20 +215,30 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
         url: egress.url.href,
         transport: transport as UserMcpTransport,
         headers: { ...headers.value },
+        ...(auth ? { auth } : {}),
         createdAt: previous?.createdAt ?? createdAt,
       };
       return { next: { ...current, [serviceId]: registration }, result: { ok: true, created: !previous, registration } };
     });
+    // A connection made for one server and authorization server never follows the registration elsewhere.
+    if (result.ok && before?.auth && (before.url !== result.registration.url || JSON.stringify(before.auth) !== JSON.stringify(result.registration.auth))) {
+      await options.onAuthChanged?.(tenant, sub, serviceId);
+    }
+    return result;
   }
 
   async function remove(tenant: string, sub: string, serviceId: string): Promise<boolean> {
     if (!SERVICE_ID.test(serviceId)) return false;
-    return update<boolean>(tenant, sub, (current) => {
+    let hadAuth = false;
+    const removed = await update<boolean>(tenant, sub, (current) => {
       if (!Object.hasOwn(current, serviceId)) return { refuse: false };
+      hadAuth = current[serviceId]?.auth !== undefined;
       const next = { ...current };
       delete next[serviceId];
       return { next, result: true };
     });
+    if (removed && hadAuth) await options.onAuthChanged?.(tenant, sub, serviceId);
+    return removed;
   }
 
   return { list, get, put, delete: remove };

@@ -9,8 +9,10 @@ import { ToolError } from '../../execution/tool-error.js';
 import { toToolOutput } from '../client/result.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type UpstreamSession } from '../client/upstream-session.js';
 import { defineTool } from '../../registry/define-tool.js';
-import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../../types.js';
 import { userServiceKey, userToolName } from '../../registry/user-names.js';
+import type { JsonObject, Logger, Principal, ServiceCredentials, Tool, ToolContext } from '../../types.js';
+import { holdCredential, sessionCredentialFetch } from '../client/upstream-fetch.js';
+import { recordCredential } from '../../observability/tracing.js';
 import { boundServerListing, type UserCatalogLimits } from './catalog-limits.js';
 import type { UserMcpRegistration } from './registrations.js';
 
@@ -24,6 +26,8 @@ export interface UserServerOptions {
   registration: UserMcpRegistration;
   /** The pinned egress fetch (src/egress/pinned-fetch.ts). */
   fetch: FetchLike;
+  /** The server's `auth` (the owner's own connection or client): each call carries the owner's credential. */
+  credentials?: ServiceCredentials;
   timeoutMs: number;
   log: Logger;
   /** The connection dropped or a call found it dead: the cache forgets this server. */
@@ -67,7 +71,7 @@ export class UserServer {
         label: service,
         log: options.log,
         timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
+        fetch: options.credentials ? sessionCredentialFetch(options.credentials, options.fetch) : options.fetch,
         clientName: 'toolgate-user-mcp',
         onToolsChanged: () => server?.listingChanged(),
         onClose: () => {
@@ -106,7 +110,18 @@ export class UserServer {
 
   async call(tool: string, args: JsonObject, ctx: ToolContext): Promise<{ output: string; trace: unknown }> {
     const target = { session: this.session, service: this.service, timeoutMs: CALL_TIMEOUT_MS, onLost: () => this.options.onLost(this) };
-    return toToolOutput(await callUpstreamTool(target, tool, args, { signal: ctx.signal, depth: ctx.depth }));
+    const { credentials } = this.options;
+    if (!credentials) return toToolOutput(await callUpstreamTool(target, tool, args, { signal: ctx.signal, depth: ctx.depth }));
+    // The credential rides as a handle (src/mcp/upstream-fetch.ts), never in the message.
+    const credential = await credentials.forCall(ctx.principal, ctx.signal);
+    const held = holdCredential(credential.authorization);
+    try {
+      const output = toToolOutput(await callUpstreamTool(target, tool, args, { signal: ctx.signal, depth: ctx.depth, headers: held.headers }));
+      const trace = typeof output.trace === 'object' && output.trace !== null ? output.trace : {};
+      return { ...output, trace: { ...trace, credential: recordCredential(credential) } };
+    } finally {
+      held.release();
+    }
   }
 
   private forgetListing(): void {

@@ -175,6 +175,30 @@ describe('dynamic client registration (RFC 7591)', () => {
     }
   });
 
+  it('forgets a registered client the server no longer knows (invalid_client) and registers anew, once', async () => {
+    const shared = createMemoryStore();
+    // Every call asks for a token: none is kept past its 1 s lifetime.
+    as.expiresIn = 1;
+    const one = await buildTestApp(config, { resolve, store: shared });
+    try {
+      const first = seen(await call(one, alice, 'reg_whoami')).client_id;
+      expect(first).toMatch(/^registered-/);
+      const before = as.registrations.length;
+      as.forgottenClients.add(first as string);
+      const second = seen(await call(one, alice, 'reg_whoami')).client_id;
+      expect(second).toBe(as.registrations[before]?.clientId);
+      expect(as.registrations.length).toBe(before + 1);
+      // The store now names the new client, so every replica uses it.
+      const raw = (await shared.scan('upstream-client:')).map((entry) => entry.value).join('');
+      expect(raw).toContain(second);
+      expect(seen(await call(one, alice, 'reg_whoami')).client_id).toBe(second);
+      expect(as.registrations.length).toBe(before + 1);
+    } finally {
+      as.expiresIn = 3600;
+      await one.close();
+    }
+  });
+
   it('refuses a registration endpoint the egress policy forbids, then registers a userOAuth client with the callback as redirect URI', async () => {
     const before = as.registrations.length;
     as.metadataOverrides = { registration_endpoint: 'http://idp.internal:8080/register' };

@@ -73,6 +73,23 @@ describe('userOAuth: each user connects and calls as themselves', () => {
     expect(result.trace).toMatchObject({ credential: { kind: 'user' } });
   });
 
+  it('an OpenAPI entry takes connections only from tenants whose pool can hold its tools', async () => {
+    // globex's functions allowlist, and hooli's tools.allow, leave the wiki entry out of their pools.
+    const narrowed = await buildTestApp(stage.config({ tenants: { acme: { mcpServices: ['jira'] }, globex: { functions: ['weather'] }, hooli: { tools: { allow: ['jira_*'] } } } }));
+    try {
+      const services = async (token: string) =>
+        (await narrowed.inject({ url: '/v1/connections', headers: bearer(token) })).json<{ connections: Array<{ service: string }> }>().connections.map((row) => row.service);
+      expect(await services(alice)).toEqual(['jira', 'wiki']);
+      for (const tenant of ['globex', 'hooli']) {
+        const outsider = await signToken({ sub: 'eve', tenant });
+        expect(await services(outsider)).toEqual([]);
+        expect((await narrowed.inject({ method: 'POST', url: '/v1/connections/wiki', headers: bearer(outsider) })).statusCode).toBe(404);
+      }
+    } finally {
+      await narrowed.close();
+    }
+  });
+
   it('after DELETE the call needs a connection again, and the token was revoked at the authorization server', async () => {
     const revokedBefore = stage.as.revoked.size;
     const removed = await app.inject({ method: 'DELETE', url: '/v1/connections/jira', headers: bearer(bob) });

@@ -1,12 +1,16 @@
 // Upstream identity across replicas on one Redis (docs/security-model.md#upstream-identity): a connection
 // made through one replica is used by another at once, two replicas refreshing one expired token spend its
-// refresh token once (a lease in the store), and the keyspace holds no token in plaintext.
+// refresh token once (a lease in the store), the keyspace holds no token in plaintext, and an MCP session on
+// one replica hears that its URL elicitation completed through another.
 import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, signToken } from '../../helpers/build.js';
+import { bearer, buildTestApp, signToken } from '../../helpers/build.js';
 import { boundedRedisClient, deleteRedisKeys, testRedisUrl } from '../../helpers/redis.js';
-import { call, connect, seen, startStage, type Stage } from './setup.js';
+import { authorize, call, connect, seen, startStage, type Stage } from './setup.js';
 
 const REDIS_URL = testRedisUrl();
 const prefix = `tg-test-identity:${randomBytes(6).toString('hex')}:`;
@@ -75,6 +79,26 @@ describe.skipIf(!REDIS_URL)('upstream identity on two replicas sharing Redis', (
       for (const token of stage.as.issued) expect(everything.includes(token)).toBe(false);
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('a URL elicitation sent by one replica completes through the callback on the other: the session hears it and the retry runs', async () => {
+    const baseUrl = await replicaB.listen({ host: '127.0.0.1', port: 0 });
+    const client = new Client({ name: 'test-agent', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+    const heard = new Promise<string>((resolve) => client.setNotificationHandler(ElicitationCompleteNotificationSchema, (note) => resolve(note.params.elicitationId)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: bearer(await signToken({ sub: 'pia' })) } }));
+    try {
+      const error = await client.callTool({ name: 'jira_whoami', arguments: {} }).then(() => undefined, (failure: unknown) => failure);
+      expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+      const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
+      // The browser lands on replica A.
+      expect((await replicaA.inject({ url: await authorize(elicitation!.url, 'pia') })).statusCode).toBe(200);
+      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 5000).unref());
+      expect(await Promise.race([heard, timeout])).toBe(elicitation!.elicitationId);
+      const done = await client.callTool({ name: 'jira_whoami', arguments: {} });
+      expect(JSON.stringify(done.content)).toContain('\\"sub\\":\\"pia\\"');
+    } finally {
+      await client.close();
     }
   });
 });

@@ -35,4 +35,14 @@ describe('upstream auth in the configuration', () => {
     const both = { ...jira({ type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' }), openapi: [{ name: 'jira', spec: '/x.json', auth: { type: 'clientCredentials', issuer: 'https://idp.test', clientId: 'toolgate' } }] };
     expect(() => load(both)).toThrow('config /openapi/0/name: "jira" is also an MCP service id; an entry with auth needs a name of its own');
   });
+
+  it('refuses an authorization server over plain http, except on a loopback address', () => {
+    const keys = { server: { publicUrl: 'https://toolgate.test' }, credentials: { keys: [{ id: 'k1', key }] } };
+    expect(() => load({ ...keys, ...jira({ ...userOAuth, issuer: 'http://idp.test' }) })).toThrow('config /mcp/global/0/auth/issuer: an authorization server must be https (plain http only on a loopback address)');
+    expect(() => load(jira({ type: 'clientCredentials', tokenUrl: 'http://10.0.0.5/token', clientId: 'toolgate' }))).toThrow('config /mcp/global/0/auth/tokenUrl: an authorization server must be https');
+    expect(() => load({ openapi: [{ name: 'wiki', spec: '/x.json', auth: { type: 'clientCredentials', issuer: 'https://idp.test', revocationUrl: 'http://idp.test/revoke', clientId: 'toolgate' } }] })).toThrow('config /openapi/0/auth/revocationUrl');
+    for (const loopback of ['http://127.0.0.1:9000', 'http://localhost:9000', 'http://[::1]:9000']) {
+      expect(() => load({ ...keys, ...jira({ ...userOAuth, issuer: loopback }) })).not.toThrow();
+    }
+  });
 });

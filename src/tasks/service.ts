@@ -38,7 +38,7 @@ export interface TaskService {
   create(owner: TaskOwner, input: NewTask, limits: TaskLimits): Promise<TaskRecord>;
   /** The owner's task, its approval's decision applied; TaskError NOT_FOUND for any id that is not the owner's. */
   get(owner: TaskOwner, id: string): Promise<TaskRecord>;
-  /** The owner's live tasks, newest first. */
+  /** The owner's live tasks, newest first (read through its index of ids, never a keyspace scan). */
   list(owner: TaskOwner): Promise<TaskRecord[]>;
   /** The call is waiting for a human: `input_required`, naming the approval. */
   awaitApproval(owner: TaskOwner, id: string, approvalId: string, requestId: string): Promise<void>;
@@ -57,6 +57,11 @@ const TASK_ID = /^[A-Za-z0-9_-]{32}$/;
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
 /** The owner is part of the key: another user's or tenant's lookup of an id reads another key and finds nothing. */
 const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.tenant))}:${digest(`${owner.tenant}\u0000${owner.user}`)}:`;
+/** The owner's tasks counted against `maxPerUser` (a lease group), and the ids of its newest tasks (a capped list) for listing. */
+const ownerGroup = (owner: TaskOwner): string => `tasks-of:${ownerPrefix(owner)}`;
+const indexKey = (owner: TaskOwner): string => `task-index:${ownerPrefix(owner)}`;
+/** tasks/list reads at most this many of the newest ids (mcpServer.tasks.maxPerUser is at most 10000). */
+const MAX_LISTED = 20_000;
 const CHANNEL = 'tasks';
 /** How often a client is told to poll (ms): a human decision or a slow tool, not a tight loop. */
 export const POLL_INTERVAL_MS = 1000;
@@ -165,8 +170,6 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
 
   return {
     async create(owner, input, limits) {
-      const live = await store.scan(ownerPrefix(owner));
-      if (live.length >= limits.maxPerUser) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some expire`);
       const at = now();
       const requested = input.ttlMs ?? limits.defaultTtlMs;
       const task: TaskRecord = {
@@ -181,7 +184,18 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         ttlMs: Math.max(1000, Math.min(requested, limits.maxTtlMs)),
         pollIntervalMs: POLL_INTERVAL_MS,
       };
-      if (!(await store.setIfAbsent(keyOf(owner, task.id), JSON.stringify(task), { ttlMs: task.ttlMs }))) throw new Error('task id collision');
+      // The owner's tasks are counted in a lease group (no keyspace scan): at `maxPerUser` a new one is
+      // refused. The same group as `own` with one more place never ends an older task to make room.
+      const group = ownerGroup(owner);
+      const grant = await store.acquireLease({
+        id: task.id,
+        record: { key: keyOf(owner, task.id), value: JSON.stringify(task) },
+        ttlMs: task.ttlMs,
+        own: { key: group, limit: limits.maxPerUser + 1, recordPrefix: ownerPrefix(owner) },
+        shared: { key: group, limit: limits.maxPerUser },
+      });
+      if (!grant.granted) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some finish and expire`);
+      await store.pushCapped(indexKey(owner), task.id, limits.maxPerUser * 2);
       audit(owner, null, task, input.requestId);
       return task;
     },
@@ -189,9 +203,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       return settleApproval(owner, (await load(owner, id)).task);
     },
     async list(owner) {
-      const entries = await store.scan(ownerPrefix(owner));
-      const tasks = await Promise.all(entries.map(({ value }) => settleApproval(owner, owned(value))));
-      return tasks.sort((a, b) => b.createdAt - a.createdAt);
+      const ids = [...new Set(await store.recent(indexKey(owner), MAX_LISTED))];
+      const found = await Promise.all(ids.map((id) => store.get(keyOf(owner, id))));
+      const live = found.filter((raw): raw is string => raw !== null).map(owned);
+      return Promise.all(live.map((task) => settleApproval(owner, task)));
     },
     async awaitApproval(owner, id, approvalId, requestId) {
       await update(owner, id, (task) => ({ ...task, status: 'input_required', approvalId, statusMessage: `waiting for a human to approve ${task.tool} (approvalId ${approvalId})` }), requestId);

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type JSONRPCRequest, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { errors } from '../errors.js';
 import { UnknownTenantError } from '../gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../http/call-options.js';
@@ -15,14 +15,17 @@ import { failureResult } from '../execution/tool-result.js';
 import { mcpEntry } from '../registry/formats.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';
-import { asksForProgress, cancelledRequestIds, opensSession } from './messages.js';
+import { asksForProgress, callsTool, cancelledRequestIds, opensSession } from './messages.js';
 import { createCatalogGovernance, type CatalogGovernance } from './catalog-governance.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from './serve-resources.js';
 import { createSessionHub, type SessionHub } from './session-hub.js';
-import { createMcpSessions } from './sessions.js';
+import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
+import { createSessionRelays, declaredRelays, relayToClient } from './relay-to-client.js';
+import { createRelayRequests, type RelayRequests } from './relay-responses.js';
+import { withRelay, type RelayKind } from '../mcp/relay.js';
 
 /**
  * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
@@ -30,7 +33,14 @@ import { mcpTask, taskStoreFor } from './task-store.js';
  * principal's pool and its tools/call is the gateway's one execution path, exactly as /v1/execute uses it.
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
-function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, session: { id: string; hub: SessionHub } | undefined): Server {
+function serverFor(
+  app: FastifyInstance,
+  catalog: CatalogGovernance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  toolset: string | undefined,
+  session: { id: string; hub: SessionHub; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
+): Server {
   const tasks: TaskCallContext = {
     tasks: app.governance.tasks,
     owner: { tenant: request.principal.tenant, user: request.principal.user },
@@ -80,7 +90,23 @@ function serverFor(app: FastifyInstance, catalog: CatalogGovernance, request: Fa
           extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
         };
       }
-      const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      const run = () => tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      // An upstream's elicitation or sampling request during this call goes to this call's client (relay-to-client.ts).
+      const tenant = app.gateway.tenant(request.principal.tenant);
+      const send = (message: JSONRPCRequest): Promise<void> => server.transport?.send(message, { relatedRequestId: extra.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
+      const relay =
+        tenant &&
+        relayToClient({
+          principal: request.principal,
+          requestId: request.id,
+          callId: options.defaultCallId,
+          tenant: tenant.config,
+          declared: session?.relays ?? [],
+          ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
+          signal: extra.signal,
+          audit: app.governance.audit,
+        });
+      const result = relay ? await withRelay(relay, run) : await run();
       return toCallToolResult(result);
     } finally {
       tracked?.done();
@@ -160,6 +186,8 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   // Audit and rate limit of resources/read and prompts/get (src/mcp-server/catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
+  const relays = createSessionRelays(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'relays'));
+  const relayRequests = createRelayRequests(app.governance.bus, app.log);
   const hub = createSessionHub({
     bus: app.governance.bus,
     log: app.log,
@@ -196,6 +224,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (!opensSession(request.body)) return undefined;
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
+      await relays.remember(request.principal, id, declaredRelays(request.body));
       for (const old of ended) hub.end(old);
       app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
@@ -220,9 +249,14 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub });
-    // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
+    // The client's answers to relayed requests: delivered wherever the call that asked runs.
+    if (session !== undefined && relayRequests.answers(session, request.body)) return reply.code(202).send();
+    // What this session's client may be asked by an upstream: read only for a body that calls a tool.
+    const declared = session !== undefined && callsTool(request.body) ? await relays.of(request.principal, session) : [];
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, relays: declared, requests: relayRequests });
+    // One JSON body per answer, unless a call asked for progress or its client may be asked something (a
+    // relayed elicitation or sampling request): then an event stream carries those before the result.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && declared.length === 0 });
     reply.hijack();
     // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
     reply.raw.setHeader('x-request-id', request.id);
@@ -283,6 +317,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     close() {
       stopWatching();
       stopTaskNotices();
+      relayRequests.close();
       hub.close();
     },
   };

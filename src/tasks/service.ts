@@ -44,6 +44,11 @@ export interface TaskService {
   awaitApproval(owner: TaskOwner, id: string, approvalId: string, requestId: string): Promise<void>;
   /** The call finished: `completed` (ok) or `failed` (a tool error), with its result. A task cancelled meanwhile stays cancelled. */
   finish(owner: TaskOwner, id: string, result: ToolResult, requestId: string): Promise<void>;
+  /**
+   * An approval was decided (on this replica): the task waiting for it, if any, moves on now, so its
+   * session hears the status change without anyone polling. Never throws.
+   */
+  approvalDecided(approval: ApprovalRecord): Promise<void>;
   /** Cancels a task that is not terminal: its run stops wherever it runs, a pending approval is withdrawn. */
   cancel(owner: TaskOwner, id: string, requestId: string): Promise<TaskRecord>;
   /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it). */
@@ -60,6 +65,8 @@ const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.t
 /** The owner's tasks counted against `maxPerUser` (a lease group), and the ids of its newest tasks (a capped list) for listing. */
 const ownerGroup = (owner: TaskOwner): string => `tasks-of:${ownerPrefix(owner)}`;
 const indexKey = (owner: TaskOwner): string => `task-index:${ownerPrefix(owner)}`;
+/** The task an approval request belongs to (set when its call asks for approval). */
+const approvalKey = (owner: TaskOwner, approvalId: string): string => `task-approval:${ownerPrefix(owner)}${approvalId}`;
 /** tasks/list reads at most this many of the newest ids (mcpServer.tasks.maxPerUser is at most 10000). */
 const MAX_LISTED = 20_000;
 const CHANNEL = 'tasks';
@@ -209,10 +216,22 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       return Promise.all(live.map((task) => settleApproval(owner, task)));
     },
     async awaitApproval(owner, id, approvalId, requestId) {
+      const { task } = await load(owner, id);
+      await store.set(approvalKey(owner, approvalId), id, { ttlMs: task.ttlMs });
       await update(owner, id, (task) => ({ ...task, status: 'input_required', approvalId, statusMessage: `waiting for a human to approve ${task.tool} (approvalId ${approvalId})` }), requestId);
     },
     async finish(owner, id, result, requestId) {
       await update(owner, id, (task) => ({ ...task, status: terminalOf(result), statusMessage: result.error?.errorType ?? 'completed', result: bounded(result) }), requestId);
+    },
+    async approvalDecided(approval) {
+      const owner = { tenant: approval.tenant, user: approval.requester.user };
+      try {
+        const id = await store.get(approvalKey(owner, approval.id));
+        if (id !== null) await settleApproval(owner, (await load(owner, id)).task);
+      } catch (error) {
+        // Polling (tasks/get, tasks/result) settles it later.
+        deps.log.warn({ err: error }, 'task of a decided approval not updated');
+      }
     },
     async cancel(owner, id, requestId) {
       const { task } = await load(owner, id);

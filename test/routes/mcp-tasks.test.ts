@@ -77,6 +77,10 @@ describe('MCP tasks', () => {
 
   it('answers a task-augmented call of an approval-gated tool input_required; approved, tasks/result returns the output', async () => {
     const client = await connect(alice);
+    const notified: string[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+      notified.push(notification.params.status);
+    });
     const task = await callAsTask(client, 'create_ticket', { title: 'task-approved' });
     expect(task.status).toBe('input_required');
     const waiting = await client.experimental.tasks.getTask(task.taskId);
@@ -84,6 +88,8 @@ describe('MCP tasks', () => {
     const approvalId = /approvalId ([A-Za-z0-9_-]+)/.exec(waiting.statusMessage ?? '')?.[1];
     const approved = await app.inject({ method: 'POST', url: `/v1/approvals/${approvalId}/approve`, headers: bearer(approver) });
     expect(approved.statusCode).toBe(200);
+    // The decision moves the task on at once: its session hears it without polling.
+    await vi.waitFor(() => expect(notified).toContain('completed'), { timeout: 5000 });
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'ticket "task-approved" created for alice' }]);
     expect(await statusOf(client, task.taskId)).toBe('completed');

@@ -158,3 +158,24 @@ describe('MCP tasks', () => {
     await client.close();
   });
 });
+
+describe('tasks/result', () => {
+  it('waits at most mcpServer.tasks.resultWaitMs for an unfinished task, then answers RequestTimeout', async () => {
+    const bounded = await buildTestApp(governedConfig({ mcpServer: { tasks: { resultWaitMs: 300 } } }));
+    try {
+      const url = await bounded.listen({ host: '127.0.0.1', port: 0 });
+      const client = new Client({ name: 'task-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(alice) } }));
+      const task = await callAsTask(client, 'slow', { ms: 20_000 });
+      const waited = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema).then(
+        () => 'answered',
+        (error: unknown) => String(error),
+      );
+      expect(waited).toMatch(/-32001.*is still working; call tasks\/result again/);
+      await client.experimental.tasks.cancelTask(task.taskId);
+      await client.close();
+    } finally {
+      await bounded.close();
+    }
+  });
+});

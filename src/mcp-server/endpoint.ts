@@ -25,7 +25,7 @@ import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type Ta
 import { mcpTask, taskStoreFor } from './task-store.js';
 import { createSessionRelays, declaredRelays, relayToClient } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
-import { withRelay, type RelayKind } from '../mcp/relay.js';
+import { withRelay, type Relay, type RelayKind } from '../mcp/relay.js';
 
 /**
  * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
@@ -81,8 +81,8 @@ function serverFor(
     // JSON-RPC batch of calls piles none up.
     const tracked = session?.hub.trackCall(session.id, extra.requestId);
     try {
-      const signals = [clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])];
-      const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any(signals));
+      const callSignal = AbortSignal.any([clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])]);
+      const options = callOptionsFor(request, defaultCallId(undefined, 0), callSignal);
       // An upstream's progress is relayed under the client's own token, on this request's event stream.
       const token = call.params._meta?.progressToken;
       if (token !== undefined) {
@@ -91,21 +91,7 @@ function serverFor(
         };
       }
       const run = () => tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      // An upstream's elicitation or sampling request during this call goes to this call's client (relay-to-client.ts).
-      const tenant = app.gateway.tenant(request.principal.tenant);
-      const send = (message: JSONRPCRequest): Promise<void> => server.transport?.send(message, { relatedRequestId: extra.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
-      const relay =
-        tenant &&
-        relayToClient({
-          principal: request.principal,
-          requestId: request.id,
-          callId: options.defaultCallId,
-          tenant: tenant.config,
-          declared: session?.relays ?? [],
-          ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
-          signal: extra.signal,
-          audit: app.governance.audit,
-        });
+      const relay = relayFor(app, request, session, { server, requestId: extra.requestId, callId: options.defaultCallId, signal: callSignal });
       const result = relay ? await withRelay(relay, run) : await run();
       return toCallToolResult(result);
     } finally {
@@ -113,6 +99,31 @@ function serverFor(
     }
   });
   return server;
+}
+
+/**
+ * The relay of one tools/call: an upstream's elicitation or sampling request during the call goes to this
+ * call's client, on this call's response stream (relay-to-client.ts); undefined once the tenant is gone.
+ */
+function relayFor(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  session: { id: string; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
+  call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
+): Relay | undefined {
+  const tenant = app.gateway.tenant(request.principal.tenant);
+  if (!tenant) return undefined;
+  const send = (message: JSONRPCRequest): Promise<void> => call.server.transport?.send(message, { relatedRequestId: call.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
+  return relayToClient({
+    principal: request.principal,
+    requestId: request.id,
+    callId: call.callId,
+    tenant: tenant.config,
+    declared: session?.relays ?? [],
+    ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
+    signal: call.signal,
+    audit: app.governance.audit,
+  });
 }
 
 /**

@@ -125,7 +125,10 @@ const routes: RoutePlugin = async (app) => {
       const meta = { requestId: request.id, log: request.log, drain: app.drain, trace: request.traceContext };
       const decision = { decision: 'approve', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
       const decide = () => approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta));
-      return view(await auditedDecision(audit, decision, decide));
+      const record = await auditedDecision(audit, decision, decide);
+      // A task waiting for this approval (docs/mcp.md#tasks) moves on now, and its session hears it.
+      await app.governance.tasks.approvalDecided(record);
+      return view(record);
     },
   );
 
@@ -147,7 +150,9 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request) => {
       const decision = { decision: 'deny', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
-      return view(await auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason)));
+      const record = await auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason));
+      await app.governance.tasks.approvalDecided(record);
+      return view(record);
     },
   );
 };

@@ -1,10 +1,12 @@
 import fp from 'fastify-plugin';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { executeBatch } from '../src/batch/execute-batch.js';
 import { callOptionsFor, defaultCallId, requestCancellation } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
-import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import type { RoutePlugin, Validated } from '../src/schemas/type-provider.js';
 import type { ToolResult } from '../src/types.js';
+import { taskView } from '../src/tasks/view.js';
+import { runTask } from '../src/tasks/run.js';
 
 /** HTTP status of a finished call (docs/architecture.md#request-path): 202 waiting for a human, 429 rate-limited, else 200. */
 export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
@@ -13,6 +15,33 @@ export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolRes
     reply.code(429).header('retry-after', String(Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000))));
   }
   return result;
+}
+
+const executeBody = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', maxLength: 256 },
+    arguments: callArguments,
+    callId,
+    step: { type: 'integer', minimum: 0, maximum: 1000000 },
+    toolset: toolsetName,
+    async: { type: 'boolean', default: false, description: 'Run as a task: answers 202 with the Task at once; `GET /v1/tasks/{taskId}` reads it' },
+  },
+} as const;
+type ExecuteBody = Validated<typeof executeBody>;
+
+/** `"async": true`: the call runs as a task of the caller, detached from this request (docs/api.md#tasks). */
+async function startAsync(app: FastifyInstance, request: FastifyRequest<{ Body: ExecuteBody }>) {
+  const { body, principal } = request;
+  const owner = { tenant: principal.tenant, user: principal.user };
+  const callId = body.callId ?? defaultCallId(body.step, 0);
+  const { tasks } = app.governance;
+  const task = await tasks.create(owner, { tool: body.name, callId, via: 'rest', requestId: request.id }, app.gateway.config.mcpServer.tasks);
+  const call = { name: body.name, arguments: body.arguments, callId };
+  void runTask({ tasks, owner, task, requestId: request.id, drain: app.drain, log: request.log, execute: (signal) => app.gateway.execute(call, callOptionsFor(request, callId, signal), body.toolset) });
+  return taskView(task);
 }
 
 const routes: RoutePlugin = async (app) => {
@@ -27,21 +56,10 @@ const routes: RoutePlugin = async (app) => {
         summary: 'Run one tool call and return a ToolResult',
         security: bearerSecurity,
         headers: toolHeaders,
-        body: {
-          type: 'object',
-          required: ['name'],
-          additionalProperties: false,
-          properties: {
-            name: { type: 'string', maxLength: 256 },
-            arguments: callArguments,
-            callId,
-            step: { type: 'integer', minimum: 0, maximum: 1000000 },
-            toolset: toolsetName,
-          },
-        },
+        body: executeBody,
         response: {
           200: { $ref: 'ToolResult#' },
-          202: { $ref: 'ToolResult#' },
+          202: { description: 'A call waiting for a human (a ToolResult with `status: pending_approval`), or with `async`: the Task', anyOf: [{ $ref: 'ToolResult#' }, { $ref: 'Task#' }] },
           429: { $ref: 'ToolResult#' },
           ...errorResponses,
         },
@@ -49,6 +67,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       const body = request.body;
+      if (body.async) return reply.code(202).send(await startAsync(app, request));
       const options = callOptionsFor(request, defaultCallId(body.step, 0), requestCancellation(reply, app.drain));
       const result = await app.gateway.execute({ name: body.name, arguments: body.arguments, callId: body.callId }, options, body.toolset);
       return sendToolResult(reply, result);

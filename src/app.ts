@@ -37,6 +37,7 @@ import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
 import { executeRoutes } from '../routes/execute.js';
+import { tasksRoutes } from '../routes/tasks.js';
 import { oauthMetadataRoutes } from '../routes/oauth-metadata.js';
 import { healthRoutes } from '../routes/health.js';
 import { mcpRoutes } from '../routes/mcp.js';
@@ -233,6 +234,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(docsRoutes);
   await app.register(toolsRoutes);
   await app.register(executeRoutes);
+  await app.register(tasksRoutes);
   await app.register(resourcesRoutes);
   await app.register(adminRoutes);
   await app.register(adminKeysRoutes, { runtimeKeys });

@@ -393,6 +393,13 @@ export const tenantSchema = Section({
   /** Options per policy; each policy checks its own (src/pipeline). */
   policies: Type.Unsafe<Record<string, unknown>>({ type: 'object', default: {} }),
   limits: Section({ maxInFlight: Type.Integer({ minimum: 1, default: 64 }) }, { default: {} }),
+  /**
+   * What an upstream MCP server may ask the tenant's MCP callers while serving their call (docs/mcp.md#elicitation-and-sampling):
+   * elicitation (a question for the user) is on, sampling (a model completion on the caller's account) off.
+   */
+  mcp: Section({
+    relay: Section({ elicitation: Type.Boolean({ default: true }), sampling: Type.Boolean({ default: false }) }, { default: {} }),
+  }, { default: {} }),
   /** Deferred loading kicks in automatically once the pool holds more tools than this. */
   deferThreshold: Type.Optional(Type.Integer({ minimum: 1 })),
   userMcp: Section({

@@ -4,6 +4,7 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import { errors as tgErrors } from '../errors.js';
 import { toolResult } from './tool-result.js';
+import { taskSchema } from './task.js';
 
 export const errorBody = {
   $id: 'ErrorBody',
@@ -64,4 +65,4 @@ export const readiness = {
   properties: { status: { type: 'string', enum: ['ready', 'not_ready', 'draining'] } },
 } as const;
 
-export const sharedSchemas = [errorBody, toolResult, readiness];
+export const sharedSchemas = [errorBody, toolResult, readiness, taskSchema];

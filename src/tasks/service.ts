@@ -39,12 +39,17 @@ export interface TaskService {
   create(owner: TaskOwner, input: NewTask, limits: TaskLimits): Promise<TaskRecord>;
   /** The owner's task, its approval's decision applied; TaskError NOT_FOUND for any id that is not the owner's. */
   get(owner: TaskOwner, id: string): Promise<TaskRecord>;
-  /** The owner's live tasks, newest first. */
+  /** The owner's live tasks, newest first (read through its index of ids, never a keyspace scan). */
   list(owner: TaskOwner): Promise<TaskRecord[]>;
   /** The call is waiting for a human: `input_required`, naming the approval. */
   awaitApproval(owner: TaskOwner, id: string, approvalId: string, requestId: string): Promise<void>;
   /** The call finished: `completed` (ok) or `failed` (a tool error), with its result. A task cancelled meanwhile stays cancelled. */
   finish(owner: TaskOwner, id: string, result: ToolResult, requestId: string): Promise<void>;
+  /**
+   * An approval was decided (on this replica): the task waiting for it, if any, moves on now, so its
+   * session hears the status change without anyone polling. Never throws.
+   */
+  approvalDecided(approval: ApprovalRecord): Promise<void>;
   /** Cancels a task that is not terminal: its run stops wherever it runs, a pending approval is withdrawn. */
   cancel(owner: TaskOwner, id: string, requestId: string): Promise<TaskRecord>;
   /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it). */
@@ -58,6 +63,13 @@ const TASK_ID = /^[A-Za-z0-9_-]{32}$/;
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
 /** The owner is part of the key: another user's or tenant's lookup of an id reads another key and finds nothing. */
 const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.tenant))}:${digest(`${owner.tenant}\u0000${owner.user}`)}:`;
+/** The owner's tasks counted against `maxPerUser` (a lease group), and the ids of its newest tasks (a capped list) for listing. */
+const ownerGroup = (owner: TaskOwner): string => `tasks-of:${ownerPrefix(owner)}`;
+const indexKey = (owner: TaskOwner): string => `task-index:${ownerPrefix(owner)}`;
+/** The task an approval request belongs to (set when its call asks for approval). */
+const approvalKey = (owner: TaskOwner, approvalId: string): string => `task-approval:${ownerPrefix(owner)}${approvalId}`;
+/** tasks/list reads at most this many of the newest ids (mcpServer.tasks.maxPerUser is at most 10000). */
+const MAX_LISTED = 20_000;
 const CHANNEL = 'tasks';
 /** How often a client is told to poll (ms): a human decision or a slow tool, not a tight loop. */
 export const POLL_INTERVAL_MS = 1000;
@@ -166,8 +178,6 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
 
   return {
     async create(owner, input, limits) {
-      const live = await store.scan(ownerPrefix(owner));
-      if (live.length >= limits.maxPerUser) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some expire`);
       const at = now();
       const requested = input.ttlMs ?? limits.defaultTtlMs;
       const task: TaskRecord = {
@@ -182,7 +192,18 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         ttlMs: Math.max(1000, Math.min(requested, limits.maxTtlMs)),
         pollIntervalMs: POLL_INTERVAL_MS,
       };
-      if (!(await store.setIfAbsent(keyOf(owner, task.id), JSON.stringify(task), { ttlMs: task.ttlMs }))) throw new Error('task id collision');
+      // The owner's tasks are counted in a lease group (no keyspace scan): at `maxPerUser` a new one is
+      // refused. The same group as `own` with one more place never ends an older task to make room.
+      const group = ownerGroup(owner);
+      const grant = await store.acquireLease({
+        id: task.id,
+        record: { key: keyOf(owner, task.id), value: JSON.stringify(task) },
+        ttlMs: task.ttlMs,
+        own: { key: group, limit: limits.maxPerUser + 1, recordPrefix: ownerPrefix(owner) },
+        shared: { key: group, limit: limits.maxPerUser },
+      });
+      if (!grant.granted) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some finish and expire`);
+      await store.pushCapped(indexKey(owner), task.id, limits.maxPerUser * 2);
       audit(owner, null, task, input.requestId);
       return task;
     },
@@ -190,15 +211,28 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       return settleApproval(owner, (await load(owner, id)).task);
     },
     async list(owner) {
-      const entries = await store.scan(ownerPrefix(owner));
-      const tasks = await Promise.all(entries.map(({ value }) => settleApproval(owner, owned(value))));
-      return tasks.sort((a, b) => b.createdAt - a.createdAt);
+      const ids = [...new Set(await store.recent(indexKey(owner), MAX_LISTED))];
+      const found = await Promise.all(ids.map((id) => store.get(keyOf(owner, id))));
+      const live = found.filter((raw): raw is string => raw !== null).map(owned);
+      return Promise.all(live.map((task) => settleApproval(owner, task)));
     },
     async awaitApproval(owner, id, approvalId, requestId) {
+      const { task } = await load(owner, id);
+      await store.set(approvalKey(owner, approvalId), id, { ttlMs: task.ttlMs });
       await update(owner, id, (task) => ({ ...task, status: 'input_required', approvalId, statusMessage: `waiting for a human to approve ${task.tool} (approvalId ${approvalId})` }), requestId);
     },
     async finish(owner, id, result, requestId) {
       await update(owner, id, (task) => ({ ...task, status: terminalOf(result), statusMessage: result.error?.errorType ?? 'completed', result: bounded(result) }), requestId);
+    },
+    async approvalDecided(approval) {
+      const owner = { tenant: approval.tenant, user: approval.requester.user };
+      try {
+        const id = await store.get(approvalKey(owner, approval.id));
+        if (id !== null) await settleApproval(owner, (await load(owner, id)).task);
+      } catch (error) {
+        // Polling (tasks/get, tasks/result) settles it later.
+        deps.log.warn({ err: error }, 'task of a decided approval not updated');
+      }
     },
     async cancel(owner, id, requestId) {
       const { task } = await load(owner, id);

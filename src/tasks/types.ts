@@ -1,5 +1,6 @@
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../types.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 
 export type TaskStatus = Task['status'];
 
@@ -35,12 +36,19 @@ export interface TaskRecord {
 export const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminalStatus = (status: TaskStatus): boolean => TERMINAL.includes(status);
 
+/** Each refusal's row of the TG_* table: LIMIT is 503 (retry once some finish), TERMINAL a 409. */
+const TASK_ERROR_CODES = { NOT_FOUND: 'TG_NOT_FOUND', LIMIT: 'TG_OVERLOADED', TERMINAL: 'TG_CONFLICT' } as const satisfies Record<string, ErrorCode>;
+
 /** A task operation refused; `NOT_FOUND` is also the answer for another user's or tenant's id. */
-export class TaskError extends Error {
-  readonly code: 'NOT_FOUND' | 'LIMIT' | 'TERMINAL';
+export class TaskError extends DomainError {
+  readonly code: keyof typeof TASK_ERROR_CODES;
   constructor(code: TaskError['code'], message: string) {
     super(message);
     this.name = 'TaskError';
     this.code = code;
+  }
+
+  get gatewayCode(): ErrorCode {
+    return TASK_ERROR_CODES[this.code];
   }
 }

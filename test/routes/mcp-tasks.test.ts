@@ -77,6 +77,10 @@ describe('MCP tasks', () => {
 
   it('answers a task-augmented call of an approval-gated tool input_required; approved, tasks/result returns the output', async () => {
     const client = await connect(alice);
+    const notified: string[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+      notified.push(notification.params.status);
+    });
     const task = await callAsTask(client, 'create_ticket', { title: 'task-approved' });
     expect(task.status).toBe('input_required');
     const waiting = await client.experimental.tasks.getTask(task.taskId);
@@ -84,6 +88,8 @@ describe('MCP tasks', () => {
     const approvalId = /approvalId ([A-Za-z0-9_-]+)/.exec(waiting.statusMessage ?? '')?.[1];
     const approved = await app.inject({ method: 'POST', url: `/v1/approvals/${approvalId}/approve`, headers: bearer(approver) });
     expect(approved.statusCode).toBe(200);
+    // The decision moves the task on at once: its session hears it without polling.
+    await vi.waitFor(() => expect(notified).toContain('completed'), { timeout: 5000 });
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'ticket "task-approved" created for alice' }]);
     expect(await statusOf(client, task.taskId)).toBe('completed');
@@ -150,5 +156,26 @@ describe('MCP tasks', () => {
     expect(result.isError).toBe(true);
     expect(JSON.stringify(result.content)).toContain('needs human approval and has not run yet');
     await client.close();
+  });
+});
+
+describe('tasks/result', () => {
+  it('waits at most mcpServer.tasks.resultWaitMs for an unfinished task, then answers RequestTimeout', async () => {
+    const bounded = await buildTestApp(governedConfig({ mcpServer: { tasks: { resultWaitMs: 300 } } }));
+    try {
+      const url = await bounded.listen({ host: '127.0.0.1', port: 0 });
+      const client = new Client({ name: 'task-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(alice) } }));
+      const task = await callAsTask(client, 'slow', { ms: 20_000 });
+      const waited = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema).then(
+        () => 'answered',
+        (error: unknown) => String(error),
+      );
+      expect(waited).toMatch(/-32001.*is still working; call tasks\/result again/);
+      await client.experimental.tasks.cancelTask(task.taskId);
+      await client.close();
+    } finally {
+      await bounded.close();
+    }
   });
 });

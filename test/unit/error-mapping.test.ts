@@ -13,6 +13,7 @@ import { DomainError, errors, gatewayErrorOf, type ErrorCode } from '../../src/e
 import { UnknownTenantError } from '../../src/gateway.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/mcp/server/resource-catalog-errors.js';
 import { TraceSettingsError } from '../../src/observability/trace-settings.js';
+import { TaskError } from '../../src/tasks/types.js';
 import { AuthServerError } from '../../src/upstream-auth/auth-server-error.js';
 import { FlowError } from '../../src/upstream-auth/connections.js';
 
@@ -37,6 +38,11 @@ const DOMAIN_ERRORS: Record<string, Array<[DomainError, ErrorCode]>> = {
     [new RuntimeKeyError('FORBIDDEN', 'not yours'), 'TG_FORBIDDEN'],
     [new RuntimeKeyError('LIMIT', 'too many keys'), 'TG_CONFLICT'],
   ],
+  TaskError: [
+    [new TaskError('NOT_FOUND', 'task not found'), 'TG_NOT_FOUND'],
+    [new TaskError('LIMIT', 'too many tasks'), 'TG_OVERLOADED'],
+    [new TaskError('TERMINAL', 'task is already completed'), 'TG_CONFLICT'],
+  ],
   ApprovalError: (Object.keys(APPROVAL_ERROR_CODES) as ApprovalErrorCode[]).map((code) => [new ApprovalError(code, `refused: ${code}`), APPROVAL_ERROR_CODES[code]]),
 };
 
@@ -59,6 +65,7 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   TooLarge: 'internal to the authorization-server client: an AuthServerError',
   FunctionModuleError: 'a function module that does not load: a config error at load',
   UsageError: 'the command line, never a request',
+  RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
   JsonRpcError: 'the MCP wire form of a domain error (serve-resources.ts)',
 };
 

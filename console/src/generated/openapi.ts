@@ -170,6 +170,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your own live tasks, newest first */
+        get: operations["listTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your tasks: its status and, once finished, its ToolResult */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancels one of your tasks: its call is stopped, or its pending approval request withdrawn */
+        post: operations["cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/resources": {
         parameters: {
             query?: never;
@@ -683,6 +734,25 @@ export interface components {
             /** @enum {string} */
             status: "ready" | "not_ready" | "draining";
         };
+        Task: {
+            taskId: string;
+            /** @enum {string} */
+            status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+            statusMessage?: string;
+            tool: string;
+            callId: string;
+            /** @description The approval request the call made, while (or since) it waited for a human */
+            approvalId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUpdatedAt: string;
+            /** @description Kept this many ms after its last change */
+            ttl: number;
+            /** @description Suggested ms between polls */
+            pollInterval: number;
+            result?: components["schemas"]["ToolResult"];
+        };
     };
     responses: never;
     parameters: never;
@@ -1100,6 +1170,11 @@ export interface operations {
                     step?: number;
                     /** @description One of the tenant's named toolsets: only that subset of the caller's pool */
                     toolset?: string;
+                    /**
+                     * @description Run as a task: answers 202 with the Task at once; `GET /v1/tasks/{taskId}` reads it
+                     * @default false
+                     */
+                    async?: boolean;
                 };
             };
         };
@@ -1113,13 +1188,13 @@ export interface operations {
                     "application/json": components["schemas"]["ToolResult"];
                 };
             };
-            /** @description Default Response */
+            /** @description A call waiting for a human (a ToolResult with `status: pending_approval`), or with `async`: the Task */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ToolResult"];
+                    "application/json": components["schemas"]["ToolResult"] | components["schemas"]["Task"];
                 };
             };
             /** @description Fastify's standard error body with a stable TG_* code */
@@ -1237,6 +1312,207 @@ export interface operations {
             };
             /** @description Fastify's standard error body with a stable TG_* code */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tasks: components["schemas"]["Task"][];
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2126,7 +2402,7 @@ export interface operations {
                     "application/json": {
                         events: ({
                             /** @enum {string} */
-                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security";
+                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security" | "task" | "relay";
                             /** @description epoch ms */
                             time?: number;
                             requestId?: string;
@@ -2139,10 +2415,14 @@ export interface operations {
                             /** @description resource_read and prompt_get events: `<scope>/<service>` of the owning service */
                             service?: string | null;
                             /**
-                             * @description security events: what happened
+                             * @description security events: what happened; relay events: what the upstream asked for
                              * @enum {string}
                              */
-                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused";
+                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused" | "elicitation" | "sampling";
+                            /** @description task events: the task */
+                            taskId?: string;
+                            /** @description task events: the status before (null when created) */
+                            from?: string | null;
                             /** @description security events: the client address */
                             clientAddress?: string;
                             /** @description security events: why (the refusal, or what was changed) */
@@ -2819,6 +3099,17 @@ export interface operations {
                             /** @enum {string} */
                             transport?: "streamable-http" | "sse";
                             headerNames?: string[];
+                            /** @description The OAuth client of the server, without its secret */
+                            auth?: {
+                                /** @enum {string} */
+                                type?: "userOAuth" | "clientCredentials";
+                                issuer?: string;
+                                authorizationUrl?: string;
+                                tokenUrl?: string;
+                                clientId?: string;
+                                scopes?: string[];
+                                hasClientSecret?: boolean;
+                            };
                             createdAt?: string;
                         }[];
                     };
@@ -2896,6 +3187,17 @@ export interface operations {
                         /** @enum {string} */
                         transport?: "streamable-http" | "sse";
                         headerNames?: string[];
+                        /** @description The OAuth client of the server, without its secret */
+                        auth?: {
+                            /** @enum {string} */
+                            type?: "userOAuth" | "clientCredentials";
+                            issuer?: string;
+                            authorizationUrl?: string;
+                            tokenUrl?: string;
+                            clientId?: string;
+                            scopes?: string[];
+                            hasClientSecret?: boolean;
+                        };
                         createdAt?: string;
                     };
                 };
@@ -2966,6 +3268,8 @@ export interface operations {
                     headers?: {
                         [key: string]: string;
                     };
+                    /** @description The user's own OAuth client for this server: `type` userOAuth (the user's own connection, `/v1/connections/{serviceKey}`) or clientCredentials, `issuer` or `tokenUrl`, `authorizationUrl`, `revocationUrl`, `clientId`, `clientSecret` (kept sealed, never listed back), `scopes`, `resource`, `audience`. tokenExchange is refused: it would exchange the caller's token for one meant for a URL of their choosing. Only the user themself may set it. */
+                    auth?: Record<string, never>;
                 };
             };
         };
@@ -2983,6 +3287,17 @@ export interface operations {
                         /** @enum {string} */
                         transport?: "streamable-http" | "sse";
                         headerNames?: string[];
+                        /** @description The OAuth client of the server, without its secret */
+                        auth?: {
+                            /** @enum {string} */
+                            type?: "userOAuth" | "clientCredentials";
+                            issuer?: string;
+                            authorizationUrl?: string;
+                            tokenUrl?: string;
+                            clientId?: string;
+                            scopes?: string[];
+                            hasClientSecret?: boolean;
+                        };
                         createdAt?: string;
                     };
                 };
@@ -3000,6 +3315,17 @@ export interface operations {
                         /** @enum {string} */
                         transport?: "streamable-http" | "sse";
                         headerNames?: string[];
+                        /** @description The OAuth client of the server, without its secret */
+                        auth?: {
+                            /** @enum {string} */
+                            type?: "userOAuth" | "clientCredentials";
+                            issuer?: string;
+                            authorizationUrl?: string;
+                            tokenUrl?: string;
+                            clientId?: string;
+                            scopes?: string[];
+                            hasClientSecret?: boolean;
+                        };
                         createdAt?: string;
                     };
                 };

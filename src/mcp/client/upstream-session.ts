@@ -2,6 +2,7 @@
 // open (with the SSE fallback), list every page, call a tool, and map what went wrong to TG_* errors.
 // Reconnecting and caching are the owner's business (upstream-client.ts for config upstreams,
 // src/mcp/user for user servers).
+import { handleUpstreamRequests, RELAY_CAPABILITIES } from './relay.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -76,7 +77,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 
 async function connectOver(config: UpstreamTransportConfig, options: OpenSessionOptions): Promise<UpstreamSession> {
   const opened = await openTransport(config, options.log, { ...(options.mode ? { mode: options.mode } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
-  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: createOutputValidator() });
+  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: { ...RELAY_CAPABILITIES }, jsonSchemaValidator: createOutputValidator() });
+  // Elicitation and sampling the upstream asks while serving a call go to that call's caller (relay.ts).
+  handleUpstreamRequests(client, options.label);
   const session: UpstreamSession = {
     client,
     kind: opened.kind,

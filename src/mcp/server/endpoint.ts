@@ -15,15 +15,19 @@ import { failureResult } from '../../execution/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';
-import { asksForProgress, cancelledRequestIds, opensSession } from './messages.js';
+import { asksForProgress, callsTool, cancelledRequestIds, opensSession } from './messages.js';
 import { createCatalogGovernance, type CatalogGovernance } from './resource-catalog-governance.js';
+import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from './serve-resources.js';
 import { createSessionHub, type SessionHub } from './session-hub.js';
-import { createMcpSessions } from './sessions.js';
+import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
 import { createUrlElicitations, declaresUrlElicitation, type UrlElicitations } from './url-elicitation.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
+import { createSessionRelays, declaredRelays, relayToClient } from './relay-to-client.js';
+import { createRelayRequests, type RelayRequests } from './relay-responses.js';
+import { withRelay, type Relay, type RelayKind } from '../client/relay.js';
 
 /**
  * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
@@ -37,7 +41,7 @@ function serverFor(
   request: FastifyRequest,
   reply: FastifyReply,
   toolset: string | undefined,
-  session: { id: string; hub: SessionHub } | undefined,
+  session: { id: string; hub: SessionHub; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
   elicitations: UrlElicitations,
 ): Server {
   const tasks: TaskCallContext = {
@@ -80,8 +84,8 @@ function serverFor(
     // JSON-RPC batch of calls piles none up.
     const tracked = session?.hub.trackCall(session.id, extra.requestId);
     try {
-      const signals = [clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])];
-      const options = callOptionsFor(request, defaultCallId(undefined, 0), AbortSignal.any(signals));
+      const callSignal = AbortSignal.any([clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])]);
+      const options = callOptionsFor(request, defaultCallId(undefined, 0), callSignal);
       // An upstream's progress is relayed under the client's own token, on this request's event stream.
       const token = call.params._meta?.progressToken;
       if (token !== undefined) {
@@ -89,7 +93,9 @@ function serverFor(
           extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
         };
       }
-      const result = await tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      const run = () => tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      const relay = relayFor(app, request, session, { server, requestId: extra.requestId, callId: options.defaultCallId, signal: callSignal });
+      const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
       const elicitation = await elicitations.errorFor(result, request.principal, session?.id);
       if (elicitation) throw elicitation;
@@ -99,6 +105,31 @@ function serverFor(
     }
   });
   return server;
+}
+
+/**
+ * The relay of one tools/call: an upstream's elicitation or sampling request during the call goes to this
+ * call's client, on this call's response stream (relay-to-client.ts); undefined once the tenant is gone.
+ */
+function relayFor(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  session: { id: string; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
+  call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
+): Relay | undefined {
+  const tenant = app.gateway.tenant(request.principal.tenant);
+  if (!tenant) return undefined;
+  const send = (message: JSONRPCRequest): Promise<void> => call.server.transport?.send(message, { relatedRequestId: call.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
+  return relayToClient({
+    principal: request.principal,
+    requestId: request.id,
+    callId: call.callId,
+    tenant: tenant.config,
+    declared: session?.relays ?? [],
+    ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
+    signal: call.signal,
+    audit: app.governance.audit,
+  });
 }
 
 /**
@@ -173,6 +204,8 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
   const elicitations = createUrlElicitations(app.governance.store);
+  const relays = createSessionRelays(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'relays'));
+  const relayRequests = createRelayRequests(app.governance.bus, app.log);
   const hub = createSessionHub({
     bus: app.governance.bus,
     log: app.log,
@@ -209,6 +242,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (!opensSession(request.body)) return undefined;
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
+      await relays.remember(request.principal, id, declaredRelays(request.body));
       for (const old of ended) {
         hub.end(old);
         void elicitations.forget(request.principal, old).catch(() => undefined);
@@ -238,9 +272,14 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub }, elicitations);
-    // One JSON body per answer, unless a call asked for progress: then an event stream carries it before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
+    // The client's answers to relayed requests: delivered wherever the call that asked runs.
+    if (session !== undefined && relayRequests.answers(session, request.body)) return reply.code(202).send();
+    // What this session's client may be asked by an upstream: read only for a body that calls a tool.
+    const declared = session !== undefined && callsTool(request.body) ? await relays.of(request.principal, session) : [];
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, relays: declared, requests: relayRequests }, elicitations);
+    // One JSON body per answer, unless a call asked for progress or its client may be asked something (a
+    // relayed elicitation or sampling request): then an event stream carries those before the result.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && declared.length === 0 });
     reply.hijack();
     // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
     reply.raw.setHeader('x-request-id', request.id);
@@ -302,6 +341,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     close() {
       stopWatching();
       stopTaskNotices();
+      relayRequests.close();
       hub.close();
     },
   };

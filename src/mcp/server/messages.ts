@@ -25,3 +25,8 @@ export function asksForProgress(body: unknown): boolean {
     return parsed.success && parsed.data.params._meta?.progressToken !== undefined;
   });
 }
+
+/** The body holds a `tools/call`. */
+export function callsTool(body: unknown): boolean {
+  return messagesOf(body).some((message) => CallToolRequestSchema.safeParse(message).success);
+}

@@ -25,6 +25,9 @@ const ownerGroup = (principal: Principal): string => `mcp-sessions-of:${tenantHa
 // The value is the endpoint: a session presented at another endpoint does not match and is not touched.
 const recordValue = (toolset: string | undefined): string => JSON.stringify({ toolset: toolset ?? null } satisfies SessionRecord);
 
+/** Where a session's own side records live (e.g. the relays its client declared): under its owner's key. */
+export const sessionSideKey = (principal: Principal, id: string, side: string): string => `${recordPrefix(principal)}${id}:${side}`;
+
 export type SessionLimits = Pick<McpServerConfig, 'idleTimeoutMs' | 'maxPerPrincipal' | 'maxPerTenant'>;
 
 export interface McpSessions {

@@ -22,12 +22,12 @@ import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '.
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
-import { createUrlElicitations, declaresUrlElicitation, type UrlElicitations } from './url-elicitation.js';
+import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
-import { createSessionRelays, declaredRelays, relayToClient } from './relay-to-client.js';
+import { createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
-import { withRelay, type Relay, type RelayKind } from '../client/relay.js';
+import { withRelay, type Relay } from '../client/relay.js';
 
 /**
  * One SDK server per HTTP request (the transport is stateless even when the endpoint has sessions: the
@@ -41,7 +41,7 @@ function serverFor(
   request: FastifyRequest,
   reply: FastifyReply,
   toolset: string | undefined,
-  session: { id: string; hub: SessionHub; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
+  session: { id: string; hub: SessionHub; declared: readonly ClientCapability[]; requests: RelayRequests } | undefined,
   elicitations: UrlElicitations,
 ): Server {
   const tasks: TaskCallContext = {
@@ -97,7 +97,7 @@ function serverFor(
       const relay = relayFor(app, request, session, { server, requestId: extra.requestId, callId: options.defaultCallId, signal: callSignal });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
-      const elicitation = await elicitations.errorFor(result, request.principal, session?.id);
+      const elicitation = await elicitations.errorFor(result, request.principal, session && { id: session.id, declaresUrl: session.declared.includes('url-elicitation') });
       if (elicitation) throw elicitation;
       return toCallToolResult(result);
     } finally {
@@ -114,7 +114,7 @@ function serverFor(
 function relayFor(
   app: FastifyInstance,
   request: FastifyRequest,
-  session: { id: string; relays: readonly RelayKind[]; requests: RelayRequests } | undefined,
+  session: { id: string; declared: readonly ClientCapability[]; requests: RelayRequests } | undefined,
   call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
 ): Relay | undefined {
   const tenant = app.gateway.tenant(request.principal.tenant);
@@ -125,7 +125,7 @@ function relayFor(
     requestId: request.id,
     callId: call.callId,
     tenant: tenant.config,
-    declared: session?.relays ?? [],
+    declared: relayKindsOf(session?.declared ?? []),
     ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
     signal: call.signal,
     audit: app.governance.audit,
@@ -204,7 +204,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   const catalog = createCatalogGovernance(app.governance.policyDeps);
   const sessions = createMcpSessions(app.governance.store);
   const elicitations = createUrlElicitations(app.governance.store);
-  const relays = createSessionRelays(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'relays'));
+  const capabilities = createSessionCapabilities(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'client'));
   const relayRequests = createRelayRequests(app.governance.bus, app.log);
   const hub = createSessionHub({
     bus: app.governance.bus,
@@ -242,13 +242,8 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (!opensSession(request.body)) return undefined;
     try {
       const { id, ended } = await sessions.create(request.principal, toolset, settings);
-      await relays.remember(request.principal, id, declaredRelays(request.body));
-      for (const old of ended) {
-        hub.end(old);
-        void elicitations.forget(request.principal, old).catch(() => undefined);
-      }
-      // Unrecorded, the client gets the tool error with the URL instead of the elicitation: no reason to refuse the session.
-      if (declaresUrlElicitation(request.body)) await elicitations.declared(request.principal, id).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation support not recorded'));
+      await capabilities.remember(request.principal, id, declaredCapabilities(request.body));
+      for (const old of ended) hub.end(old);
       app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
       return id;
@@ -275,11 +270,11 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     // The client's answers to relayed requests: delivered wherever the call that asked runs.
     if (session !== undefined && relayRequests.answers(session, request.body)) return reply.code(202).send();
     // What this session's client may be asked by an upstream: read only for a body that calls a tool.
-    const declared = session !== undefined && callsTool(request.body) ? await relays.of(request.principal, session) : [];
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, relays: declared, requests: relayRequests }, elicitations);
+    const declared = session !== undefined && callsTool(request.body) ? await capabilities.of(request.principal, session) : [];
+    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, declared, requests: relayRequests }, elicitations);
     // One JSON body per answer, unless a call asked for progress or its client may be asked something (a
     // relayed elicitation or sampling request): then an event stream carries those before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && declared.length === 0 });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && relayKindsOf(declared).length === 0 });
     reply.hijack();
     // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
     reply.raw.setHeader('x-request-id', request.id);
@@ -329,7 +324,6 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
     if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();
     hub.end(id);
-    await elicitations.forget(request.principal, id).catch(() => undefined);
     return reply.code(204).send();
   };
 

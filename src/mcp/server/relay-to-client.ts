@@ -1,5 +1,6 @@
 // The caller's half of the elicitation and sampling relay (docs/mcp.md#elicitation-and-sampling): which
 // relays an MCP session's client declared, and the Relay that forwards an upstream's request to it.
+import { LRUCache } from 'lru-cache';
 import { CreateMessageResultSchema, ElicitResultSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditSink } from '../../audit/types.js';
 import type { TenantConfig } from '../../config/types.js';
@@ -11,45 +12,56 @@ import type { Principal } from '../../types.js';
 export const MAX_RELAYS_PER_CALL = 8;
 export const MAX_RELAY_CHARS = 64 * 1024;
 export const RELAY_TIMEOUT_MS = 300_000;
-/** How long a session's declared relays are kept in the store (a longer-lived session's relays are then refused). */
+/** How long a session's declared capabilities are kept in the store (a longer-lived session falls back: relays refused, a tool error for a connection). */
 const REMEMBER_MS = 24 * 60 * 60 * 1000;
-/** Sessions whose relays this replica knows (one store read for a session first seen here). */
+/** Sessions whose capabilities this replica remembers. */
 const MAX_KNOWN = 10_000;
 
-/** The relays an `initialize` body's client declared (its `elicitation` and `sampling` capabilities). */
-export function declaredRelays(body: unknown): RelayKind[] {
+/**
+ * What a session's client declared at `initialize` that toolgate acts on: the relays it accepts (form
+ * `elicitation`, `sampling`) and URL-mode elicitation (url-elicitation.ts). One record per session.
+ */
+export type ClientCapability = RelayKind | 'url-elicitation';
+
+export function declaredCapabilities(body: unknown): ClientCapability[] {
   const messages = Array.isArray(body) ? body : [body];
   const init = messages.find((message) => isInitializeRequest(message));
   if (!init || !isInitializeRequest(init)) return [];
-  const { capabilities } = init.params;
-  return [...(capabilities.elicitation ? (['elicitation'] as const) : []), ...(capabilities.sampling ? (['sampling'] as const) : [])];
+  const { elicitation, sampling } = init.params.capabilities;
+  return [
+    ...(elicitation ? (['elicitation'] as const) : []),
+    ...(sampling ? (['sampling'] as const) : []),
+    ...(elicitation?.url !== undefined ? (['url-elicitation'] as const) : []),
+  ];
 }
 
-export interface SessionRelays {
-  remember(principal: Principal, session: string, kinds: RelayKind[]): Promise<void>;
-  of(principal: Principal, session: string): Promise<readonly RelayKind[]>;
+export const relayKindsOf = (declared: readonly ClientCapability[]): RelayKind[] => declared.filter((kind): kind is RelayKind => kind !== 'url-elicitation');
+
+export interface SessionCapabilities {
+  remember(principal: Principal, session: string, declared: ClientCapability[]): Promise<void>;
+  of(principal: Principal, session: string): Promise<readonly ClientCapability[]>;
 }
 
-/** A session's declared relays, in the store under its owner's key (another principal's lookup finds none). */
-export function createSessionRelays(store: StateStore, keyOf: (principal: Principal, session: string) => string): SessionRelays {
-  const known = new Map<string, readonly RelayKind[]>();
-  const keep = (key: string, kinds: readonly RelayKind[]): readonly RelayKind[] => {
-    if (known.size >= MAX_KNOWN) known.delete(known.keys().next().value ?? '');
-    known.set(key, kinds);
-    return kinds;
+/** A session's declared capabilities, in the store under its owner's key (another principal's lookup finds none). */
+export function createSessionCapabilities(store: StateStore, keyOf: (principal: Principal, session: string) => string): SessionCapabilities {
+  // Sessions this replica has seen: one store read for a session first seen here.
+  const known = new LRUCache<string, readonly ClientCapability[]>({ max: MAX_KNOWN });
+  const keep = (key: string, declared: readonly ClientCapability[]): readonly ClientCapability[] => {
+    known.set(key, declared);
+    return declared;
   };
   return {
-    async remember(principal, session, kinds) {
+    async remember(principal, session, declared) {
       const key = keyOf(principal, session);
-      keep(key, kinds);
-      if (kinds.length > 0) await store.set(key, JSON.stringify(kinds), { ttlMs: REMEMBER_MS });
+      keep(key, declared);
+      if (declared.length > 0) await store.set(key, JSON.stringify(declared), { ttlMs: REMEMBER_MS });
     },
     async of(principal, session) {
       const key = keyOf(principal, session);
       const cached = known.get(key);
       if (cached !== undefined) return cached;
       const raw = await store.get(key);
-      return keep(key, raw === null ? [] : (JSON.parse(raw) as RelayKind[]));
+      return keep(key, raw === null ? [] : (JSON.parse(raw) as ClientCapability[]));
     },
   };
 }

@@ -4,7 +4,7 @@
 // `notifications/elicitation/complete` on its session's stream once the connection is made. A client
 // without the capability (or without a session, where nothing says what it declared) keeps the tool error.
 import { createHash, randomUUID } from 'node:crypto';
-import { isInitializeRequest, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';
 import type { Principal, ToolResult } from '../../types.js';
@@ -12,18 +12,11 @@ import { FLOW_TTL_MS } from '../../upstream-auth/connections.js';
 import { connectionUrlOf } from './call-result.js';
 import { publishSessionNotification } from './session-hub.js';
 
-/**
- * How long a session's declaration is kept: the longest idle timeout a session may have. A session used
- * without pause for longer falls back to the tool error (its client still gets the connect URL).
- */
-const DECLARATION_TTL_MS = 24 * 60 * 60_000;
 /** Elicitations awaiting one connection (a user's few sessions retrying one service); older ones are dropped. */
 const MAX_PENDING = 8;
 const WRITE_ATTEMPTS = 4;
 
 const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
-/** Bound to the owner as well as the session id: another principal presenting the id reads another key. */
-const declarationKey = (principal: Principal, session: string): string => `mcp-url-elicitation:${digest(principal.tenant, principal.user)}:${session}`;
 const pendingKey = (owner: ConnectionOwner): string => `mcp-url-elicitation-pending:${digest(owner.tenant, owner.user, owner.service)}`;
 
 interface Pending {
@@ -37,11 +30,6 @@ export interface ConnectionOwner {
   service: string;
 }
 
-/** The body is an `initialize` whose client declared URL-mode elicitation. */
-export function declaresUrlElicitation(body: unknown): boolean {
-  return (Array.isArray(body) ? body : [body]).some((message) => isInitializeRequest(message) && message.params.capabilities.elicitation?.url !== undefined);
-}
-
 const parsePending = (raw: string | null): Pending[] => {
   if (raw === null) return [];
   try {
@@ -53,15 +41,12 @@ const parsePending = (raw: string | null): Pending[] => {
 };
 
 export interface UrlElicitations {
-  /** At initialize: the session's client declared URL-mode elicitation. */
-  declared(principal: Principal, session: string): Promise<void>;
-  /** The session ended: its declaration goes. */
-  forget(principal: Principal, session: string): Promise<void>;
   /**
    * The -32042 error a CONNECTION_REQUIRED result becomes for this session, or undefined (another result, no
-   * session, a client that did not declare the capability, or a store that cannot say): then the tool error.
+   * session, a client that did not declare the capability (relay-to-client.ts keeps what it declared), or a
+   * store that cannot say): then the tool error.
    */
-  errorFor(result: ToolResult, principal: Principal, session: string | undefined): Promise<UrlElicitationRequiredError | undefined>;
+  errorFor(result: ToolResult, principal: Principal, session: { id: string; declaresUrl: boolean } | undefined): Promise<UrlElicitationRequiredError | undefined>;
 }
 
 export function createUrlElicitations(store: StateStore): UrlElicitations {
@@ -76,20 +61,13 @@ export function createUrlElicitations(store: StateStore): UrlElicitations {
   }
 
   return {
-    async declared(principal, session) {
-      await store.set(declarationKey(principal, session), '1', { ttlMs: DECLARATION_TTL_MS });
-    },
-    async forget(principal, session) {
-      await store.delete(declarationKey(principal, session));
-    },
     async errorFor(result, principal, session) {
       const url = connectionUrlOf(result);
       const trace = result.trace as { service?: unknown } | null;
-      if (session === undefined || url === undefined || typeof trace?.service !== 'string') return undefined;
+      if (session?.declaresUrl !== true || url === undefined || typeof trace?.service !== 'string') return undefined;
       try {
-        if ((await store.get(declarationKey(principal, session))) === null) return undefined;
         const elicitationId = randomUUID();
-        await remember({ tenant: principal.tenant, user: principal.user, service: trace.service }, { session, elicitationId });
+        await remember({ tenant: principal.tenant, user: principal.user, service: trace.service }, { session: session.id, elicitationId });
         // The message names the service, never a URL (the spec allows one only in `url`).
         const message = result.error?.error ?? `${trace.service} acts as you: connect your account first`;
         return new UrlElicitationRequiredError([{ mode: 'url', elicitationId, url, message }], message);

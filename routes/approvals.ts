@@ -4,7 +4,6 @@ import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
 import { auditedDecision } from '../src/approvals/decision-audit.js';
 import type { ApprovalRecord } from '../src/approvals/types.js';
-import { errors } from '../src/errors.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 

@@ -66,7 +66,7 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   FunctionModuleError: 'a function module that does not load: a config error at load',
   UsageError: 'the command line, never a request',
   RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
-  JsonRpcError: 'the MCP wire form of a domain error (serve-resources.ts)',
+  JsonRpcError: 'the MCP wire form of a domain error (src/mcp/server/wire-error.ts)',
 };
 
 const srcRoot = fileURLToPath(new URL('../../src/', import.meta.url));

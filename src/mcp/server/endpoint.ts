@@ -4,9 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { errors } from '../../errors.js';
-import { UnknownTenantError } from '../../gateway.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { checkedMessages, invalidParams } from '../client/call-params.js';
 import { auditCall, catalogEvent } from '../../audit/events.js';
@@ -23,6 +22,7 @@ import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
+import { answerOnWire } from './wire-error.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
 import { createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
@@ -136,14 +136,7 @@ function relayFor(
  * A tenant removed by a reload between the HTTP check and this JSON-RPC message: the JSON-RPC error carries
  * the request-level code (the HTTP status is already sent by the transport).
  */
-async function tenantKnown<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (error instanceof UnknownTenantError) throw new McpError(ErrorCode.InvalidRequest, 'TG_UNKNOWN_TENANT: tenant is not configured');
-    throw error;
-  }
-}
+const tenantKnown = <T>(work: Promise<T>): Promise<T> => answerOnWire('tool', () => work);
 
 /**
  * Each `tools/call`, `resources/read` and `prompts/get` of a body refused for its params reached /mcp: one

@@ -2,7 +2,6 @@
 // handlers an SDK Server gets besides tools, over the catalog the REST routes share.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -10,17 +9,15 @@ import {
   ReadResourceRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { DomainError, gatewayErrorOf } from '../../errors.js';
 import type { Logger } from '../../types.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
 import type { TraceContext } from '../../observability/tracing.js';
 import type { CatalogCaller } from './resource-catalog-governance.js';
+import { answerOnWire } from './wire-error.js';
 
 /** What the server declares for them (no subscriptions, no list_changed: each listing is asked live). */
 export const RESOURCE_AND_PROMPT_CAPABILITIES = { resources: {}, prompts: {} } as const satisfies ServerCapabilities;
 
-/** The MCP spec's code for a resource that does not exist. */
-const RESOURCE_NOT_FOUND = -32002;
 
 export interface ServeOptions {
   /** The caller's reachable services (app.gateway.mcpServicesFor(principal)). */
@@ -32,49 +29,8 @@ export interface ServeOptions {
   caller: CatalogCaller;
 }
 
-/**
- * A JSON-RPC error for a read or get over the tenant's rate limit: in the implementation-defined server
- * error range, with the errorType and the wait in `data` (the REST routes answer 429 + Retry-After).
- */
-export const RATE_LIMITED_CODE = -32029;
-
-/**
- * A JSON-RPC error whose message goes on the wire as written (the SDK sends a thrown error's `code` and
- * `message`; its McpError would prefix "MCP error <code>:" to the message itself).
- */
-class JsonRpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Domain errors (src/errors.ts) as JSON-RPC errors, by their TG_* code; unknown and unreachable stay
- * indistinguishable. A code without a JSON-RPC counterpart of its own (an unknown tenant) is an invalid
- * request whose message starts with the code.
- */
-async function answer<T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const gateway = gatewayErrorOf(error);
-    if (!gateway || !(error instanceof DomainError)) throw error;
-    switch (error.gatewayCode) {
-      case 'TG_NOT_FOUND':
-        throw new JsonRpcError(kind === 'resource' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, gateway.message);
-      case 'TG_UPSTREAM_ERROR':
-        throw new JsonRpcError(ErrorCode.InternalError, gateway.message);
-      case 'TG_RATE_LIMITED':
-        throw new JsonRpcError(RATE_LIMITED_CODE, gateway.message, { errorType: 'RATE_LIMITED', retryAfterMs: error.retryAfterMs });
-      default:
-        throw new JsonRpcError(ErrorCode.InvalidRequest, `${gateway.code}: ${gateway.message}`);
-    }
-  }
-}
+/** Domain errors of a read or get on the JSON-RPC wire (wire-error.ts). */
+const answer = <T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> => answerOnWire(kind, work);
 
 /** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one server. */
 export function registerResourcesAndPrompts(server: Server, options: ServeOptions): void {

@@ -3,6 +3,9 @@
 // The server runs under callgrind with instrumentation off; after a warm-up (the JIT tiers up by call counts,
 // not by time) counting is switched on for a fixed number of requests, then the counts are dumped.
 // All of the server's threads are counted (V8's compiler and GC threads included), not its stdio upstream.
+// The split is by function name, and V8's collector also works inside other functions (write barriers,
+// marking steps): a window with a full collection counts more everywhere, so compare several runs per side
+// (bench/results.md records up to 20 % between runs of one build with 2,000 requests).
 // Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|composition|bare|mcp|floor> [requests] [warm-up requests]
 // (npm run build first: the toolgate targets run the compiled output).
 import { spawn, spawnSync } from 'node:child_process';

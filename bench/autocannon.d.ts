@@ -5,6 +5,10 @@ declare module 'autocannon' {
     method?: string;
     connections?: number;
     duration?: number;
+    /** A fixed number of requests instead of a duration (bench/instructions.ts). */
+    amount?: number;
+    /** Seconds a request may take before it counts as a timeout (default 10). */
+    timeout?: number;
     headers?: Record<string, string>;
     body?: string;
   }

@@ -4,23 +4,13 @@
 // once and then served from an LRU of verified tokens (lru-cache), one prom-client histogram observation
 // per call, and the same JSON work as the bare route (bench/gateway/bare-server.ts).
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
 import { jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import pino from 'pino';
 import { Histogram, Registry } from 'prom-client';
-import { packageRoot } from '../../src/config/demo.js';
+import { demoTools, resultBody } from './demo-call.js';
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
-
-interface DemoTool {
-  name: string;
-  handler: (args: Record<string, unknown>) => unknown;
-}
-
-const tools = (await import(pathToFileURL(join(packageRoot(), 'examples/functions/demo-tools.mjs')).href)).default as DemoTool[];
-const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
 const secret = new TextEncoder().encode(BENCH_JWT_SECRET);
 const verified = new LRUCache<string, JWTPayload>({ max: 10_000, ttl: 300_000 });
@@ -44,22 +34,12 @@ app.post<{ Body: { name: string; arguments?: Record<string, unknown>; callId?: s
     verified.set(token, claims);
   }
   const { name, arguments: args = {}, callId = randomUUID() } = request.body;
-  const tool = byName.get(name);
+  const tool = demoTools.get(name);
   if (!tool) return reply.code(404).send({ error: 'unknown tool' });
   const value = await tool.handler(args);
   const durationMs = performance.now() - started;
   duration.observe({ tool: name, outcome: 'ok' }, durationMs / 1000);
-  const result = {
-    callId,
-    name,
-    ok: true,
-    output: typeof value === 'string' ? value : JSON.stringify(value),
-    source: 'function',
-    durationMs,
-    truncated: false,
-    trace: null,
-  };
-  return reply.type('application/json; charset=utf-8').send(JSON.stringify(result));
+  return reply.type('application/json; charset=utf-8').send(resultBody(callId, name, value, durationMs));
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });

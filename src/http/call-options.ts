@@ -34,7 +34,8 @@ export function requestCancellation(reply: FastifyReply, drain: Pick<Drain, 'tra
     if (!response.writableFinished) cancellation.abort(new Error('client closed the connection'));
   };
   if (response.closed) gone();
-  else response.once('close', gone);
+  // A response closes once: `on`, without the once-wrapper `once` makes per request.
+  else response.on('close', gone);
   return cancellation;
 }
 

@@ -34,9 +34,9 @@ export const bodyDeadlinePlugin = fp(
         if (raw.complete || payload.listenerCount('error') === 0) return;
         payload.emit('error', new errors.TG_REQUEST_TIMEOUT(`request body not received within ${timeoutMs} ms`));
       }, timeoutMs);
-      const clear = (): void => clearTimeout(timer);
-      raw.once('end', clear);
-      reply.raw.once('close', clear);
+      // Cleared when the response closes (it closes once, so `on`: no once-wrapper per request). A body that
+      // ends first leaves the timer armed until then, and harmless: the callback sees the request complete.
+      reply.raw.on('close', () => clearTimeout(timer));
       done(null, payload);
     });
   },

@@ -43,6 +43,12 @@ function isRichResult(result: CallToolResult): boolean {
  */
 export function toToolOutput(result: CallToolResult): { output: string; trace: unknown } {
   const content = Array.isArray(result.content) ? result.content : [];
+  // Most calls answer one text block and nothing else: its text is the output, with nothing to summarise,
+  // keep in the trace or carry beside it (the general path below copied the result to find that out).
+  if (content.length === 1 && result.isError !== true && result.structuredContent === undefined) {
+    const [only] = content;
+    if (only?.type === 'text') return { output: only.text, trace: null };
+  }
   const parts = content.map(summarise);
   if (result.isError === true) {
     const text = content.filter((block) => block.type === 'text').map((block) => (block as { text: string }).text).join('\n');

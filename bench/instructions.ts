@@ -1,0 +1,130 @@
+// Instructions per request of one bench server, counted by valgrind's callgrind: a measure that does not
+// move with the machine's load (req/s and CPU time do), for paired before/after figures on a busy machine.
+// The server runs under callgrind with instrumentation off; after a warm-up (the JIT tiers up by call counts,
+// not by time) counting is switched on for a fixed number of requests, then the counts are dumped.
+// All of the server's threads are counted (V8's compiler and GC threads included), not its stdio upstream.
+// The split is by function name, and V8's collector also works inside other functions (write barriers,
+// marking steps): a window with a full collection counts more everywhere, so compare several runs per side
+// (bench/results.md records up to 20 % between runs of one build with 2,000 requests).
+// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|composition|bare|mcp|floor> [requests] [warm-up requests]
+// (npm run build first: the toolgate targets run the compiled output).
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { packageRoot } from '../src/config/demo.js';
+import { benchRequest } from './gateway/targets.js';
+import { BENCH_API_KEY } from './mcp-keys.js';
+import { firstLine, stopChild } from './pinned.js';
+
+interface Spec {
+  script: string;
+  args: string[];
+  env: Record<string, string>;
+  mcp: boolean;
+}
+
+const gateway = (script: string, env: Record<string, string> = {}): Spec => ({ script: join('bench', 'gateway', script), args: [], env, mcp: false });
+const TARGETS: Record<string, Spec> = {
+  'hot-path': gateway('toolgate-server.ts', { BENCH_CHAIN: 'hot-path' }),
+  full: gateway('toolgate-server.ts'),
+  composition: gateway('composition-server.ts'),
+  bare: gateway('bare-server.ts'),
+  mcp: { script: join('bench', 'mcp-targets.ts'), args: ['toolgate'], env: {}, mcp: true },
+  floor: { script: join('bench', 'mcp-targets.ts'), args: ['floor'], env: {}, mcp: true },
+};
+
+function listeningUrl(line: string): string | undefined {
+  if (line.startsWith('LISTENING ')) return line.slice('LISTENING '.length);
+  if (!line.startsWith('{')) return undefined;
+  const { port } = JSON.parse(line) as { port?: number };
+  return typeof port === 'number' ? `http://127.0.0.1:${port}/v1/execute` : undefined;
+}
+
+async function load(url: string, amount: number, headers: Record<string, string>, body: string): Promise<number> {
+  const result = await autocannon({ url, method: 'POST', connections: 8, amount, headers, body, timeout: 60 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.total;
+}
+
+export interface InstructionCounts {
+  /** Everything the server's threads ran. */
+  total: number;
+  /** V8 compiling (parser, bytecode, Maglev, TurboFan): falls as the warm-up grows; not the request path's own cost. */
+  compiler: number;
+  /** V8's garbage collector: what the requests' allocations cost, moved by heap state more than the rest. */
+  gc: number;
+  /** The rest: the request path as it runs (JavaScript, builtins, Node and libuv), the steadiest paired figure. */
+  mutator: number;
+}
+
+const COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline|interpreter::BytecodeGenerator|Parser|Scanner|Compiler)\b|compiler::/;
+const GC = /Marking|Scavenge|Sweep|MarkCompact|Heap::|heap::|Evacuat|GCTracer|RememberedSet|SlotSet|Compactor/;
+
+/** A callgrind dump's instructions, split by callgrind_annotate's per-function counts. */
+function countsOf(file: string): InstructionCounts {
+  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (annotated.status !== 0) throw new Error(`callgrind_annotate: ${annotated.stderr}`);
+  const counts: InstructionCounts = { total: 0, compiler: 0, gc: 0, mutator: 0 };
+  for (const line of annotated.stdout.split('\n')) {
+    const match = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
+    if (!match || match[2]!.includes('PROGRAM TOTALS')) continue;
+    const count = Number(match[1]!.replaceAll(',', ''));
+    counts.total += count;
+    if (COMPILER.test(match[2]!)) counts.compiler += count;
+    else if (GC.test(match[2]!)) counts.gc += count;
+    else counts.mutator += count;
+  }
+  return counts;
+}
+
+// The checkout whose servers are counted (BENCH_CHECKOUT, default this one; build it first): a paired figure
+// counts a copy of the commit before a change against this one.
+const checkout = resolve(process.env.BENCH_CHECKOUT ?? packageRoot());
+
+// V8 compiles and collects garbage on the main thread: the counts then depend less on thread timing.
+const v8Flags = ['--single-threaded'];
+
+export async function countInstructions(name: string, requests: number, warmup: number): Promise<InstructionCounts> {
+  const spec = TARGETS[name];
+  if (!spec) throw new Error(`unknown target ${name} (one of ${Object.keys(TARGETS).join(', ')})`);
+  const out = join(tmpdir(), `toolgate-callgrind-${process.pid}-${name}.out`);
+  const args = ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...v8Flags, '--import', 'tsx', resolve(checkout, spec.script), ...spec.args];
+  const child = spawn('valgrind', args, { cwd: checkout, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'ignore'] });
+  try {
+    // Generous: under valgrind on a busy machine a start-up takes minutes.
+    const url = await firstLine(child, name, 1_500_000, listeningUrl);
+    const request = spec.mcp
+      ? { headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` }, body: JSON.stringify({ name: 'echo', arguments: { message: 'hello' } }) }
+      : await benchRequest();
+    await load(url, warmup, request.headers, request.body);
+    const control = (flag: string): void => {
+      const result = spawnSync('callgrind_control', [flag, String(child.pid)], { encoding: 'utf8' });
+      if (result.status !== 0) throw new Error(`callgrind_control ${flag}: ${result.stderr}`);
+    };
+    control('--instr=on');
+    control('--zero');
+    const done = await load(url, requests, request.headers, request.body);
+    control('--dump');
+    control('--instr=off');
+    // The dump is written to `<out>.<n>`; the first one after start is .1.
+    const counts = countsOf(`${out}.1`);
+    return { total: counts.total / done, compiler: counts.compiler / done, gc: counts.gc / done, mutator: counts.mutator / done };
+  } finally {
+    await stopChild(child);
+    if (process.env.KEEP_CALLGRIND === undefined) for (const suffix of ['', '.1', '.2']) rmSync(`${out}${suffix}`, { force: true });
+    else process.stderr.write(`callgrind output kept: ${out}.1\n`);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [name = 'hot-path', requests = '3000', warmup = '3000'] = process.argv.slice(2);
+  const counts = await countInstructions(name, Number(requests), Number(warmup));
+  const round = (value: number): string => String(Math.round(value));
+  process.stdout.write(
+    `${name}: instructions/request over ${requests} requests after ${warmup} warm-up: mutator ${round(counts.mutator)}, ` +
+      `GC ${round(counts.gc)}, compiler ${round(counts.compiler)}, total ${round(counts.total)}\n`,
+  );
+}

@@ -38,7 +38,8 @@ export async function runSession(baseUrl: string, apiKey: string, user: string):
 
   const listing = native.data;
   const openaiListing = openai.data;
-  if (!weather.data) throw new Error(`execute failed: ${JSON.stringify(weather.error)}`);
+  // 200 answers the ToolResult; 202 (an `async` call) the Task that runs it: the types make a client tell them apart.
+  if (!weather.data || !('ok' in weather.data)) throw new Error(`execute failed: ${JSON.stringify(weather.error ?? weather.data)}`);
   return {
     live: live.data?.status,
     toolNames: listing && !Array.isArray(listing) && 'tools' in listing ? listing.tools.map((tool) => String(tool.name)) : [],
@@ -46,7 +47,7 @@ export async function runSession(baseUrl: string, apiKey: string, user: string):
     searchHits: search.data?.tools?.length ?? 0,
     weather: { ok: weather.data.ok, output: weather.data.output, source: weather.data.source },
     batchOutputs: (batch.data?.results ?? []).map((result) => result.output),
-    unknownTool: unknown.data?.error?.errorType,
+    unknownTool: unknown.data && 'ok' in unknown.data ? unknown.data.error?.errorType : undefined,
     approvals: approvals.data?.approvals.length ?? -1,
     userServers: servers.data?.servers?.length ?? -1,
     missingServerCode: missing.error?.code,

@@ -50,6 +50,7 @@ describe('LangChain @langchain/mcp-adapters', () => {
   it('loads the tool list; its MCP client sees execution.taskSupport, the LangChain tools do not carry it', async () => {
     const tools = await client.getTools();
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['get_weather', 'create_ticket']));
+    expect(JSON.stringify(tools.find((tool) => tool.name === 'create_ticket')?.metadata)).not.toContain('taskSupport');
     const listed = await (await client.getClient('toolgate'))?.listTools();
     expect(listed?.tools.find((tool) => tool.name === 'create_ticket')?.execution).toEqual({ taskSupport: 'optional' });
   });

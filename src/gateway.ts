@@ -8,8 +8,10 @@ import type { GatewayMetrics } from './observability/metrics.js';
 import type { BuiltinPolicies, PolicyDeps } from './pipeline/types.js';
 import { callNeedsOwnTools, createShadowReporter, type Pool } from './registry/pool.js';
 import type { McpService, UpstreamStatus, UserToolProvider } from './registry/provider.js';
+import { resolveToolName } from './registry/resolve.js';
 import type { TenantView, Toolset } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
+import { userNamespace } from './registry/user-names.js';
 import { LiveSnapshot } from './snapshot/live-snapshot.js';
 import type { ToolsetView } from './snapshot/pool-cache.js';
 import type { ProviderSpec, Snapshot } from './snapshot/snapshot.js';
@@ -150,6 +152,25 @@ export class Gateway {
       snapshot.pools.scopeOf(pool) ??
       snapshot.pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit });
     return userToolsUnavailable ? { ...scope, userToolsUnavailable } : scope;
+  }
+
+  /**
+   * Which tools the principal's tenant holds for a human (its approval policy's `tools`,
+   * docs/governance.md#human-approval), on the live snapshot: read from config, nothing runs.
+   */
+  approvalGate(principal: Principal): (tool: Tool) => boolean {
+    const chain = this.live.current.chains.get(principal.tenant);
+    return (tool) => chain?.applies('approval', tool) === true;
+  }
+
+  /**
+   * The tool a call of `name` would run (resolved as the execution path resolves it: aliases included), or
+   * undefined for a name that call would refuse. Nothing runs.
+   */
+  async toolCalled(principal: Principal, requestedMode: ToolMode, name: string, toolset?: string): Promise<Tool | undefined> {
+    const scope = await this.scopeFor(this.live.current, principal, requestedMode, [name], toolset);
+    const resolution = resolveToolName(name, scope.pool, scope.catalog, userNamespace(principal.user), scope.tenant.reaches);
+    return resolution.ok ? resolution.tool : undefined;
   }
 
   /** The live snapshot, for callers that must run several calls on one config version. */

@@ -518,12 +518,15 @@ export const configSchema = Section({
      * Tasks (`tools/call` with `task`, `/v1/execute` with `async`): a task is kept `ttl` ms after its last
      * change (the client's `ttl`, at most `maxTtlMs`, `defaultTtlMs` without one); one user holds at most
      * `maxPerUser` live tasks (a new one beyond it is refused); `tasks/result` waits at most `resultWaitMs`.
+     * `approvalCalls: required` lists the tools the caller's approval policy holds with `taskSupport: required`
+     * and refuses a call of one without `task` (docs/mcp.md#tasks).
      */
     tasks: Section({
       defaultTtlMs: Type.Integer({ minimum: 1000, maximum: 604800000, default: 3600000 }),
       maxTtlMs: Type.Integer({ minimum: 1000, maximum: 604800000, default: 86400000 }),
       maxPerUser: Type.Integer({ minimum: 1, maximum: 10000, default: 100 }),
       resultWaitMs: Type.Integer({ minimum: 100, maximum: 600000, default: 60000 }),
+      approvalCalls: Type.Enum(['optional', 'required'], { default: 'optional' }),
     }, { default: {} }),
   }, { default: {} }),
   admin: Section({

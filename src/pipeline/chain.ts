@@ -9,7 +9,7 @@ import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { JsonObject, Tool } from '../types.js';
 import { noopPolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
-import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES } from './order.js';
+import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
 import type { Answer, BuiltinPolicies, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from './types.js';
 
 /** What a custom policy module's default export must be. */
@@ -46,6 +46,11 @@ export interface PolicyChainOptions {
 export type PolicyChain = Next & {
   /** Policy names in execution order, outermost first (for logs and tests). */
   readonly policies: readonly string[];
+  /**
+   * Whether the built-in `policy` has something to do for calls to `tool` under its own name (its layer is
+   * configured and its `appliesTo` does not leave the tool out): read from config, nothing runs.
+   */
+  applies(policy: BuiltinPolicyName, tool: Tool): boolean;
 };
 
 /**
@@ -126,13 +131,16 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   }
 
   const slots: Slot[] = [];
+  const builtin = new Map<BuiltinPolicyName, PolicyLayer>();
   for (const name of DEFAULT_POLICY_ORDER) {
     const raw = name === 'bind-arguments' ? bindArgumentsOptions(tenantPolicies[name], options.tenantBindings) : tenantPolicies[name];
     slots.push(...customs.filter((entry) => entry.before === name));
     if (raw === false) {
       if (REQUIRED_POLICIES.includes(name)) throw new errors.TG_CONFIG_INVALID(`policies.${name} cannot be switched off`);
     } else {
-      slots.push({ name, layer: options.builtins[name](raw, deps) });
+      const layer = options.builtins[name](raw, deps);
+      if (layer) builtin.set(name, layer);
+      slots.push({ name, layer });
     }
     slots.push(...customs.filter((entry) => entry.after === name));
   }
@@ -171,5 +179,9 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     if (!run) byTool.set(call.tool, (run = compose(call.tool)));
     return run(call, ctx);
   };
-  return Object.assign(chain, { policies: Object.freeze(slots.map((slot) => slot.name)) });
+  const applies = (policy: BuiltinPolicyName, tool: Tool): boolean => {
+    const layer = builtin.get(policy);
+    return layer !== undefined && layer.appliesTo?.(tool) !== false;
+  };
+  return Object.assign(chain, { policies: Object.freeze(slots.map((slot) => slot.name)), applies });
 }

@@ -1,11 +1,11 @@
 import type { TenantConfig } from '../config/types.js';
 import { invokeTool } from '../execution/invoke.js';
-import { createPolicyChain } from './chain.js';
+import { createPolicyChain, type PolicyChain } from './chain.js';
 import type { PolicyMetrics } from './metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
 /** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
-export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string): Promise<Next> {
+export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string): Promise<PolicyChain> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
   return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir, terminal });
 }

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/types.js';
+import type { PolicyChain } from '../pipeline/chain.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -7,7 +8,7 @@ import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/provider.js';
 import { createTenantView, type TenantView } from '../registry/tenant-view.js';
-import type { Logger, Next, Tool } from '../types.js';
+import type { Logger, Tool } from '../types.js';
 import { PoolCache } from './pool-cache.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
@@ -25,7 +26,7 @@ export interface Snapshot {
   readonly providers: ReadonlyMap<string, ToolProvider>;
   readonly catalog: Catalog;
   readonly tenants: ReadonlyMap<string, TenantView>;
-  readonly chains: ReadonlyMap<string, Next>;
+  readonly chains: ReadonlyMap<string, PolicyChain>;
   readonly pools: PoolCache;
 }
 
@@ -71,7 +72,7 @@ export async function buildSnapshot(
       providers.set(spec.key, provider);
     }
     const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
-    const chains = new Map<string, Next>();
+    const chains = new Map<string, PolicyChain>();
     for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir));
     const catalog = catalogFor(config, providers, deps);
     return { config, providers, catalog, tenants, chains, pools: new PoolCache(catalog, deps.onShadowed) };

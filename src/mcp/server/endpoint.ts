@@ -25,6 +25,7 @@ import { createUrlElicitations, type UrlElicitations } from './url-elicitation.j
 import { answerOnWire } from './wire-error.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
+import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
 import { createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
 import { withRelay, type Relay } from '../client/relay.js';
@@ -66,8 +67,9 @@ function serverFor(
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
-    // Any tool may be called as a task (docs/mcp.md#tasks).
-    return { tools: pool.tools.map((tool): McpTool => ({ ...(mcpEntry(pool, tool) as McpTool), execution: { taskSupport: 'optional' } })) };
+    // Any tool may be called as a task; an approval-gated one must be, when so configured (docs/mcp.md#tasks).
+    const support = taskSupportOf(app.gateway.config.mcpServer.tasks.approvalCalls, app.gateway.approvalGate(request.principal));
+    return { tools: pool.tools.map((tool): McpTool => ({ ...(mcpEntry(pool, tool) as McpTool), execution: { taskSupport: support(tool) } })) };
   });
   const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
@@ -79,6 +81,7 @@ function serverFor(
         throw taskWireError(error);
       });
     }
+    if (app.gateway.config.mcpServer.tasks.approvalCalls === 'required') await refuseUntaskedApproval(app, request, toolset, call.params);
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
     // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
     // JSON-RPC batch of calls piles none up.
@@ -105,6 +108,17 @@ function serverFor(
     }
   });
   return server;
+}
+
+/**
+ * With `approvalCalls: required`, a call without `task` of a tool the caller's approval policy holds is
+ * refused before anything runs (no approval is requested), as tools/list told the client.
+ */
+async function refuseUntaskedApproval(app: FastifyInstance, request: FastifyRequest, toolset: string | undefined, params: { name: string; arguments?: Record<string, unknown> }): Promise<void> {
+  const tool = await tenantKnown(app.gateway.toolCalled(request.principal, requestMode(request), params.name, toolset));
+  if (tool === undefined || !app.gateway.approvalGate(request.principal)(tool)) return;
+  const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
+  throw untaskedCallRefusal(app.governance.audit, origin, { tool, callId: defaultCallId(undefined, 0), arguments: params.arguments ?? {} });
 }
 
 /**

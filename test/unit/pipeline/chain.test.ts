@@ -37,6 +37,17 @@ describe('createPolicyChain', () => {
     expect(chain.policies).toEqual([...DEFAULT_POLICY_ORDER]);
   });
 
+  it("says which tools a built-in policy applies to: approval's tools only, none when it is off or unconfigured", async () => {
+    const gated = makeTool({ name: 'create_ticket' });
+    const other = makeTool({ name: 'read_ticket' });
+    const chain = await buildChain({ tenantPolicies: { approval: { tools: ['create_*'] } }, deps: makeDeps() });
+    expect([chain.applies('approval', gated), chain.applies('approval', other)]).toEqual([true, false]);
+    expect(chain.applies('audit', other)).toBe(true);
+    for (const approval of [false, { tools: [] }]) {
+      expect((await buildChain({ tenantPolicies: { approval }, deps: makeDeps() })).applies('approval', gated)).toBe(false);
+    }
+  });
+
   it('audits a denied call once and counts it against the rate limit once', async () => {
     const deps = makeDeps();
     const store = countingStore(deps);

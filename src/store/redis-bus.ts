@@ -55,9 +55,13 @@ export function createRedisBus(options: RedisBusOptions): MessageBus {
     },
     async close() {
       handlers.clear();
-      await Promise.allSettled([publisher.quit(), subscriber.quit()]);
-      publisher.disconnect();
-      subscriber.disconnect();
+      // QUIT only on a live connection: one still connecting would queue it until a connection that may
+      // never come (a server whose certificate is not trusted), and closing must not wait for that.
+      const end = async (client: typeof publisher): Promise<void> => {
+        if (client.status === 'ready') await client.quit().catch(() => undefined);
+        client.disconnect();
+      };
+      await Promise.all([end(publisher), end(subscriber)]);
     },
   };
 }

@@ -68,8 +68,11 @@ export function createRelayRequests(bus: MessageBus, log: Logger): RelayRequests
       const messages = messagesOf(body);
       if (messages.length === 0 || !messages.every((message) => isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))) return false;
       for (const message of messages) {
-        deliver(session, message);
-        bus.publish(CHANNEL, JSON.stringify({ session, message })).catch((error: unknown) => log.warn({ err: error }, 'relay answer not published'));
+        // An answer whose request waits here is delivered here; only the others cross the bus (where every
+        // replica, this one included, would otherwise handle each answer once more).
+        const id = (message as { id?: string | number }).id;
+        if (id !== undefined && waiting.has(keyOf(session, id))) deliver(session, message);
+        else bus.publish(CHANNEL, JSON.stringify({ session, message })).catch((error: unknown) => log.warn({ err: error }, 'relay answer not published'));
       }
       return true;
     },

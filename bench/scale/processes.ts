@@ -168,3 +168,19 @@ export class Haproxy extends LoopbackDaemon {
     await waitFor('haproxy answers /readyz through a replica', async () => (await fetch(`${this.url}/readyz`)).status === 200, 10_000);
   }
 }
+
+/** One bounded request to a replica as `token`; a body that is not JSON comes back as `{ text }`. */
+export async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { status: response.status, json: { text } };
+  }
+}

@@ -20,7 +20,7 @@ import { findExecutable } from '../../src/builtins/sandbox.js';
 import { createTestState, echoTool, notifyToolsChanged, startHttpTestServer } from '../../test/fixtures/mcp/test-server.js';
 import { startMcpUpstream, textTool } from '../../test/helpers/mcp-upstream.js';
 import { percentile, startLoad, type LoadCounts, type LoadRequest } from './load.js';
-import { Haproxy, Replica, ThrowawayRedis, freePort, killAll, waitFor } from './processes.js';
+import { call, Haproxy, Replica, ThrowawayRedis, freePort, killAll, waitFor } from './processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -68,23 +68,6 @@ function configFor(redisUrl: string, prefix: string, metricsPort: number, mcpUrl
     },
     logging: { level: 'warn' },
   };
-}
-
-async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    json = { text };
-  }
-  return { status: response.status, json };
 }
 
 const summary = (counts: Map<string, number>): string =>

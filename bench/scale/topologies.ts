@@ -22,7 +22,7 @@ import { createMcpSessions } from '../../src/mcp/server/sessions.js';
 import { createRedisBus } from '../../src/store/redis-bus.js';
 import { createRedisStore } from '../../src/store/redis.js';
 import { startMcpUpstream, textTool } from '../../test/helpers/mcp-upstream.js';
-import { freePort, killAll, Replica, waitFor } from './processes.js';
+import { call, freePort, killAll, Replica, waitFor } from './processes.js';
 import { cli, makeCertificates, startCluster, startSentinels, startTlsRedis, type TestCluster } from './redis-topologies.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,21 +70,6 @@ function configFor(store: RedisTopology, prefix: string, metricsPort: number): R
     },
     logging: { level: 'warn' },
   };
-}
-
-async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  try {
-    return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
-  } catch {
-    return { status: response.status, json: { text } };
-  }
 }
 
 async function startGateways(label: string, store: RedisTopology, prefix: string, dir: string, count = 2): Promise<Replica[]> {

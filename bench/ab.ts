@@ -56,7 +56,15 @@ interface Outcome {
   markdown: string[];
   /** Ratio of means to the baseline, A then B. */
   ratios: [number, number];
+  /** The median over rounds of B / A within a round: one slow round (a stdio upstream's bad luck) moves it least. */
+  medianPaired: number;
 }
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
 
 async function compare(comparison: Comparison, rounds: number, spec: Parameters<typeof measureRounds>[2]): Promise<Outcome> {
   const [base, a, b] = comparison.targets;
@@ -73,10 +81,12 @@ async function compare(comparison: Comparison, rounds: number, spec: Parameters<
   const behind = base.runs.filter((_, i) => ratio(b, i) < ratio(a, i)).length;
   const [mean, left, right] = [aggregate(base.runs), aggregate(a.runs), aggregate(b.runs)];
   const ratios: [number, number] = [left.rps / mean.rps, right.rps / mean.rps];
+  const medianPaired = median(base.runs.map((_, i) => ratio(b, i) / ratio(a, i)));
   const cpuLine =
     left.cpuMicros !== undefined && right.cpuMicros !== undefined ? `; CPU per ${comparison.unit} A ${fmt(left.cpuMicros, 1)} µs, B ${fmt(right.cpuMicros, 1)} µs` : '';
   return {
     ratios,
+    medianPaired,
     markdown: [
       `### ${comparison.title}`,
       '',
@@ -86,7 +96,7 @@ async function compare(comparison: Comparison, rounds: number, spec: Parameters<
       '|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
-      `Ratio of means: A ${fmt(ratios[0], 3)}, B ${fmt(ratios[1], 3)}, B / A ${fmt(ratios[1] / ratios[0], 3)}${cpuLine}. ` +
+      `Ratio of means: A ${fmt(ratios[0], 3)}, B ${fmt(ratios[1], 3)}, B / A ${fmt(ratios[1] / ratios[0], 3)}; median of the rounds' B / A ${fmt(medianPaired, 3)}${cpuLine}. ` +
         `B ahead of A in ${ahead} of ${rounds} round(s), behind in ${behind}. Failed requests: ${mean.failures + left.failures + right.failures}.`,
       '',
     ],
@@ -175,9 +185,9 @@ export async function abBench(checkoutA: string, checkoutB: string, options: Par
   const details: string[] = [];
   const summary: string[] = [];
   for (const [comparison, spec, name] of comparisons) {
-    const { markdown, ratios } = await compare(comparison, rounds, spec);
+    const { markdown, ratios, medianPaired } = await compare(comparison, rounds, spec);
     details.push(...markdown);
-    summary.push(`| ${name} | ${fmt(ratios[0], 3)} | ${fmt(ratios[1], 3)} | ${fmt(ratios[1] / ratios[0], 3)} |`);
+    summary.push(`| ${name} | ${fmt(ratios[0], 3)} | ${fmt(ratios[1], 3)} | ${fmt(ratios[1] / ratios[0], 3)} | ${fmt(medianPaired, 3)} |`);
   }
   return [
     '## A/B: two toolgate builds, each against the same baseline in the same round',
@@ -186,8 +196,8 @@ export async function abBench(checkoutA: string, checkoutB: string, options: Par
     `B: ${names[1]} (${buildOf(checkoutB)})`,
     `${rounds} round(s) per comparison: every server fresh each round, ${warmupSec} s warm-up, ${durationSec} s measured, the order alternating.`,
     '',
-    '| comparison (ratio of means) | A | B | B / A |',
-    '|---|---:|---:|---:|',
+    '| comparison (ratio of means) | A | B | B / A | median of rounds\' B / A |',
+    '|---|---:|---:|---:|---:|',
     ...summary,
     '',
     ...details,

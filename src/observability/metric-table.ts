@@ -3,7 +3,7 @@
 // reads; docs/operations.md lists the same set (test/unit/observability/metric-table.test.ts checks both).
 // Labels are bounded: tool and service names from the config (caller-chosen and per-user ones bucketed),
 // tenants from the config, outcomes and decisions from fixed sets.
-import { Counter, Gauge, Histogram, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration, type LabelValues, type Registry } from 'prom-client';
 
 export interface MetricSpec {
   readonly name: string;
@@ -117,4 +117,41 @@ export function labelChildren<Child>(make: (a: string, b: string, c: string) => 
     if (child === undefined) third.set(c, (child = make(a, b, c)));
     return child;
   };
+}
+
+/** One label set of a counter, looked up once by a caller that counts it on every call. */
+export interface CounterCell {
+  inc(): void;
+}
+
+/**
+ * A table counter whose label sets count in plain numbers between reads: `cell(a, b, c)` is one label set's
+ * cell (values in `labelNames` order), and the Counter's own `collect`, which prom-client runs on every read,
+ * adds what the cells counted. For the counters bumped several times per call (an HTTP count, a call count,
+ * a tenant count, a `pass` per policy layer): prom-client's `inc` hashes and checks the label set on every
+ * call, even through a `labels()` child, and that measured 5 % or more of a hot-path request
+ * (docs/architecture.md#why-our-own). A cell shows at 0 from the first read after its lookup.
+ */
+export function cellCounter<S extends Spec<'counter'>>(registry: Registry | undefined, spec: S): { counter: Counter<LabelsOf<S>>; cell: (a: string, b?: string, c?: string) => CounterCell } {
+  const cells: Array<{ labels: LabelValues<LabelsOf<S>>; pending: number; shown: boolean }> = [];
+  const metric = counter(registry, spec, {
+    collect() {
+      for (const cell of cells) {
+        if (cell.pending === 0 && cell.shown) continue;
+        this.inc(cell.labels, cell.pending);
+        cell.pending = 0;
+        cell.shown = true;
+      }
+    },
+  });
+  const cell = labelChildren((...values: string[]): CounterCell => {
+    const state = { labels: Object.fromEntries(spec.labelNames.map((name, i) => [name, values[i] ?? ''])) as LabelValues<LabelsOf<S>>, pending: 0, shown: false };
+    cells.push(state);
+    return {
+      inc() {
+        state.pending += 1;
+      },
+    };
+  });
+  return { counter: metric, cell };
 }

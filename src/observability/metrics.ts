@@ -1,6 +1,6 @@
 import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'prom-client';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
-import { counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
+import { cellCounter, counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
@@ -56,15 +56,13 @@ export function toolLabel(tool: Tool | undefined): string {
 export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[] } = {}): GatewayMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  const toolCalls = counter(registry, METRICS.toolCalls);
+  // Counted several times per request: in plain numbers between reads (cellCounter).
+  const { counter: toolCalls, cell: callChild } = cellCounter(registry, METRICS.toolCalls);
   const toolDuration = histogram(registry, METRICS.toolDuration, options.durationBuckets);
-  const httpRequests = counter(registry, METRICS.httpRequests);
-  const tenantCalls = counter(registry, METRICS.tenantCalls);
-  // Several of these run per request: each label set's `labels()` child is made once.
-  const callChild = labelChildren((tool, source, outcome) => toolCalls.labels(tool, source, outcome));
-  const tenantChild = labelChildren((tenant, outcome) => tenantCalls.labels(tenant, outcome));
+  const { counter: httpRequests, cell: httpChild } = cellCounter(registry, METRICS.httpRequests);
+  const { cell: tenantChild } = cellCounter(registry, METRICS.tenantCalls);
+  // Observed once per call: each label set's `labels()` child is made once.
   const durationChild = labelChildren((tool, source) => toolDuration.labels(tool, source));
-  const httpChild = labelChildren((method, route, status) => httpRequests.labels(method, route, status));
   let inFlightSource = (): number => 0;
   gauge(registry, METRICS.httpInFlight, {
     collect() {
@@ -133,11 +131,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       if (Number.isFinite(result.durationMs)) durationChild(label, source).observe(result.durationMs / 1000);
     },
     knownTools(tools) {
-      for (const tool of tools) callChild(toolLabel(tool), tool.source, 'ok').inc(0);
+      // A looked-up cell shows at 0 until counted.
+      for (const tool of tools) callChild(toolLabel(tool), tool.source, 'ok');
     },
     knownTenants(tenants) {
       for (const tenant of tenants) {
-        for (const outcome of OUTCOMES) tenantChild(tenant, outcome).inc(0);
+        for (const outcome of OUTCOMES) tenantChild(tenant, outcome);
         mcpSessions.inc({ tenant }, 0);
       }
     },

@@ -1,12 +1,7 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge, histogram, labelChildren, METRICS } from '../observability/metric-table.js';
+import { cellCounter, counter, gauge, histogram, labelChildren, METRICS, type CounterCell } from '../observability/metric-table.js';
 import { USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
-
-/** One label set of a counter, looked up once by a caller that counts it on every call. */
-export interface CounterCell {
-  inc(): void;
-}
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */
@@ -52,18 +47,13 @@ export function createPolicyMetrics(registry: Registry, options: { durationBucke
 }
 
 function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] | undefined): PolicyMetrics {
-  const decisions = counter(registry, METRICS.policyDecisions);
+  // A `pass` per policy layer per call: counted in plain numbers between reads (cellCounter).
+  const { cell: decisionCell } = cellCounter(registry, METRICS.policyDecisions);
   const groups = histogram(registry, METRICS.batchGroupSize);
   const circuits = gauge(registry, METRICS.circuitState);
   const rateLimits = counter(registry, METRICS.rateLimitRefusals);
   const upstream = histogram(registry, METRICS.upstreamDuration, durationBuckets);
-  // Decisions and upstream attempts are counted per call: each label set's `labels()` child is made once.
   // A cell looked up shows at 0 until counted: the chain looks its `pass` cells up when it is built.
-  const decisionCell = labelChildren((policy, decision): CounterCell => {
-    const child = decisions.labels(policy, decision);
-    child.inc(0);
-    return child;
-  });
   const upstreamChild = labelChildren((service, outcome) => upstream.labels(service, outcome));
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
   const unwell = new Map<string, Map<string, CircuitStateName>>();

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/app.js';
 import { demoConfig, packageRoot } from '../../../src/config/demo.js';
-import { METRICS, type MetricSpec } from '../../../src/observability/metric-table.js';
+import { Registry } from 'prom-client';
+import { cellCounter, METRICS, type MetricSpec } from '../../../src/observability/metric-table.js';
 
 const table: readonly MetricSpec[] = Object.values(METRICS);
 
@@ -47,5 +48,24 @@ describe('the metric table', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('cellCounter', () => {
+  it('hands what its cells counted to the prom-client counter on each read, once, and shows a looked-up cell at 0', async () => {
+    const registry = new Registry();
+    const { counter, cell } = cellCounter(registry, METRICS.policyDecisions);
+    const pass = cell('audit', 'pass');
+    cell('audit', 'DENIED');
+    pass.inc();
+    pass.inc();
+    const read = async (): Promise<Record<string, number>> =>
+      Object.fromEntries((await counter.get()).values.map((value) => [`${value.labels.policy}/${value.labels.decision}`, value.value]));
+    expect(await read()).toEqual({ 'audit/pass': 2, 'audit/DENIED': 0 });
+    // A second read adds nothing twice; counts made between reads are added at the next.
+    expect(await read()).toEqual({ 'audit/pass': 2, 'audit/DENIED': 0 });
+    pass.inc();
+    expect(cell('audit', 'pass')).toBe(cell('audit', 'pass'));
+    expect(await registry.metrics()).toContain('toolgate_policy_decisions_total{policy="audit",decision="pass"} 3');
   });
 });

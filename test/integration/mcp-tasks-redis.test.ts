@@ -2,14 +2,14 @@
 // replica is approved through a second and its result read through a third; a cancel on one replica stops
 // the run on another.
 import { randomBytes } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditEvent } from '../../src/audit/types.js';
 import { bearer, buildTestApp, signToken } from '../helpers/build.js';
 import { governedConfig, governedState } from '../helpers/governed.js';
+import { callAsTask, connectTaskClient } from '../helpers/mcp-tasks.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
 
 const REDIS_URL = testRedisUrl();
@@ -41,15 +41,7 @@ afterAll(async () => {
   if (REDIS_URL) await deleteRedisKeys(REDIS_URL, prefix);
 });
 
-async function connect(url: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: bearer(alice) } });
-  const client = new Client({ name: 'task-replicas', version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
-  await client.connect(transport);
-  return client;
-}
-
-const callAsTask = async (client: Client, name: string, args: Record<string, unknown>): Promise<Task> =>
-  (await client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema)).task;
+const connect = (url: string): Promise<Client> => connectTaskClient(url, alice, 'task-replicas');
 
 describe.skipIf(!REDIS_URL)('MCP tasks on three replicas sharing one Redis', () => {
   it('creates through replica 1, is approved through replica 2, and tasks/result on replica 3 returns the output; each transition audited once', async () => {

@@ -3,11 +3,12 @@
 // call as a task (input_required → approved / denied / withdrawn), and tasks of others answering as unknown.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, signToken } from '../helpers/build.js';
 import { governedConfig, governedState } from '../helpers/governed.js';
+import { callAsTask, connectTaskClient } from '../helpers/mcp-tasks.js';
 
 let app: FastifyInstance;
 let baseUrl: string;
@@ -35,15 +36,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-async function connect(token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: bearer(token) } });
-  const client = new Client({ name: 'task-test', version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
-  await client.connect(transport);
-  return client;
-}
-
-const callAsTask = async (client: Client, name: string, args: Record<string, unknown>): Promise<Task> =>
-  (await client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema)).task;
+const connect = (token: string): Promise<Client> => connectTaskClient(baseUrl, token, 'task-test');
 
 const statusOf = async (client: Client, taskId: string): Promise<string> => (await client.experimental.tasks.getTask(taskId)).status;
 

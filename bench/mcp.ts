@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import type { LoadSummary } from './gateway/load.js';
-import { failedCalls } from './gateway/targets.js';
+import { failedCalls, roundOrder } from './gateway/targets.js';
 import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { descendantPids, firstLine, hasTaskset, nodeCommand, processCpuMicros, runLoad, SERVER_CORE, stopChild } from './pinned.js';
 import { aggregate } from './summary.js';
@@ -101,8 +101,7 @@ export async function bench(): Promise<string> {
       // JIT in every process, connection pools; the servers stay up between loads, so once is enough.
       if (connections === 1) for (const row of rows) await drive(row, connections, WARMUP_SECONDS);
       for (let round = 0; round < ROUNDS; round += 1) {
-        const order = round % 2 === 0 ? rows : [...rows].reverse();
-        for (const row of order) row.runs.push(await drive(row, connections, SECONDS));
+        for (const row of roundOrder(rows, round)) row.runs.push(await drive(row, connections, SECONDS));
       }
       const base = aggregate(rows[0]!.runs).rps;
       for (const row of rows) {

@@ -1,7 +1,7 @@
 // The servers a paired bench measures, and the rounds it measures them in: every round starts every
 // server afresh (on this VM a process's speed depends on its own luck and warm-up, so a target measured
-// in one process measures that process), checks it answers, then drives each in turn, the order
-// reversed every other round. Shared by `npm run bench` (bench/gateway.ts) and `npm run bench:ab`.
+// in one process measures that process), checks it answers, then drives each in turn, every target
+// taking every place in the order equally often (roundOrder). Shared by `npm run bench` (bench/gateway.ts) and `npm run bench:ab`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../src/config/demo.js';
@@ -108,15 +108,25 @@ async function checkTarget(target: Target, headers: Record<string, string>, body
   if (response.status !== 200 || result.ok === false) throw new Error(`${target.label} answered ${response.status} ${JSON.stringify(result)}`);
 }
 
+/**
+ * The order of round `round`: the targets rotated by one place each round, and every n rounds the other
+ * way round, so over 2n rounds each target runs first, in between and last equally often. Reversing every
+ * other round left a middle target always in the middle: an A/A bench:ab of one build (bench/results.md,
+ * issue 36) put the side that alternated between first and last 5 % behind the one always in the middle.
+ */
+export function roundOrder<T>(targets: readonly T[], round: number): T[] {
+  const shift = round % targets.length;
+  const rotated = [...targets.slice(shift), ...targets.slice(0, shift)];
+  return Math.floor(round / targets.length) % 2 === 0 ? rotated : rotated.reverse();
+}
+
 /** Measures every target `rounds` times, in fresh processes each round; the runs land in `target.runs`. */
 export async function measureRounds(targets: Target[], rounds: number, spec: Omit<LoadSpec, 'url'>): Promise<void> {
   for (let round = 0; round < rounds; round += 1) {
     try {
       await Promise.all(targets.map(startServer));
       for (const target of targets) await checkTarget(target, spec.headers, spec.body);
-      // Alternate the order each round as well, so no target always runs first.
-      const order = round % 2 === 0 ? targets : [...targets].reverse();
-      for (const target of order) target.runs.push(await drive(target, spec));
+      for (const target of roundOrder(targets, round)) target.runs.push(await drive(target, spec));
     } finally {
       await Promise.all(targets.map((target) => stopChild(target.child)));
     }

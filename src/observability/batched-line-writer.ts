@@ -5,6 +5,8 @@ export interface BatchedLineWriterOptions {
   maxPendingChars?: number;
   /** Retry delay when a non-blocking pipe is full (EAGAIN). */
   retryMs?: number;
+  /** Longest a line waits before its batch is written (ms). */
+  maxDelayMs?: number;
   /** fs.writeSync (tests inject short writes, EAGAIN and failures): bytes written from `offset`. */
   writeSync?: (fd: number, buffer: Buffer, offset: number) => number;
 }
@@ -14,8 +16,13 @@ const EXIT_FLUSH_GIVE_UP_MS = 1000;
 
 /**
  * An ordered writer of text lines (a pino destination) to a file descriptor or a file: stdout, shared by
- * the JSON logs and the `stdout` audit sink. Lines written during one event-loop turn wait in an array and
- * leave together, joined once, in one synchronous write after the turn (setImmediate).
+ * the JSON logs and the `stdout` audit sink. Lines wait in an array and leave together, joined once, in one
+ * synchronous write `maxDelayMs` after the first of them (a flush writes at once).
+ *
+ * Why a delay and not the end of the event-loop turn: a write after every turn that logged (setImmediate)
+ * is a system call per turn, and a pending immediate makes the next poll return at once instead of waiting
+ * for more sockets, so under load the loop turns more often, each with fewer requests. Paired, the
+ * per-turn write cost the hot path more than batches of up to 20 ms (bench/results.md, issue 36).
  *
  * Why not pino's own destination (SonicBoom): it appends every line to one growing string and measures
  * that string's UTF-8 length on each write, which copies it, and its writes run in the thread pool. It
@@ -34,7 +41,7 @@ export class BatchedLineWriter {
   private rest: Buffer | undefined;
   /** How many lines `rest` holds (some perhaps in part). */
   private restLines = 0;
-  private scheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private waiters: Array<() => void> = [];
   private droppedLines = 0;
@@ -42,6 +49,7 @@ export class BatchedLineWriter {
   private readonly fd: number;
   private readonly maxPendingChars: number;
   private readonly retryMs: number;
+  private readonly maxDelayMs: number;
   private readonly fsWriteSync: NonNullable<BatchedLineWriterOptions['writeSync']>;
 
   /** `dest`: a file descriptor (1 for stdout), or a path opened for appending. */
@@ -50,6 +58,7 @@ export class BatchedLineWriter {
     this.fd = typeof dest === 'string' ? openSync(dest, 'a') : dest;
     this.maxPendingChars = options.maxPendingChars ?? 64 * 1024 * 1024;
     this.retryMs = options.retryMs ?? 10;
+    this.maxDelayMs = options.maxDelayMs ?? 20;
     this.fsWriteSync = options.writeSync ?? ((fd, buffer, offset) => fsWriteSync(fd, buffer, offset));
   }
 
@@ -78,12 +87,15 @@ export class BatchedLineWriter {
     if (this.pending.length === 0 && !this.rest) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiters.push(resolve);
-      this.schedule();
+      // Now rather than after the delay; behind a full pipe the retry timer already owns the batch.
+      if (!this.retryTimer) this.writeNow();
     });
   }
 
   /** Writes everything still waiting, now (process exit); a pipe that stays full for a second is given up. */
   flushSync(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const giveUpAt = Date.now() + EXIT_FLUSH_GIVE_UP_MS;
@@ -100,12 +112,21 @@ export class BatchedLineWriter {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.retryTimer) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
+    // Behind a full pipe the retry timer writes everything waiting, this line included.
+    if (this.retryTimer) return;
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
       this.drain();
-    });
+    }, this.maxDelayMs);
+    // Never holds the process open by itself: what still waits at exit goes out through flushSync.
+    this.flushTimer.unref();
+  }
+
+  private writeNow(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.drain();
   }
 
   /** Writes what waits; a full non-blocking pipe is tried again after `retryMs`. */

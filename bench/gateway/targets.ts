@@ -1,7 +1,8 @@
 // The servers a paired bench measures, and the rounds it measures them in: every round starts every
 // server afresh (on this VM a process's speed depends on its own luck and warm-up, so a target measured
 // in one process measures that process), checks it answers, then drives each in turn, every target
-// taking every place in the order equally often (roundOrder). Shared by `npm run bench` (bench/gateway.ts) and `npm run bench:ab`.
+// taking every place in the order equally often (roundOrder). Shared by `npm run bench` (bench/gateway.ts)
+// and `npm run bench:ab`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../src/config/demo.js';

@@ -112,9 +112,8 @@ export class BatchedLineWriter {
   }
 
   private schedule(): void {
-    // Behind a full pipe the retry timer writes everything waiting, this line included.
-    if (this.retryTimer) return;
-    if (this.flushTimer) return;
+    // A batch is already due; behind a full pipe the retry timer writes everything waiting, this line included.
+    if (this.flushTimer || this.retryTimer) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
       this.drain();

@@ -311,7 +311,10 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     });
     // A session has one stream: this one replaces an older one (a client that reconnected before its old
     // socket was seen to close), which is closed wherever it is (MCP lets the server close a stream).
-    hub.attach(id, { principal, mode, toolset, stream, fingerprint });
+    await hub.attach(id, { principal, mode, toolset, stream, fingerprint });
+    // The client left (or a newer stream replaced this one) while the announcement was on its way.
+    if (stream.closed) return;
+    stream.start();
     // While the stream is open the session is in use: its idle timer restarts, and a session ended or
     // expired in the store (DELETE on a replica whose message was lost) closes the stream.
     keepAlive = setInterval(() => {

@@ -54,9 +54,11 @@ export interface SessionHub {
   /**
    * Registers the session's GET stream; the session's older stream, on this replica or another, closes
    * (a reconnecting client replaces it). `fingerprint` is the pool the client sees as the stream opens:
-   * later differences are announced.
+   * later differences are announced. Resolves once the bus took the stream's announcement: only then may
+   * the client see the 200, so a reconnect it makes elsewhere is announced after this one, in every
+   * replica's order (else the older stream could outlive the newer).
    */
-  attach(session: string, open: Omit<OpenStream, 'checking' | 'again' | 'name' | 'announced'>): void;
+  attach(session: string, open: Omit<OpenStream, 'checking' | 'again' | 'name' | 'announced'>): Promise<void>;
   detach(session: string, stream: SseStream): void;
   /** GET streams open on this replica. */
   openStreams(): number;
@@ -85,9 +87,8 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
   const streams = new Map<string, OpenStream>();
   const calls = new Map<string, Map<string, AbortController>>();
 
-  const publish = (message: SessionMessage): void => {
+  const publish = (message: SessionMessage): Promise<void> =>
     deps.bus.publish(SESSION_CHANNEL, JSON.stringify(message)).catch((error: unknown) => deps.log.warn({ err: error }, 'MCP session message not published'));
-  };
 
   const cancelHere = (session: string, request: string): void => {
     calls.get(session)?.get(request)?.abort(new Error('cancelled by the MCP client (notifications/cancelled)'));
@@ -154,7 +155,7 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
       if (older) closeStream(session, older);
       const name = randomUUID();
       streams.set(session, { ...open, checking: undefined, again: false, name, announced: false });
-      publish({ t: 'stream', session, stream: name });
+      return publish({ t: 'stream', session, stream: name });
     },
     detach(session, stream) {
       if (streams.get(session)?.stream === stream) streams.delete(session);
@@ -178,14 +179,14 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     cancel(session, requestId) {
       const request = requestKey(requestId);
       cancelHere(session, request);
-      publish({ t: 'cancel', session, request });
+      void publish({ t: 'cancel', session, request });
     },
     notify(session, message) {
-      publish({ t: 'notify', session, message });
+      void publish({ t: 'notify', session, message });
     },
     end(session) {
       endHere(session);
-      publish({ t: 'end', session });
+      void publish({ t: 'end', session });
     },
     openStreams: () => streams.size,
     poolsMayHaveChanged(filter) {

@@ -26,7 +26,7 @@ function heldBus(): MessageBus & { deliver(): void } {
 
 const fakeStream = (): SseStream => {
   let closed = false;
-  return { send: () => !closed, ping: () => !closed, close: () => void (closed = true), get closed() { return closed; } };
+  return { start: () => undefined, send: () => !closed, ping: () => !closed, close: () => void (closed = true), get closed() { return closed; } };
 };
 
 const alice: Principal = { tenant: 'acme', user: 'alice', roles: [], claims: {} };
@@ -40,22 +40,40 @@ describe('the session hub', () => {
     // On one replica the older stream closes at once.
     const first = fakeStream();
     const second = fakeStream();
-    a.attach('s1', open(first));
-    a.attach('s1', open(second));
+    void a.attach('s1', open(first));
+    void a.attach('s1', open(second));
     expect([first.closed, second.closed]).toEqual([true, false]);
     // Two replicas attach before either hears the other: the bus' order decides, and exactly one stays.
     const onA = fakeStream();
     const onB = fakeStream();
-    a.attach('s2', open(onA));
-    b.attach('s2', open(onB));
+    void a.attach('s2', open(onA));
+    void b.attach('s2', open(onB));
     bus.deliver();
     expect([onA.closed, onB.closed]).toEqual([true, false]);
     expect(second.closed).toBe(false);
     // A later reconnect on A replaces B's.
     const again = fakeStream();
-    a.attach('s2', open(again));
+    void a.attach('s2', open(again));
     bus.deliver();
     expect([onB.closed, again.closed]).toEqual([true, false]);
     for (const hub of hubs) hub.close();
+  });
+
+  it('resolves attach only once the bus has taken the announcement, so the client sees its 200 after it', async () => {
+    let acknowledge!: () => void;
+    const bus: MessageBus = {
+      publish: () => new Promise<void>((resolve) => (acknowledge = resolve)),
+      subscribe: () => () => undefined,
+      async close() {},
+    };
+    const hub = createSessionHub({ bus, log: pino({ level: 'silent' }), fingerprint: async () => 'f' });
+    let attached = false;
+    const attaching = hub.attach('s1', open(fakeStream())).then(() => (attached = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(attached).toBe(false);
+    acknowledge();
+    await attaching;
+    expect(attached).toBe(true);
+    hub.close();
   });
 });

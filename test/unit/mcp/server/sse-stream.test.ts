@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it, vi } from 'vitest';
 import { openSseStream, type SseStream } from '../../../../src/mcp/server/sse-stream.js';
 
@@ -9,9 +9,9 @@ afterEach(() => {
   for (const done of cleanup.splice(0)) done();
 });
 
-it('cuts off a client that stops reading once the bound waits for it, instead of queueing without end', async () => {
-  let response!: ServerResponse;
-  const server = createServer((_request, res) => void (response = res));
+/** A loopback server and a raw client socket; `request()` sends the GET and resolves with the server's response. */
+async function loopback(): Promise<{ socket: Socket; request(): Promise<ServerResponse> }> {
+  const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
@@ -20,10 +20,21 @@ it('cuts off a client that stops reading once the bound waits for it, instead of
     server.closeAllConnections();
     server.close();
   });
+  return {
+    socket,
+    async request() {
+      const responded = once(server, 'request') as Promise<[unknown, ServerResponse]>;
+      socket.write('GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n');
+      return (await responded)[1];
+    },
+  };
+}
+
+it('cuts off a client that stops reading once the bound waits for it, instead of queueing without end', async () => {
+  const { socket, request } = await loopback();
   // A client that sends its GET and then never reads a byte.
   socket.pause();
-  socket.write('GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n');
-  await once(server, 'request');
+  const response = await request();
   let closed = false;
   const stream: SseStream = openSseStream(response, {}, 64 * 1024, () => (closed = true));
   const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(64 * 1024) } };
@@ -37,4 +48,21 @@ it('cuts off a client that stops reading once the bound waits for it, instead of
   await vi.waitFor(() => expect(closed).toBe(true), { timeout: 2000 });
   expect(stream.closed).toBe(true);
   expect(stream.send(big)).toBe(false);
+});
+
+it('writes no status line until started, so the caller decides when the client may see the 200', async () => {
+  const { socket, request } = await loopback();
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  const response = await request();
+  const stream = openSseStream(response, { 'mcp-session-id': 's1' }, 64 * 1024, () => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(response.headersSent).toBe(false);
+  expect(received).toBe('');
+  stream.start();
+  stream.start();
+  await vi.waitFor(() => expect(received).toMatch(/^HTTP\/1\.1 200 OK\r\n/), { timeout: 2000 });
+  expect(received).toContain('content-type: text/event-stream');
+  expect(received).toContain('mcp-session-id: s1');
+  expect(received.match(/HTTP\/1\.1/g)).toHaveLength(1);
 });

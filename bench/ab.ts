@@ -18,7 +18,7 @@ import { checkoutOf, type Checkout } from './checkout.js';
 import { optionsFromEnv, type GatewayBenchOptions } from './gateway.js';
 import { benchRequest, measureRounds, type Target } from './gateway/targets.js';
 import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
-import { aggregate } from './summary.js';
+import { aggregate, median } from './summary.js';
 import { packageRoot } from '../src/config/demo.js';
 
 export type AbSection = 'gateway' | 'mcp';
@@ -59,12 +59,6 @@ interface Outcome {
   /** The median over rounds of B / A within a round: one slow round (a stdio upstream's bad luck) moves it least. */
   medianPaired: number;
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 async function compare(comparison: Comparison, rounds: number, spec: Parameters<typeof measureRounds>[2]): Promise<Outcome> {
   const [base, a, b] = comparison.targets;

@@ -15,7 +15,7 @@ import { optionsFromEnv } from './gateway.js';
 import { benchRequest, measureRounds, type Target } from './gateway/targets.js';
 import { BENCH_API_KEY, BENCH_METRICS_TOKEN } from './mcp-keys.js';
 import { hasTaskset } from './pinned.js';
-import { aggregate, type Aggregate } from './summary.js';
+import { aggregate, roundRatios } from './summary.js';
 
 const mcpTargets = fileURLToPath(new URL('./mcp-targets.ts', import.meta.url));
 const fmt = (value: number, digits = 0): string => value.toFixed(digits);
@@ -36,12 +36,16 @@ export function anchorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Anch
 }
 
 /** One row of the table: a target, and toolgate's ratio and own work against its anchor when it has one. */
-function row(label: string, result: Aggregate, anchor?: Aggregate): string {
+function row(label: string, target: Target, anchor?: Target): string {
+  const result = aggregate(target.runs);
   const cpu = result.cpuMicros === undefined ? '—' : fmt(result.cpuMicros, 1);
-  if (!anchor) return `| ${label} | ${fmt(result.rps)} | ${fmt(result.p99, 2)} | ${cpu} | — | — | — |`;
-  const ownWall = 1e6 / result.rps - 1e6 / anchor.rps;
-  const ownCpu = result.cpuMicros !== undefined && anchor.cpuMicros !== undefined ? fmt(result.cpuMicros - anchor.cpuMicros, 1) : '—';
-  return `| ${label} | ${fmt(result.rps)} | ${fmt(result.p99, 2)} | ${cpu} | **${fmt(result.rps / anchor.rps, 2)}** | ${fmt(ownWall, 1)} | ${ownCpu} |`;
+  if (!anchor) return `| ${label} | ${fmt(result.rps)} | ${fmt(result.p99, 2)} | ${cpu} | — | — | — | — |`;
+  const base = aggregate(anchor.runs);
+  const ownWall = 1e6 / result.rps - 1e6 / base.rps;
+  const ownCpu = result.cpuMicros !== undefined && base.cpuMicros !== undefined ? fmt(result.cpuMicros - base.cpuMicros, 1) : '—';
+  const rounds = roundRatios(target.runs, anchor.runs);
+  const perRound = `${fmt(rounds.median, 2)} (${fmt(rounds.min, 2)}–${fmt(rounds.max, 2)})`;
+  return `| ${label} | ${fmt(result.rps)} | ${fmt(result.p99, 2)} | ${cpu} | **${fmt(result.rps / base.rps, 2)}** | ${perRound} | ${fmt(ownWall, 1)} | ${ownCpu} |`;
 }
 
 export async function bench(options: Partial<AnchorOptions> = {}): Promise<string> {
@@ -66,8 +70,8 @@ export async function bench(options: Partial<AnchorOptions> = {}): Promise<strin
     body: JSON.stringify({ name: 'echo', arguments: { message: 'hello' } }),
   });
 
-  const [bare, composition, toolgate] = hot.map((target) => aggregate(target.runs)) as [Aggregate, Aggregate, Aggregate];
-  const [floor, toolgateMcp] = mcp.map((target) => aggregate(target.runs)) as [Aggregate, Aggregate];
+  const [bare, composition, toolgate] = hot;
+  const [floor, toolgateMcp] = mcp;
   return [
     '## Anchors: toolgate against what its own libraries allow',
     '',
@@ -79,17 +83,18 @@ export async function bench(options: Partial<AnchorOptions> = {}): Promise<strin
       'to /dev/null) + one prom-client histogram observation (bench/gateway/composition-server.ts). MCP floor: Fastify + one SDK stdio ' +
       'client → server-everything (bench/mcp-targets.ts). toolgate hot path: JWT (cache on), validation, metrics, info logging, audit off. ' +
       "toolgate MCP: global stdio service, API key, audit off. Own work: 1e6/toolgate − 1e6/anchor req/s, and the difference in server CPU " +
-      'per request (/proc; MCP counts the stdio upstream too).',
+      'per request (/proc; MCP counts the stdio upstream too). Per round: toolgate over its anchor within each round, where both ran on ' +
+      'about the same machine (its speed drifts between rounds and between runs).',
     '',
-    '| target | req/s | p99 ms | server CPU µs/req | ratio to anchor | own work µs/req (req/s) | own work µs/req (CPU) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | p99 ms | server CPU µs/req | ratio to anchor | per round: median (min–max) | own work µs/req (req/s) | own work µs/req (CPU) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     row('bare Fastify route', bare),
     row('minimal composition', composition),
     row('**toolgate `POST /v1/execute`, function echo, JWT** (anchor: composition)', toolgate, composition),
     row('MCP floor: Fastify + SDK client → stdio echo', floor),
     row('**toolgate, same upstream (global MCP over stdio, API key)** (anchor: floor)', toolgateMcp, floor),
     '',
-    `Failed requests: ${[bare, composition, toolgate, floor, toolgateMcp].reduce((sum, result) => sum + result.failures, 0)}.`,
+    `Failed requests: ${[bare, composition, toolgate, floor, toolgateMcp].reduce((sum, target) => sum + aggregate(target.runs).failures, 0)}.`,
     '',
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 // How both bench sections fold several autocannon runs of one target into one row.
 import type { LoadSummary } from './gateway/load.js';
 
-const median = (values: number[]): number => {
+export const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -31,4 +31,22 @@ export function aggregate(runs: MeasuredRun[]): Aggregate {
     p99: median(runs.map((run) => run.p99Ms)),
     failures: runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
   };
+}
+
+/** A ratio within each round, summarised over the rounds. */
+export interface RoundRatios {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * `runs[i]` over `anchorRuns[i]`: req/s of two targets measured in the same round (measureRounds pushes one
+ * run per target per round). The machine's speed drifts between rounds and between runs; within a round
+ * both targets see about the same machine, so these ratios move less than the ratio of the means.
+ */
+export function roundRatios(runs: readonly MeasuredRun[], anchorRuns: readonly MeasuredRun[]): RoundRatios {
+  if (runs.length === 0 || runs.length !== anchorRuns.length) throw new Error(`round ratios need the same rounds of both targets (${runs.length} and ${anchorRuns.length})`);
+  const ratios = runs.map((run, round) => run.requestsPerSec / anchorRuns[round]!.requestsPerSec);
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }

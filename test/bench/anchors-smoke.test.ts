@@ -18,10 +18,11 @@ describe('the anchors bench section', () => {
       '**toolgate, same upstream (global MCP over stdio, API key)** (anchor: floor)',
     ]);
     for (const row of cells) expect(Number(row[2])).toBeGreaterThan(0); // req/s
-    // Only toolgate's rows carry a ratio and its own work.
+    // Only toolgate's rows carry a ratio, the rounds' ratios and its own work.
     for (const index of [2, 4]) {
       expect(Number(cells[index]![5]!.replaceAll('*', ''))).toBeGreaterThan(0);
-      expect(Number.isFinite(Number(cells[index]![6]))).toBe(true);
+      expect(cells[index]![6]).toMatch(/^\d+\.\d\d \(\d+\.\d\d–\d+\.\d\d\)$/);
+      expect(Number.isFinite(Number(cells[index]![7]))).toBe(true);
     }
     for (const index of [0, 1, 3]) expect(cells[index]![5]).toBe('—');
     expect(markdown).toContain('Failed requests: 0.');

@@ -15,8 +15,9 @@ export interface SseStream {
 
 /**
  * An SSE response on `response`, its headers not yet written: the caller decides when the client may see
- * the 200 (after the stream is known to the other replicas). A client that stops reading is cut off once `maxBufferedBytes`
- * wait for it, so a slow reader costs this replica a bounded amount of memory, never an unbounded queue.
+ * the 200 (after the stream is known to the other replicas). A client that stops reading is cut off once
+ * `maxBufferedBytes` wait for it, so a slow reader costs this replica a bounded amount of memory, never an
+ * unbounded queue.
  */
 export function openSseStream(response: ServerResponse, headers: OutgoingHttpHeaders, maxBufferedBytes: number, onClose: () => void): SseStream {
   const start = (): void => {

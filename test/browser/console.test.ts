@@ -432,6 +432,8 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     const page = await signedIn(OPERATOR_KEY);
     await open(page, 'Audit');
     const picker = page.getByLabel('Tenant');
+    // The picker shows the operator's own tenant while the tenant list loads: read it once the list is in.
+    await picker.locator('option', { hasText: 'globex' }).waitFor({ state: 'attached' });
     await expect(picker.locator('option').allInnerTexts()).resolves.toEqual(['acme (yours)', 'globex']);
     await picker.selectOption('globex');
     await page.getByText('of tenant globex', { exact: false }).first().waitFor();

@@ -1,4 +1,6 @@
+import type { Cluster } from 'ioredis';
 import type { MessageBus } from './bus.js';
+import { trackClusterHandshakes } from './cluster-handshakes.js';
 import { createRedisClient, type RedisTopology } from './redis-client.js';
 import { storeUnavailable } from './unavailable.js';
 
@@ -13,13 +15,15 @@ export type RedisBusOptions = RedisTopology & {
  * On a Cluster it is sharded pub/sub (SPUBLISH/SSUBSCRIBE): a channel lives on the shard that owns its
  * slot, instead of every message crossing every node. The subscriber resubscribes by itself after a
  * reconnect, a Sentinel failover or a Cluster topology change (ioredis); messages published while it was
- * away are lost, as the bus allows. A publish without a connection fails at once.
+ * away are lost, as the bus allows. A publish without a connection fails at once (one bound for a Cluster
+ * node whose connection is still being set up waits for it: cluster-handshakes.ts).
  */
 export function createRedisBus(options: RedisBusOptions): MessageBus {
   const timeouts = { commandTimeoutMs: options.commandTimeoutMs ?? 1000, connectTimeoutMs: 2000 };
   const publisher = createRedisClient(options, 'commands', timeouts);
   const subscriber = createRedisClient(options, 'subscriber', timeouts);
   const sharded = 'cluster' in options;
+  const handshakes = sharded ? trackClusterHandshakes(publisher as Cluster) : undefined;
   // Without 'error' listeners ioredis prints every failed reconnect; the store's own client reports outages.
   publisher.on('error', () => undefined);
   subscriber.on('error', () => undefined);
@@ -31,6 +35,8 @@ export function createRedisBus(options: RedisBusOptions): MessageBus {
   return {
     async publish(channel, message) {
       try {
+        const handshake = handshakes?.forKey(options.prefix + channel, timeouts.commandTimeoutMs);
+        if (handshake) await handshake;
         if (sharded) await publisher.spublish(options.prefix + channel, message);
         else await publisher.publish(options.prefix + channel, message);
       } catch (error) {

@@ -2,6 +2,8 @@ import type { Cluster } from 'ioredis';
 import { ReplyError } from 'ioredis';
 import clusterKeySlot from 'cluster-key-slot';
 import { ConfigError } from '../config/interpolate.js';
+import { bounded } from './bounded.js';
+import { trackClusterHandshakes } from './cluster-handshakes.js';
 import { createRedisClient, type RedisClient, type RedisTopology } from './redis-client.js';
 import type { LeaseGrant, StateStore, WindowHit } from './types.js';
 import { isTlsTrustError, storeUnavailable } from './unavailable.js';
@@ -148,6 +150,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
   client.defineCommand('tgReleaseLease', { lua: RELEASE_LEASE });
   const cluster = 'cluster' in options ? (client as Cluster) : undefined;
+  const handshakes = cluster && trackClusterHandshakes(cluster);
   const k = (key: string): string => options.prefix + key;
   let nonce = 0;
   let closed = false;
@@ -191,11 +194,6 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   let firstReady: Promise<void> | undefined = new Promise<void>((resolve) => client.once('ready', resolve)).then(() => {
     firstReady = undefined;
   });
-  const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => T | Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<T>((resolve, reject) => (timer = setTimeout(() => Promise.resolve().then(onTimeout).then(resolve, reject), ms)));
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-  };
 
   // Start-up check: settles on the first connection or the first failed attempt (Redis down is an outage
   // the gateway rides out), and rejects only when the server's certificate is not trusted, a configuration
@@ -215,11 +213,17 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   );
   firstAttempt.catch(() => undefined);
 
-  /** Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is. */
-  const guarded = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {
+  /**
+   * Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is.
+   * `key` names the node a Cluster runs it on (keys one script touches share a slot); without one it
+   * touches every master.
+   */
+  const guarded = async <T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> => {
     try {
       const attempt = async (): Promise<T> => {
         if (firstReady) await bounded(firstReady, commandTimeoutMs, () => undefined);
+        const handshake = handshakes && (key === undefined ? handshakes.forAll(commandTimeoutMs) : handshakes.forKey(key, commandTimeoutMs));
+        if (handshake) await handshake;
         return run();
       };
       // The client's own timeouts bound each command; this bounds the whole operation (a scan's several
@@ -243,34 +247,34 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     kind: 'redis',
     up: () => up,
     get(key) {
-      return guarded('get', () => client.get(k(key)));
+      return guarded('get', k(key), () => client.get(k(key)));
     },
     set(key, value, opts) {
-      return guarded('set', async () => {
+      return guarded('set', k(key), async () => {
         if (opts?.ttlMs !== undefined) await client.set(k(key), value, 'PX', opts.ttlMs);
         else await client.set(k(key), value);
       });
     },
     setIfAbsent(key, value, opts) {
-      return guarded('setIfAbsent', async () => {
+      return guarded('setIfAbsent', k(key), async () => {
         const reply =
           opts?.ttlMs !== undefined ? await client.set(k(key), value, 'PX', opts.ttlMs, 'NX') : await client.set(k(key), value, 'NX');
         return reply === 'OK';
       });
     },
     compareAndSet(key, expected, value, opts) {
-      return guarded('compareAndSet', async () => (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1);
+      return guarded('compareAndSet', k(key), async () => (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1);
     },
     delete(key) {
-      return guarded('delete', async () => (await client.del(k(key))) > 0);
+      return guarded('delete', k(key), async () => (await client.del(k(key))) > 0);
     },
     scan(prefix) {
-      return guarded('scan', () => scanPrefix(prefix));
+      return guarded('scan', undefined, () => scanPrefix(prefix));
     },
     hitWindow(key, limit, windowMs): Promise<WindowHit> {
       nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
       const member = `${process.pid}-${nonce}-${Math.random().toString(36).slice(2)}`;
-      return guarded('hitWindow', async () => {
+      return guarded('hitWindow', k(key), async () => {
         const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
         return { allowed: allowed === 1, count, retryAfterMs };
       });
@@ -278,24 +282,24 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     pushCapped(key, value, max) {
       // One script: the list never holds more than `max` entries between the two commands (a script, not
       // MULTI, so a Cluster redirect or failover fails it cleanly instead of aborting a half-sent transaction).
-      return guarded('pushCapped', async () => {
+      return guarded('pushCapped', k(key), async () => {
         await client.tgPushCapped(k(key), value, max);
       });
     },
     recent(key, limit, offset = 0) {
-      return guarded('recent', () => client.lrange(k(key), offset, offset + limit - 1));
+      return guarded('recent', k(key), () => client.lrange(k(key), offset, offset + limit - 1));
     },
     acquireLease({ id, record, ttlMs, own, shared }): Promise<LeaseGrant> {
-      return guarded('acquireLease', async () => {
+      return guarded('acquireLease', k(record.key), async () => {
         const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix));
         return granted === 1 ? { granted: true, evicted } : { granted: false };
       });
     },
     renewLease({ id, record, groups, ttlMs }) {
-      return guarded('renewLease', async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
+      return guarded('renewLease', k(record.key), async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
     },
     releaseLease({ id, record, groups }) {
-      return guarded('releaseLease', async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
+      return guarded('releaseLease', k(record.key), async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
     },
     verifyConnection: () => firstAttempt,
     async close() {

@@ -34,11 +34,12 @@ export function createRedisBus(options: RedisBusOptions): MessageBus {
 
   return {
     async publish(channel, message) {
+      const name = options.prefix + channel;
       try {
-        const handshake = handshakes?.forKey(options.prefix + channel, timeouts.commandTimeoutMs);
+        const handshake = handshakes?.forKey(name, timeouts.commandTimeoutMs);
         if (handshake) await handshake;
-        if (sharded) await publisher.spublish(options.prefix + channel, message);
-        else await publisher.publish(options.prefix + channel, message);
+        if (sharded) await publisher.spublish(name, message);
+        else await publisher.publish(name, message);
       } catch (error) {
         throw storeUnavailable('publish', error);
       }

@@ -215,14 +215,14 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
 
   /**
    * Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is.
-   * `key` names the node a Cluster runs it on (keys one script touches share a slot); without one it
-   * touches every master.
+   * `key` (unprefixed) names the node a Cluster runs it on (keys one script touches share a slot);
+   * without one it touches every master.
    */
   const guarded = async <T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> => {
     try {
       const attempt = async (): Promise<T> => {
         if (firstReady) await bounded(firstReady, commandTimeoutMs, () => undefined);
-        const handshake = handshakes && (key === undefined ? handshakes.forAll(commandTimeoutMs) : handshakes.forKey(key, commandTimeoutMs));
+        const handshake = handshakes && (key === undefined ? handshakes.forAll(commandTimeoutMs) : handshakes.forKey(k(key), commandTimeoutMs));
         if (handshake) await handshake;
         return run();
       };
@@ -247,26 +247,26 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     kind: 'redis',
     up: () => up,
     get(key) {
-      return guarded('get', k(key), () => client.get(k(key)));
+      return guarded('get', key, () => client.get(k(key)));
     },
     set(key, value, opts) {
-      return guarded('set', k(key), async () => {
+      return guarded('set', key, async () => {
         if (opts?.ttlMs !== undefined) await client.set(k(key), value, 'PX', opts.ttlMs);
         else await client.set(k(key), value);
       });
     },
     setIfAbsent(key, value, opts) {
-      return guarded('setIfAbsent', k(key), async () => {
+      return guarded('setIfAbsent', key, async () => {
         const reply =
           opts?.ttlMs !== undefined ? await client.set(k(key), value, 'PX', opts.ttlMs, 'NX') : await client.set(k(key), value, 'NX');
         return reply === 'OK';
       });
     },
     compareAndSet(key, expected, value, opts) {
-      return guarded('compareAndSet', k(key), async () => (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1);
+      return guarded('compareAndSet', key, async () => (await client.tgCompareAndSet(k(key), expected, value, opts?.ttlMs === undefined ? '' : String(opts.ttlMs))) === 1);
     },
     delete(key) {
-      return guarded('delete', k(key), async () => (await client.del(k(key))) > 0);
+      return guarded('delete', key, async () => (await client.del(k(key))) > 0);
     },
     scan(prefix) {
       return guarded('scan', undefined, () => scanPrefix(prefix));
@@ -274,7 +274,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     hitWindow(key, limit, windowMs): Promise<WindowHit> {
       nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
       const member = `${process.pid}-${nonce}-${Math.random().toString(36).slice(2)}`;
-      return guarded('hitWindow', k(key), async () => {
+      return guarded('hitWindow', key, async () => {
         const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
         return { allowed: allowed === 1, count, retryAfterMs };
       });
@@ -282,24 +282,24 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     pushCapped(key, value, max) {
       // One script: the list never holds more than `max` entries between the two commands (a script, not
       // MULTI, so a Cluster redirect or failover fails it cleanly instead of aborting a half-sent transaction).
-      return guarded('pushCapped', k(key), async () => {
+      return guarded('pushCapped', key, async () => {
         await client.tgPushCapped(k(key), value, max);
       });
     },
     recent(key, limit, offset = 0) {
-      return guarded('recent', k(key), () => client.lrange(k(key), offset, offset + limit - 1));
+      return guarded('recent', key, () => client.lrange(k(key), offset, offset + limit - 1));
     },
     acquireLease({ id, record, ttlMs, own, shared }): Promise<LeaseGrant> {
-      return guarded('acquireLease', k(record.key), async () => {
+      return guarded('acquireLease', record.key, async () => {
         const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix));
         return granted === 1 ? { granted: true, evicted } : { granted: false };
       });
     },
     renewLease({ id, record, groups, ttlMs }) {
-      return guarded('renewLease', k(record.key), async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
+      return guarded('renewLease', record.key, async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
     },
     releaseLease({ id, record, groups }) {
-      return guarded('releaseLease', k(record.key), async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
+      return guarded('releaseLease', record.key, async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
     },
     verifyConnection: () => firstAttempt,
     async close() {

@@ -48,8 +48,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     if (group.size === 0) leases.delete(key);
     return group;
   };
+  // Re-inserted so that a Map's insertion order breaks ties of one millisecond as Redis does: newest last.
   const count = (key: string, id: string, expiresAt: number): void => {
     const group = leases.get(key) ?? new Map<string, number>();
+    group.delete(id);
     leases.set(key, group.set(id, expiresAt));
   };
 

@@ -63,12 +63,21 @@ return 1
 // Lease groups are sorted sets of lease ids scored by expiry on Redis' clock; each group key expires with
 // its longest lease. Every script touches only the keys it names and the groups' own members: its cost is
 // bounded by the bounds, never by the keyspace (no SCAN, no KEYS).
+// Scores are milliseconds with the microseconds kept, and a lease set or renewed within a millisecond of its
+// group's newest scores just above it: equal scores would order by id (ZRANGE's tie-break), so two leases
+// taken in one millisecond could evict the newer one. A longer-lived lease's score is never borrowed.
 const LEASE_CLOCK = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local function latest(group, score)
+  local last = redis.call('ZRANGE', group, -1, -1, 'WITHSCORES')
+  local newest = last[2] and tonumber(last[2])
+  if newest and newest >= score and newest < score + 1 then return newest + 0.001 end
+  return score
+end
 local function outlive(group)
   local last = redis.call('ZRANGE', group, -1, -1, 'WITHSCORES')
-  if last[2] then redis.call('PEXPIREAT', group, last[2]) end
+  if last[2] then redis.call('PEXPIREAT', group, math.ceil(tonumber(last[2]))) end
 end
 `;
 
@@ -88,8 +97,8 @@ for _, id in ipairs(ended) do
   redis.call('DEL', ARGV[6] .. id)
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
-redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+redis.call('ZADD', KEYS[2], latest(KEYS[2], now + ttl), ARGV[1])
+redis.call('ZADD', KEYS[3], latest(KEYS[3], now + ttl), ARGV[1])
 outlive(KEYS[2])
 outlive(KEYS[3])
 return {1, unpack(ended)}
@@ -101,7 +110,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
 local ttl = tonumber(ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ttl)
 for i = 2, #KEYS do
-  redis.call('ZADD', KEYS[i], 'XX', now + ttl, ARGV[1])
+  redis.call('ZADD', KEYS[i], 'XX', latest(KEYS[i], now + ttl), ARGV[1])
   outlive(KEYS[i])
 end
 return 1

@@ -146,6 +146,26 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     await sleep(80); // b1 expired: its slot is free again
     expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: true, evicted: [] });
   });
+
+  it('evicts the least recently used lease also when leases are taken and renewed within one millisecond', async () => {
+    // Ids run against time order ('z' first, 'a' later), so a tie broken by id would evict the wrong lease.
+    const lease = (id: string, owner: string) => ({
+      id,
+      record: { key: `${ns}tie:${owner}:${id}`, value: 'v' },
+      ttlMs: 60_000,
+      own: { key: `${ns}tie-own:${owner}`, limit: 2, recordPrefix: `${ns}tie:${owner}:` },
+      shared: { key: `${ns}tie-shared:${owner}`, limit: 100 },
+    });
+    const ref = (id: string, owner: string) => ({ id, record: { key: `${ns}tie:${owner}:${id}`, value: 'v' }, groups: [`${ns}tie-own:${owner}`, `${ns}tie-shared:${owner}`], ttlMs: 60_000 });
+    for (let round = 0; round < 20; round += 1) {
+      const owner = `o${round}`;
+      await store.acquireLease(lease('z', owner));
+      await store.acquireLease(lease('m', owner));
+      expect(await store.acquireLease(lease('a', owner))).toEqual({ granted: true, evicted: ['z'] });
+      expect(await store.renewLease(ref('m', owner))).toBe(true);
+      expect(await store.acquireLease(lease('b', owner))).toEqual({ granted: true, evicted: ['a'] });
+    }
+  });
 });
 
 describe('the memory store clock', () => {

@@ -515,6 +515,19 @@ export const configSchema = Section({
     /** Sessions one tenant may hold; an `initialize` beyond it answers 503 (another user's sessions are never ended). */
     maxPerTenant: Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }),
     /**
+     * Messages one POST may carry as a JSON-RPC batch; a larger batch answers 400 with JSON-RPC -32600 before
+     * any of it is handled (at most the MCP SDK's own cap of 100; MCP 2025-06-18 and later have no batches).
+     */
+    maxBatchMessages: Type.Integer({ minimum: 1, maximum: 100, default: 100 }),
+    /**
+     * `notifications/cancelled` and answers to relayed requests one session may send per window, counted on
+     * every replica together (they cross the bus); a POST beyond it answers 429 and none of its messages act.
+     */
+    signalRate: Section({
+      limit: Type.Integer({ minimum: 1, maximum: 100000, default: 600 }),
+      windowMs: Type.Integer({ minimum: 1000, maximum: 3600000, default: 60000 }),
+    }, { default: {} }),
+    /**
      * Tasks (`tools/call` with `task`, `/v1/execute` with `async`): a task is kept `ttl` ms after its last
      * change (the client's `ttl`, at most `maxTtlMs`, `defaultTtlMs` without one); one user holds at most
      * `maxPerUser` live tasks (a new one beyond it is refused); `tasks/result` waits at most `resultWaitMs`.

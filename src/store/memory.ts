@@ -64,13 +64,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     const evict = Math.max(0, own.size - lease.own.limit + 1);
     if (shared.size - evict >= lease.shared.limit) return { granted: false };
     const evicted = [...own].sort((a, b) => a[1] - b[1]).slice(0, evict).map(([id]) => id);
+    const sides = Object.entries(lease.sides ?? {});
     for (const id of evicted) {
       own.delete(id);
       shared.delete(id);
       entries.delete(lease.own.recordPrefix + id);
+      for (const [suffix] of sides) entries.delete(lease.own.recordPrefix + id + suffix);
     }
     const expiresAt = at + lease.ttlMs;
     entries.set(lease.record.key, { value: lease.record.value, expiresAt });
+    for (const [suffix, value] of sides) entries.set(lease.record.key + suffix, { value, expiresAt });
     count(lease.own.key, lease.id, expiresAt);
     count(lease.shared.key, lease.id, expiresAt);
     return { granted: true, evicted };
@@ -87,7 +90,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   const expiryOf = (ttlMs: number | undefined): number | undefined => (ttlMs === undefined ? undefined : now() + ttlMs);
 
   // Synchronous inside: the whole read-modify-write finishes in one turn (see above).
-  const hitWindow = (key: string, limit: number, windowMs: number): WindowHit => {
+  const hitWindow = (key: string, limit: number, windowMs: number, weight: number): WindowHit => {
     sweep();
     const at = now();
     let window = windows.get(key);
@@ -100,11 +103,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       window.head = 0;
     }
     const count = hits.length - window.head;
-    if (count >= limit) {
-      return { allowed: false, count, retryAfterMs: Math.max(1, hits[window.head]! + windowMs - at) };
+    if (count + weight > limit) {
+      // Room for `weight` once the oldest `count + weight - limit` hits have left the window (never, past the limit).
+      const retryAfterMs = weight > limit ? windowMs : Math.max(1, hits[window.head + count + weight - limit - 1]! + windowMs - at);
+      return { allowed: false, count, retryAfterMs };
     }
-    hits.push(at);
-    return { allowed: true, count: count + 1, retryAfterMs: 0 };
+    for (let i = 0; i < weight; i += 1) hits.push(at);
+    return { allowed: true, count: count + weight, retryAfterMs: 0 };
   };
 
   return {
@@ -143,8 +148,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       }
       return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
-    async hitWindow(key, limit, windowMs) {
-      return hitWindow(key, limit, windowMs);
+    async hitWindow(key, limit, windowMs, weight = 1) {
+      return hitWindow(key, limit, windowMs, weight);
     },
     async pushCapped(key, value, max) {
       let list = lists.get(key);
@@ -160,16 +165,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async acquireLease(lease) {
       return acquireLease(lease);
     },
-    async renewLease({ id, record, groups, ttlMs }) {
+    async renewLease({ id, record, groups, ttlMs, sides = [] }) {
       if (live(record.key)?.value !== record.value) return false;
       const expiresAt = now() + ttlMs;
       entries.set(record.key, { value: record.value, expiresAt });
+      for (const suffix of sides) {
+        const side = live(record.key + suffix);
+        if (side) side.expiresAt = expiresAt;
+      }
       for (const key of groups) if (leases.get(key)?.has(id)) count(key, id, expiresAt);
       return true;
     },
-    async releaseLease({ id, record, groups }) {
+    async releaseLease({ id, record, groups, sides = [] }) {
       if (live(record.key)?.value !== record.value) return false;
       entries.delete(record.key);
+      for (const suffix of sides) entries.delete(record.key + suffix);
       for (const key of groups) leases.get(key)?.delete(id);
       return true;
     },

@@ -23,22 +23,36 @@ export type RedisStoreOptions = RedisTopology & {
 
 // Sliding window on a sorted set scored by Redis' own clock (TIME), so replicas with skewed clocks agree.
 // Refused hits are not recorded: a caller hammering a closed window does not push its own reopening back.
+// A weighted hit adds its members in a few ZADDs (1000 arguments each), never one command per hit.
 const HIT_WINDOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
+local weight = tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local count = redis.call('ZCARD', KEYS[1])
-if count >= limit then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  local retry = tonumber(oldest[2]) + window - now
+if count + weight > limit then
+  local retry = window
+  if weight <= limit then
+    local freeing = count + weight - limit - 1
+    local hit = redis.call('ZRANGE', KEYS[1], freeing, freeing, 'WITHSCORES')
+    retry = tonumber(hit[2]) + window - now
+  end
   if retry < 1 then retry = 1 end
   return {0, count, retry}
 end
-redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[3])
+local members = {}
+for i = 1, weight do
+  members[#members + 1] = now
+  members[#members + 1] = now .. '-' .. ARGV[3] .. '-' .. i
+  if #members >= 1000 or i == weight then
+    redis.call('ZADD', KEYS[1], unpack(members))
+    members = {}
+  end
+end
 redis.call('PEXPIRE', KEYS[1], window)
-return {1, count + 1, 0}
+return {1, count + weight, 0}
 `;
 
 // KEYS: the list. ARGV: value, max.
@@ -81,7 +95,8 @@ local function outlive(group)
 end
 `;
 
-// KEYS: record, own group, shared group. ARGV: id, value, ttlMs, own limit, shared limit, own record prefix.
+// KEYS: record, own group, shared group. ARGV: id, value, ttlMs, own limit, shared limit, own record prefix,
+// then side suffix and value pairs. Side records share the record's slot: their keys extend its hash-tagged key.
 const ACQUIRE_LEASE = `${LEASE_CLOCK}
 local ttl = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -95,8 +110,10 @@ for _, id in ipairs(ended) do
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
   redis.call('DEL', ARGV[6] .. id)
+  for i = 7, #ARGV, 2 do redis.call('DEL', ARGV[6] .. id .. ARGV[i]) end
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+for i = 7, #ARGV, 2 do redis.call('SET', KEYS[1] .. ARGV[i], ARGV[i + 1], 'PX', ttl) end
 redis.call('ZADD', KEYS[2], latest(KEYS[2], now + ttl), ARGV[1])
 redis.call('ZADD', KEYS[3], latest(KEYS[3], now + ttl), ARGV[1])
 outlive(KEYS[2])
@@ -104,11 +121,12 @@ outlive(KEYS[3])
 return {1, unpack(ended)}
 `;
 
-// KEYS: record, then every group. ARGV: id, expected value, ttlMs.
+// KEYS: record, then every group. ARGV: id, expected value, ttlMs, then the side suffixes.
 const RENEW_LEASE = `${LEASE_CLOCK}
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
 local ttl = tonumber(ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ttl)
+for i = 4, #ARGV do redis.call('PEXPIRE', KEYS[1] .. ARGV[i], ttl) end
 for i = 2, #KEYS do
   redis.call('ZADD', KEYS[i], 'XX', latest(KEYS[i], now + ttl), ARGV[1])
   outlive(KEYS[i])
@@ -116,19 +134,20 @@ end
 return 1
 `;
 
-// KEYS: record, then every group. ARGV: id, expected value.
+// KEYS: record, then every group. ARGV: id, expected value, then the side suffixes.
 const RELEASE_LEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
+for i = 3, #ARGV do redis.call('DEL', KEYS[1] .. ARGV[i]) end
 for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
 `;
 
 type ScriptClient = RedisClient & {
-  tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string): Promise<[number, ...string[]]>;
+  tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string, ...sides: string[]): Promise<[number, ...string[]]>;
   tgRenewLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgReleaseLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
-  tgHitWindow(key: string, windowMs: number, limit: number, nonce: string): Promise<[number, number, number]>;
+  tgHitWindow(key: string, windowMs: number, limit: number, nonce: string, weight: number): Promise<[number, number, number]>;
   tgCompareAndSet(key: string, expected: string, value: string, ttlMs: string): Promise<number>;
   tgPushCapped(key: string, value: string, max: number): Promise<number>;
 };
@@ -280,11 +299,11 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     scan(prefix) {
       return guarded('scan', undefined, () => scanPrefix(prefix));
     },
-    hitWindow(key, limit, windowMs): Promise<WindowHit> {
+    hitWindow(key, limit, windowMs, weight = 1): Promise<WindowHit> {
       nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
       const member = `${process.pid}-${nonce}-${Math.random().toString(36).slice(2)}`;
       return guarded('hitWindow', key, async () => {
-        const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member);
+        const [allowed, count, retryAfterMs] = await client.tgHitWindow(k(key), windowMs, limit, member, weight);
         return { allowed: allowed === 1, count, retryAfterMs };
       });
     },
@@ -298,17 +317,17 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     recent(key, limit, offset = 0) {
       return guarded('recent', key, () => client.lrange(k(key), offset, offset + limit - 1));
     },
-    acquireLease({ id, record, ttlMs, own, shared }): Promise<LeaseGrant> {
+    acquireLease({ id, record, ttlMs, own, shared, sides = {} }): Promise<LeaseGrant> {
       return guarded('acquireLease', record.key, async () => {
-        const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix));
+        const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix), ...Object.entries(sides).flat());
         return granted === 1 ? { granted: true, evicted } : { granted: false };
       });
     },
-    renewLease({ id, record, groups, ttlMs }) {
-      return guarded('renewLease', record.key, async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs))) === 1);
+    renewLease({ id, record, groups, ttlMs, sides = [] }) {
+      return guarded('renewLease', record.key, async () => (await client.tgRenewLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, String(ttlMs), ...sides)) === 1);
     },
-    releaseLease({ id, record, groups }) {
-      return guarded('releaseLease', record.key, async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value)) === 1);
+    releaseLease({ id, record, groups, sides = [] }) {
+      return guarded('releaseLease', record.key, async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, ...sides)) === 1);
     },
     verifyConnection: () => firstAttempt,
     async close() {

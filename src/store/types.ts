@@ -23,8 +23,11 @@ export interface StateStore {
   delete(key: string): Promise<boolean>;
   /** Every live key starting with `prefix`, with its value. */
   scan(prefix: string): Promise<Array<{ key: string; value: string }>>;
-  /** Atomic sliding-window hit: counts one hit unless the window already holds `limit`. */
-  hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit>;
+  /**
+   * Atomic sliding-window hit: counts `weight` hits (default 1) unless they would take the window past
+   * `limit`; refused hits are not counted. Cost is one step whatever the weight.
+   */
+  hitWindow(key: string, limit: number, windowMs: number, weight?: number): Promise<WindowHit>;
   /** Appends to a capped list (newest kept, at most `max` entries): a ring in memory, LPUSH + LTRIM in Redis. */
   pushCapped(key: string, value: string, max: number): Promise<void>;
   /** Up to `limit` entries of a capped list, newest first, after skipping the newest `offset` (default 0): one page. */
@@ -59,6 +62,11 @@ export interface LeaseRequest {
   own: LeaseGroup & { recordPrefix: string };
   /** Everyone's leases (e.g. the tenant's): at `limit` the request is refused, nobody else's lease ends. */
   shared: LeaseGroup;
+  /**
+   * The lease's side records, by suffix: written at `record.key` + suffix with the record's TTL, and gone
+   * whenever it goes (expired, released, ended to make room: an ended lease's records at these suffixes too).
+   */
+  sides?: Record<string, string>;
 }
 
 export type LeaseGrant = { granted: true; evicted: string[] } | { granted: false };
@@ -70,6 +78,8 @@ export interface LeaseRef {
   /** Every group that counts the lease. */
   groups: string[];
   ttlMs: number;
+  /** The suffixes of its side records (LeaseRequest.sides): renewed and released with the record. */
+  sides?: readonly string[];
 }
 
 export interface WindowHit {

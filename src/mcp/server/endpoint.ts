@@ -7,7 +7,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
-import { checkedMessages, invalidParams } from '../client/call-params.js';
+import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from '../client/call-params.js';
 import { auditCall, catalogEvent } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
 import { failureResult } from '../../execution/tool-result.js';
@@ -21,12 +21,13 @@ import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from '.
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
+import { oversizedBatch, signalsIn, spendSignals } from './post-bounds.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { answerOnWire } from './wire-error.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
 import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
-import { createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
+import { capabilitiesRecord, createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
 import { withRelay, type Relay } from '../client/relay.js';
 
@@ -172,6 +173,16 @@ function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason:
   }
 }
 
+/**
+ * A JSON-RPC error with an HTTP error status, written as the transport writes its own (the route's error
+ * schemas describe Fastify's error body, which would drop the JSON-RPC members).
+ */
+function sendJsonRpcError(request: FastifyRequest, reply: FastifyReply, status: number, body: JsonRpcErrorResponse): void {
+  reply.hijack();
+  reply.raw.writeHead(status, { 'content-type': 'application/json', 'x-request-id': request.id });
+  reply.raw.end(JSON.stringify(body));
+}
+
 /** GET and DELETE while sessions are off: the transport spec allows 405 for both (a stateless server). */
 function sessionsOff(reply: FastifyReply): Error {
   reply.header('allow', 'POST');
@@ -248,8 +259,9 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (presented !== undefined) return (await sessions.resume(request.principal, presented, toolset, settings)) ? presented : null;
     if (!opensSession(request.body)) return undefined;
     try {
-      const { id, ended } = await sessions.create(request.principal, toolset, settings);
-      await capabilities.remember(request.principal, id, declaredCapabilities(request.body));
+      const declared = declaredCapabilities(request.body);
+      const { id, ended } = await sessions.create(request.principal, toolset, settings, { client: capabilitiesRecord(declared) });
+      capabilities.remember(request.principal, id, declared);
       for (const old of ended) hub.end(old);
       app.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
@@ -266,6 +278,9 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     const toolset = endpoint(request);
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
+    // Before anything of the body is handled: a batch is bounded whatever its messages are.
+    const oversized = oversizedBatch(request.body, app.gateway.config.mcpServer.maxBatchMessages);
+    if (oversized) return sendJsonRpcError(request, reply, 400, oversized);
     const invalid = invalidParams(request.body);
     if (invalid) {
       auditRefusedMessages(app.governance.audit, request, invalid.error.message);
@@ -273,7 +288,12 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     }
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
-    if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
+    if (session !== undefined) {
+      // Cancellations and answers reach other replicas over the bus: counted per session, all or none.
+      await spendSignals(app.governance.store, sessionSideKey(request.principal, session, 'signals'), app.gateway.config.mcpServer.signalRate, signalsIn(request.body));
+      const cancelled = cancelledRequestIds(request.body);
+      if (cancelled.length > 0) hub.cancel(session, cancelled);
+    }
     // The client's answers to relayed requests: delivered wherever the call that asked runs.
     if (session !== undefined && relayRequests.answers(session, request.body)) return reply.code(202).send();
     // What this session's client may be asked by an upstream: read only for a body that calls a tool.

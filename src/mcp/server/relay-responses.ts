@@ -6,6 +6,9 @@ import type { MessageBus } from '../../store/bus.js';
 import type { Logger } from '../../types.js';
 
 const CHANNEL = 'mcp-relay-answers';
+/** The ids of relayed requests: 128 random bits after a prefix; an answer with any other id answers none of them. */
+const RELAY_ID_PREFIX = 'relay-';
+const RELAY_ID = /^relay-[A-Za-z0-9_-]{22}$/;
 
 type Answer = { result: Record<string, unknown> } | { error: { code: number; message: string } };
 
@@ -33,8 +36,9 @@ export function createRelayRequests(bus: MessageBus, log: Logger): RelayRequests
   };
   const unsubscribe = bus.subscribe(CHANNEL, (raw) => {
     try {
-      const { session, message } = JSON.parse(raw) as { session: string; message: unknown };
-      deliver(session, message);
+      // One bus message per POST carries its answers (`message`: one, as older replicas send it).
+      const { session, messages, message } = JSON.parse(raw) as { session: string; messages?: unknown; message?: unknown };
+      for (const answer of Array.isArray(messages) ? messages : [message]) deliver(session, answer);
     } catch {
       // not ours
     }
@@ -42,7 +46,7 @@ export function createRelayRequests(bus: MessageBus, log: Logger): RelayRequests
 
   return {
     async ask(session, send, request, signal, timeoutMs) {
-      const id = `relay-${randomBytes(16).toString('base64url')}`;
+      const id = `${RELAY_ID_PREFIX}${randomBytes(16).toString('base64url')}`;
       const key = keyOf(session, id);
       const answered = new Promise<Answer>((resolve, reject) => {
         const timer = setTimeout(() => finish(() => reject(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs);
@@ -67,13 +71,17 @@ export function createRelayRequests(bus: MessageBus, log: Logger): RelayRequests
     answers(session, body) {
       const messages = messagesOf(body);
       if (messages.length === 0 || !messages.every((message) => isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))) return false;
+      const elsewhere: unknown[] = [];
       for (const message of messages) {
         // An answer whose request waits here is delivered here; only the others cross the bus (where every
-        // replica, this one included, would otherwise handle each answer once more).
+        // replica, this one included, would otherwise handle each answer once more), and only those whose id
+        // toolgate could have made: an answer to no request of ours is dropped where it arrived.
         const id = (message as { id?: string | number }).id;
         if (id !== undefined && waiting.has(keyOf(session, id))) deliver(session, message);
-        else bus.publish(CHANNEL, JSON.stringify({ session, message })).catch((error: unknown) => log.warn({ err: error }, 'relay answer not published'));
+        else if (typeof id === 'string' && RELAY_ID.test(id)) elsewhere.push(message);
       }
+      // All of a POST's answers in one bus message, however many it holds.
+      if (elsewhere.length > 0) bus.publish(CHANNEL, JSON.stringify({ session, messages: elsewhere })).catch((error: unknown) => log.warn({ err: error }, 'relay answers not published'));
       return true;
     },
     close() {

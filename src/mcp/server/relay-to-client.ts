@@ -12,8 +12,6 @@ import type { Principal } from '../../types.js';
 export const MAX_RELAYS_PER_CALL = 8;
 export const MAX_RELAY_CHARS = 64 * 1024;
 export const RELAY_TIMEOUT_MS = 300_000;
-/** How long a session's declared capabilities are kept in the store (a longer-lived session falls back: relays refused, a tool error for a connection). */
-const REMEMBER_MS = 24 * 60 * 60 * 1000;
 /** Sessions whose capabilities this replica remembers. */
 const MAX_KNOWN = 10_000;
 
@@ -35,10 +33,17 @@ export function declaredCapabilities(body: unknown): ClientCapability[] {
   ];
 }
 
+/**
+ * The store record of what a session's client declared: `initialize` writes it with the session's lease
+ * (sessions.ts), so it is renewed with the session and goes with it.
+ */
+export const capabilitiesRecord = (declared: readonly ClientCapability[]): string => JSON.stringify(declared);
+
 export const relayKindsOf = (declared: readonly ClientCapability[]): RelayKind[] => declared.filter((kind): kind is RelayKind => kind !== 'url-elicitation');
 
 export interface SessionCapabilities {
-  remember(principal: Principal, session: string, declared: ClientCapability[]): Promise<void>;
+  /** This replica remembers what a new session's client declared (its record went to the store with the session). */
+  remember(principal: Principal, session: string, declared: readonly ClientCapability[]): void;
   of(principal: Principal, session: string): Promise<readonly ClientCapability[]>;
 }
 
@@ -51,10 +56,8 @@ export function createSessionCapabilities(store: StateStore, keyOf: (principal: 
     return declared;
   };
   return {
-    async remember(principal, session, declared) {
-      const key = keyOf(principal, session);
-      keep(key, declared);
-      if (declared.length > 0) await store.set(key, JSON.stringify(declared), { ttlMs: REMEMBER_MS });
+    remember(principal, session, declared) {
+      keep(keyOf(principal, session), declared);
     },
     async of(principal, session) {
       const key = keyOf(principal, session);

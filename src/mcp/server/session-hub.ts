@@ -10,7 +10,8 @@ export const SESSION_CHANNEL = 'mcp-sessions';
 
 /** What replicas tell each other about sessions; each is handled idempotently (the publisher hears it too). */
 type SessionMessage =
-  | { t: 'cancel'; session: string; request: string }
+  // One message per POST, however many of its calls the client cancelled (`request`: one, as older replicas send it).
+  | { t: 'cancel'; session: string; requests?: string[]; request?: string }
   | { t: 'end'; session: string }
   | { t: 'stream'; session: string; stream: string }
   | { t: 'pool'; tenant: string; user: string }
@@ -64,8 +65,11 @@ export interface SessionHub {
   openStreams(): number;
   /** The cancellation of one tools/call of a session (by its JSON-RPC id), until `done`. */
   trackCall(session: string, requestId: string | number): { signal: AbortSignal; done(): void };
-  /** notifications/cancelled: aborts the named call on whichever replica runs it. */
-  cancel(session: string, requestId: string | number): void;
+  /**
+   * notifications/cancelled: aborts the named calls on whichever replica runs them. The calls running here
+   * are aborted here; the others cross the bus in one message, whatever their number.
+   */
+  cancel(session: string, requestIds: ReadonlyArray<string | number>): void;
   /** Sends a notification on the session's stream, on whichever replica holds it (none is kept for a session without one). */
   notify(session: string, message: JSONRPCNotification): void;
   /** DELETE (or eviction): closes the session's stream and cancels its calls, on every replica. */
@@ -76,6 +80,12 @@ export interface SessionHub {
 }
 
 const requestKey = (id: string | number): string => JSON.stringify(id);
+
+/** The request keys a `cancel` message names (an array from this version, one key from an older replica). */
+const cancelledIn = (message: { requests?: unknown; request?: unknown }): string[] => {
+  if (Array.isArray(message.requests)) return message.requests.filter((request): request is string => typeof request === 'string');
+  return typeof message.request === 'string' ? [message.request] : [];
+};
 
 /**
  * The sessions this replica holds something of: open GET streams and running calls. Session records
@@ -142,7 +152,7 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
     } catch {
       return;
     }
-    if (message.t === 'cancel') cancelHere(message.session, message.request);
+    if (message.t === 'cancel') for (const request of cancelledIn(message)) cancelHere(message.session, request);
     else if (message.t === 'end') endHere(message.session);
     else if (message.t === 'stream') newestStream(message.session, message.stream);
     else if (message.t === 'notify') streams.get(message.session)?.stream.send(message.message);
@@ -176,10 +186,16 @@ export function createSessionHub(deps: SessionHubDeps): SessionHub {
         },
       };
     },
-    cancel(session, requestId) {
-      const request = requestKey(requestId);
-      cancelHere(session, request);
-      void publish({ t: 'cancel', session, request });
+    cancel(session, requestIds) {
+      const running = calls.get(session);
+      const elsewhere = new Set<string>();
+      for (const id of requestIds) {
+        const request = requestKey(id);
+        // A call running here runs nowhere else (one JSON-RPC id per call of a session): no replica need hear it.
+        if (running?.has(request)) cancelHere(session, request);
+        else elsewhere.add(request);
+      }
+      if (elsewhere.size > 0) void publish({ t: 'cancel', session, requests: [...elsewhere] });
     },
     notify(session, message) {
       void publish({ t: 'notify', session, message });

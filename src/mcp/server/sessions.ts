@@ -28,6 +28,15 @@ const recordValue = (toolset: string | undefined): string => JSON.stringify({ to
 /** Where a session's own side records live (e.g. the relays its client declared): under its owner's key. */
 export const sessionSideKey = (principal: Principal, id: string, side: string): string => `${recordPrefix(principal)}${id}:${side}`;
 
+/**
+ * The side records kept with a session's lease: written by `initialize`, renewed with the session and gone
+ * with it (expired, ended, or ended to make room for a newer one).
+ */
+const LEASED_SIDES = ['client'] as const;
+export type LeasedSide = (typeof LEASED_SIDES)[number];
+const sideSuffixes = LEASED_SIDES.map((side) => `:${side}`);
+const EMPTY_SIDE = '[]';
+
 export type SessionLimits = Pick<McpServerConfig, 'idleTimeoutMs' | 'maxPerPrincipal' | 'maxPerTenant'>;
 
 export interface McpSessions {
@@ -36,7 +45,7 @@ export interface McpSessions {
    * used sessions end (returned in `ended`, so their streams and calls can be closed); beyond
    * `maxPerTenant` it throws TG_OVERLOADED rather than end another user's session.
    */
-  create(principal: Principal, toolset: string | undefined, limits: SessionLimits): Promise<{ id: string; ended: string[] }>;
+  create(principal: Principal, toolset: string | undefined, limits: SessionLimits, sides?: Partial<Record<LeasedSide, string>>): Promise<{ id: string; ended: string[] }>;
   /** True when `id` is a live session of this principal at this endpoint; its idle timer restarts. One store round trip. */
   resume(principal: Principal, id: string, toolset: string | undefined, limits: SessionLimits): Promise<boolean>;
   /** Ends the session; false when it was not this principal's live session. */
@@ -57,10 +66,11 @@ export function createMcpSessions(store: StateStore): McpSessions {
     record: { key: recordPrefix(principal) + id, value: recordValue(toolset) },
     groups: [ownerGroup(principal), tenantGroup(principal)],
     ttlMs,
+    sides: sideSuffixes,
   });
 
   return {
-    async create(principal, toolset, limits) {
+    async create(principal, toolset, limits, sides = {}) {
       const id = randomBytes(24).toString('base64url');
       const grant = await store.acquireLease({
         id,
@@ -68,6 +78,8 @@ export function createMcpSessions(store: StateStore): McpSessions {
         ttlMs: limits.idleTimeoutMs,
         own: { key: ownerGroup(principal), limit: limits.maxPerPrincipal, recordPrefix: recordPrefix(principal) },
         shared: { key: tenantGroup(principal), limit: limits.maxPerTenant },
+        // Every side is written (empty when not given), so the one lease script ends all of them alike.
+        sides: Object.fromEntries(LEASED_SIDES.map((side) => [`:${side}`, sides[side] ?? EMPTY_SIDE])),
       });
       if (!grant.granted) throw new errors.TG_OVERLOADED(`tenant holds ${limits.maxPerTenant} MCP sessions; end one (DELETE /mcp) or retry later`);
       return { id, ended: grant.evicted };

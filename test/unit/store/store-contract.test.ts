@@ -147,6 +147,59 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: true, evicted: [] });
   });
 
+  it('counts a weighted hit as that many hits in one step, refusing all of it when it does not fit', async () => {
+    const key = `${ns}weighted`;
+    expect(await store.hitWindow(key, 10, 60_000, 4)).toEqual({ allowed: true, count: 4, retryAfterMs: 0 });
+    expect(await store.hitWindow(key, 10, 60_000, 6)).toEqual({ allowed: true, count: 10, retryAfterMs: 0 });
+    const refused = await store.hitWindow(key, 10, 60_000, 1);
+    expect(refused.allowed).toBe(false);
+    expect(refused.count).toBe(10);
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+    // Refused whole, not counted in part; a weight past the limit never fits.
+    const partial = `${ns}weighted-partial`;
+    expect((await store.hitWindow(partial, 5, 60_000, 3)).allowed).toBe(true);
+    expect(await store.hitWindow(partial, 5, 60_000, 3)).toMatchObject({ allowed: false, count: 3 });
+    expect(await store.hitWindow(partial, 5, 60_000, 2)).toMatchObject({ allowed: true, count: 5 });
+    expect(await store.hitWindow(`${ns}weighted-over`, 5, 60_000, 6)).toMatchObject({ allowed: false, count: 0, retryAfterMs: 60_000 });
+    // More members than one command takes (the script adds them in chunks).
+    expect(await store.hitWindow(`${ns}weighted-large`, 5000, 60_000, 2500)).toEqual({ allowed: true, count: 2500, retryAfterMs: 0 });
+  });
+
+  it("keeps a lease's side records with it: written with it, renewed with it, gone when it is released, evicted or expires", async () => {
+    const lease = (id: string, ttlMs = 60_000) => ({
+      id,
+      record: { key: `${ns}side:${id}`, value: 'v' },
+      ttlMs,
+      own: { key: `${ns}side-own`, limit: 2, recordPrefix: `${ns}side:` },
+      shared: { key: `${ns}side-shared`, limit: 100 },
+      sides: { ':client': `client of ${id}` },
+    });
+    const ref = (id: string, ttlMs = 60_000) => ({ id, record: { key: `${ns}side:${id}`, value: 'v' }, groups: [`${ns}side-own`, `${ns}side-shared`], ttlMs, sides: [':client'] });
+    expect(await store.acquireLease(lease('s1', 400))).toEqual({ granted: true, evicted: [] });
+    expect(await store.get(`${ns}side:s1:client`)).toBe('client of s1');
+    // Renewed with the lease: it outlives its first TTL.
+    await sleep(250);
+    expect(await store.renewLease(ref('s1', 400))).toBe(true);
+    await sleep(250);
+    expect(await store.get(`${ns}side:s1:client`)).toBe('client of s1');
+    // Expires with the lease.
+    await sleep(300);
+    expect(await store.get(`${ns}side:s1`)).toBeNull();
+    expect(await store.get(`${ns}side:s1:client`)).toBeNull();
+    // Released with the lease.
+    await store.acquireLease(lease('s2'));
+    expect(await store.releaseLease(ref('s2'))).toBe(true);
+    expect(await store.get(`${ns}side:s2:client`)).toBeNull();
+    // Evicted with the lease.
+    await store.acquireLease(lease('s3'));
+    await store.acquireLease(lease('s4'));
+    expect(await store.acquireLease(lease('s5'))).toEqual({ granted: true, evicted: ['s3'] });
+    expect(await store.get(`${ns}side:s3:client`)).toBeNull();
+    expect(await store.get(`${ns}side:s4:client`)).toBe('client of s4');
+    expect(await store.get(`${ns}side:s5:client`)).toBe('client of s5');
+  });
+
   it('evicts the least recently used lease also when leases are taken and renewed within one millisecond', async () => {
     // Ids run against time order ('z' first, 'a' later), so a tie broken by id would evict the wrong lease.
     const lease = (id: string, owner: string) => ({

@@ -77,3 +77,34 @@ describe('the session hub', () => {
     hub.close();
   });
 });
+
+describe('cancellations across replicas', () => {
+  it('aborts the calls running here at once, and sends the rest to other replicas in one bus message per request', () => {
+    const bus = heldBus();
+    const published: string[] = [];
+    const counting: MessageBus = { ...bus, publish: async (channel, message) => void (published.push(message), await bus.publish(channel, message)) };
+    const [a, b] = [0, 1].map(() => createSessionHub({ bus: counting, log: pino({ level: 'silent' }), fingerprint: async () => 'f' })) as [ReturnType<typeof createSessionHub>, ReturnType<typeof createSessionHub>];
+    const here = a.trackCall('s1', 1);
+    const there = b.trackCall('s1', 'two');
+    const otherSession = b.trackCall('s2', 'two');
+    a.cancel('s1', [1, 'two', 3, 4, 'two']);
+    expect(here.signal.aborted).toBe(true);
+    expect(published).toHaveLength(1);
+    expect(JSON.parse(published[0]!)).toEqual({ t: 'cancel', session: 's1', requests: ['"two"', '3', '4'] });
+    bus.deliver();
+    expect(there.signal.aborted).toBe(true);
+    expect(otherSession.signal.aborted).toBe(false);
+    // Only calls running here: nothing crosses the bus.
+    const local = a.trackCall('s1', 5);
+    a.cancel('s1', [5]);
+    expect(local.signal.aborted).toBe(true);
+    expect(published).toHaveLength(1);
+    // A replica of the older version names one request per message.
+    const old = b.trackCall('s3', 7);
+    void bus.publish(SESSION_CHANNEL, JSON.stringify({ t: 'cancel', session: 's3', request: '7' }));
+    bus.deliver();
+    expect(old.signal.aborted).toBe(true);
+    a.close();
+    b.close();
+  });
+});

@@ -18,6 +18,8 @@ const mcpResponses = {
   200: { description: 'The JSON-RPC response (`initialize` answers with an `Mcp-Session-Id` header unless sessions are off)', ...jsonRpcBody },
   202: { description: 'A notification or response was accepted (no body)', type: 'null' },
   404: { $ref: 'ErrorBody#' },
+  // A session past `mcpServer.signalRate` (cancellations and relay answers), with Retry-After.
+  429: { $ref: 'ErrorBody#' },
   ...errorResponses,
 };
 
@@ -61,7 +63,7 @@ const routes: RoutePlugin = async (app) => {
           summary: narrowed
             ? "One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool"
             : "toolgate as an MCP server (streamable HTTP): tools/list is the caller's pool, tools/call the governed execution path",
-          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. \`initialize\` answers with an \`Mcp-Session-Id\` header (unless \`mcpServer.sessions\` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly.${unknownToolset}`,
+          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. \`initialize\` answers with an \`Mcp-Session-Id\` header (unless \`mcpServer.sessions\` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most \`mcpServer.maxBatchMessages\` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by \`mcpServer.signalRate\` (429).${unknownToolset}`,
           security: bearerSecurity,
           ...params,
           ...sessionId(false),

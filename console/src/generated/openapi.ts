@@ -654,7 +654,7 @@ export interface paths {
         put?: never;
         /**
          * toolgate as an MCP server (streamable HTTP): tools/list is the caller's pool, tools/call the governed execution path
-         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly.
+         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429).
          */
         post: operations["mcp"];
         /**
@@ -682,7 +682,7 @@ export interface paths {
         put?: never;
         /**
          * One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool
-         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. An unknown toolset, or one of another tenant, answers 404.
+         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429). An unknown toolset, or one of another tenant, answers 404.
          */
         post: operations["mcpToolset"];
         /**
@@ -3917,6 +3917,15 @@ export interface operations {
                 };
             };
             /** @description Fastify's standard error body with a stable TG_* code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4152,6 +4161,15 @@ export interface operations {
             };
             /** @description Fastify's standard error body with a stable TG_* code */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

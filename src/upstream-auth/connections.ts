@@ -61,6 +61,8 @@ interface FlowRecord {
   /** The PKCE verifier, sealed. */
   verifier: string;
   expiresAt: number;
+  /** The authorization server the flow was started at: its code goes back there only. */
+  issuer?: string;
 }
 
 interface ConnectionRecord {
@@ -73,6 +75,8 @@ interface ConnectionRecord {
   scopes: string[];
   connectedAt: number;
   refreshedAt: number;
+  /** The authorization server that issued the tokens: they go back there only. */
+  issuer?: string;
 }
 
 export interface ConnectionStatus {
@@ -135,6 +139,17 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       reject(signal.reason as Error);
     }, { once: true });
   });
+}
+
+/**
+ * A code or token goes back only to the authorization server that issued it: a service whose server is
+ * discovered may name another one later. A record without an issuer predates the binding; it is trusted only
+ * where the operator names the server.
+ */
+function checkIssuer(server: AuthServer, config: oauth.Configuration, issuer: string | undefined): void {
+  if (issuer === undefined ? server.discovers : issuer !== config.serverMetadata().issuer) {
+    throw new AuthServerError('invalid_grant', 'the service now names another authorization server than the one the connection was made with');
+  }
 }
 
 /** The one redirect URI of every connect flow (and of a registered client). */
@@ -229,7 +244,10 @@ export function createConnections(deps: ConnectionsDeps) {
           const refreshToken = unseal(held.record, held.record.refresh as string, 'refresh');
           let tokens: TokenSet;
           try {
-            const response = await server.run('refresh', (config) => oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters));
+            const response = await server.run('refresh', (config) => {
+              checkIssuer(server, config, held.record.issuer);
+              return oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters);
+            });
             tokens = server.tokenSet(response, now());
             deps.tokenRequests?.fetched(goal.service);
           } catch (error) {
@@ -266,7 +284,7 @@ export function createConnections(deps: ConnectionsDeps) {
       const state = oauth.randomState();
       const stateHash = digest(state);
       const expiresAt = now() + FLOW_TTL_MS;
-      const flow: FlowRecord = { tenant: principal.tenant, user: principal.user, service, verifier: deps.vault.seal(verifier, `flow\u0000${stateHash}`), expiresAt };
+      const flow: FlowRecord = { tenant: principal.tenant, user: principal.user, service, verifier: deps.vault.seal(verifier, `flow\u0000${stateHash}`), expiresAt, issuer: config.serverMetadata().issuer };
       await store.set(flowKey(stateHash), JSON.stringify(flow), { ttlMs: FLOW_TTL_MS });
       // A few pending flows per user and service (a call needing the connection starts one, and must not end
       // the one the user is completing in the browser); starting more ends the oldest.
@@ -311,8 +329,13 @@ export function createConnections(deps: ConnectionsDeps) {
       const current = new URL(redirectUri());
       for (const [name, value] of query) current.searchParams.append(name, value);
       let tokens: TokenSet;
+      let issuer: string | undefined;
       try {
-        const response = await server.run('code exchange', (config) => oauth.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }, server.tokenParameters));
+        const response = await server.run('code exchange', (config) => {
+          checkIssuer(server, config, flow.issuer);
+          issuer = config.serverMetadata().issuer;
+          return oauth.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }, server.tokenParameters);
+        });
         tokens = server.tokenSet(response, now());
         deps.tokenRequests?.fetched(goal.service);
       } catch (error) {
@@ -320,7 +343,7 @@ export function createConnections(deps: ConnectionsDeps) {
         throw new FlowError('exchange_failed', error instanceof Error ? error.message : 'code exchange failed');
       }
       const owner = { tenant: flow.tenant, user: flow.user, service: flow.service };
-      const record = sealTokens({ ...owner, connectedAt: now() }, tokens, undefined);
+      const record = sealTokens({ ...owner, connectedAt: now(), ...(issuer !== undefined ? { issuer } : {}) }, tokens, undefined);
       await store.set(connectionKey(owner.tenant, owner.user, owner.service), JSON.stringify(record));
       await store.delete(pendingKey(owner.tenant, owner.user, owner.service));
       await updateIndex(owner.tenant, owner.service, (users) => [owner.user, ...users.filter((user) => user !== owner.user)]);
@@ -367,7 +390,10 @@ export function createConnections(deps: ConnectionsDeps) {
       try {
         const config = await server.configuration();
         if (!config.serverMetadata().revocation_endpoint) return { removed: true, revoked: false };
-        await server.run('revocation', (configuration) => oauth.tokenRevocation(configuration, token, { token_type_hint: record.refresh !== undefined ? 'refresh_token' : 'access_token' }));
+        await server.run('revocation', (configuration) => {
+          checkIssuer(server, configuration, record.issuer);
+          return oauth.tokenRevocation(configuration, token, { token_type_hint: record.refresh !== undefined ? 'refresh_token' : 'access_token' });
+        });
         return { removed: true, revoked: true };
       } catch {
         return { removed: true, revoked: false };

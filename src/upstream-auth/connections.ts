@@ -106,7 +106,7 @@ export interface ConnectionsDeps {
   /** The tenant's userOAuth services in the live config (admins' listing). */
   tenantTargets: (tenant: string) => ConnectionTarget[];
   /** Counts token requests (code exchanges, refreshes) by service. */
-  tokenRequests?: { fetched(service: string): void; failed(service: string): void };
+  tokenRequests?: { fetched(target: ConnectionTarget): void; failed(target: ConnectionTarget): void };
   now?: () => number;
 }
 
@@ -249,9 +249,9 @@ export function createConnections(deps: ConnectionsDeps) {
               return oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters);
             });
             tokens = server.tokenSet(response, now());
-            deps.tokenRequests?.fetched(goal.service);
+            deps.tokenRequests?.fetched(goal);
           } catch (error) {
-            deps.tokenRequests?.failed(goal.service);
+            deps.tokenRequests?.failed(goal);
             if (error instanceof AuthServerError && error.code === 'invalid_grant') {
               await forget(principal, goal.service);
               throw new NotConnectedError(goal.service, 'the authorization server refused the refresh token (revoked or expired)');
@@ -337,9 +337,9 @@ export function createConnections(deps: ConnectionsDeps) {
           return oauth.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }, server.tokenParameters);
         });
         tokens = server.tokenSet(response, now());
-        deps.tokenRequests?.fetched(goal.service);
+        deps.tokenRequests?.fetched(goal);
       } catch (error) {
-        deps.tokenRequests?.failed(goal.service);
+        deps.tokenRequests?.failed(goal);
         throw new FlowError('exchange_failed', error instanceof Error ? error.message : 'code exchange failed');
       }
       const owner = { tenant: flow.tenant, user: flow.user, service: flow.service };

@@ -6,6 +6,7 @@ import { DomainError, type ErrorCode } from '../errors.js';
 import { createHash, randomUUID } from 'node:crypto';
 import * as oauth from 'openid-client';
 import type { UpstreamAuthConfig } from '../config/types.js';
+import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
@@ -170,12 +171,17 @@ export function createConnections(deps: ConnectionsDeps) {
     return (await deps.targets(owner)).find((candidate) => candidate.service === service);
   }
 
+  /** The index lives while it names someone: an emptied one is deleted, never left behind without a TTL. */
   async function updateIndex(tenant: string, service: string, change: (users: string[]) => string[]): Promise<void> {
     const key = indexKey(tenant, service);
     for (let attempt = 0; attempt < INDEX_RETRIES; attempt += 1) {
       const raw = await store.get(key);
-      const users = (raw === null ? [] : parseJson<string[]>(raw)) ?? [];
-      const next = JSON.stringify(change(users).slice(0, MAX_INDEXED_USERS));
+      const users = change((raw === null ? [] : parseJson<string[]>(raw)) ?? []).slice(0, MAX_INDEXED_USERS);
+      if (users.length === 0) {
+        if (raw === null || (await deleteIfUnchanged(store, key, raw))) return;
+        continue;
+      }
+      const next = JSON.stringify(users);
       if (raw === null ? await store.setIfAbsent(key, next) : await store.compareAndSet(key, raw, next)) return;
     }
   }

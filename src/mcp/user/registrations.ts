@@ -79,8 +79,10 @@ export interface UserMcpRegistrationsOptions {
   now?: () => Date;
 }
 
-export const registrationPrefix = (tenant: string, sub: string): string =>
-  `user-mcp/${encodeURIComponent(tenant)}/${encodeURIComponent(sub)}/`;
+/** Every registration of one tenant's users starts with this (the tenant is encoded: it never holds `/`). */
+export const tenantRegistrationPrefix = (tenant: string): string => `user-mcp/${encodeURIComponent(tenant)}/`;
+
+export const registrationPrefix = (tenant: string, sub: string): string => `${tenantRegistrationPrefix(tenant)}${encodeURIComponent(sub)}/`;
 
 /** GET view: everything but header values. */
 export function registrationView(sub: string, registration: UserMcpRegistration): UserMcpRegistrationView {

@@ -3,9 +3,15 @@
 // subject token), whatever path it tries — naming an untrusted server, a trusted one's neighbour on the
 // same origin, a redirect from a trusted server's metadata or token endpoint. Every trap records each
 // request it receives; none may receive anything.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../../src/config/demo.js';
 import type { GatewayConfig } from '../../../src/config/types.js';
 import { buildTestApp, JWT_SECRET, signToken, testConfig } from '../../helpers/build.js';
 import { startRecordingAuthServer, startRedirector, startSelfNamingUpstream, type Trap } from '../../helpers/credential-traps.js';
@@ -77,6 +83,24 @@ function expectTrapUntouched(): void {
 }
 
 describe('a subject token goes only to a token endpoint the operator named', () => {
+  it('the server refuses to start on a tokenExchange service that would discover its server: exit 78, naming the key and what to set', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tg-exchange-config-'));
+    try {
+      const file = join(dir, 'toolgate.yaml');
+      await writeFile(file, [
+        'auth: { apiKeys: [{ id: ci, sha256: "' + '0'.repeat(64) + '", tenant: acme, user: ci }] }',
+        'mcp: { global: [{ id: exch, transport: streamable-http, url: "https://exch.example/mcp", auth: { type: tokenExchange, clientId: toolgate } }] }',
+        'tenants: { acme: {} }',
+      ].join('\n'));
+      const run = promisify(execFile)(process.execPath, ['--import', 'tsx', join(packageRoot(), 'src/server.ts')], { env: { ...process.env, TOOLGATE_CONFIG: file, PORT: '0' }, timeout: 60_000 });
+      const outcome = await run.then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+      expect(outcome.code).toBe(78);
+      expect(outcome.stderr).toContain('config /mcp/global/0/auth: the caller\'s token (tokenExchange) would go to whichever authorization server the service names; set "issuer" or "tokenUrl", or list the servers it may name in "trustedIssuers"');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000); // a process start under tsx, slow on a busy machine
+
   it('control: a service whose metadata names a trusted server exchanges the caller\'s token there', async () => {
     const grants = as.grants.length;
     const result = await call(app, alice, 'trusted_echo');

@@ -142,15 +142,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+const SERVER_MOVED = 'the service now names another authorization server than the one the connection was made with';
+
 /**
  * A code or token goes back only to the authorization server that issued it: a service whose server is
  * discovered may name another one later. A record without an issuer predates the binding; it is trusted only
  * where the operator names the server.
  */
 function checkIssuer(server: AuthServer, config: oauth.Configuration, issuer: string | undefined): void {
-  if (issuer === undefined ? server.discovers : issuer !== config.serverMetadata().issuer) {
-    throw new AuthServerError('invalid_grant', 'the service now names another authorization server than the one the connection was made with');
-  }
+  if (issuer === undefined ? server.discovers : issuer !== config.serverMetadata().issuer) throw new AuthServerError('invalid_grant', SERVER_MOVED);
 }
 
 /** The one redirect URI of every connect flow (and of a registered client). */
@@ -260,7 +260,7 @@ export function createConnections(deps: ConnectionsDeps) {
             deps.tokenRequests?.failed(goal);
             if (error instanceof AuthServerError && error.code === 'invalid_grant') {
               await forget(principal, goal.service);
-              throw new NotConnectedError(goal.service, 'the authorization server refused the refresh token (revoked or expired)');
+              throw new NotConnectedError(goal.service, error.message.endsWith(SERVER_MOVED) ? SERVER_MOVED : 'the authorization server refused the refresh token (revoked or expired)');
             }
             throw error;
           }

@@ -164,5 +164,6 @@ describe("a user's connection goes back only to the server that issued it", () =
     expect(trap.requests.filter((request) => request.path === '/token')).toEqual([]);
     // The connection is forgotten: alice connects again, at whatever server she then sees.
     expect(result.error?.errorType).toBe('CONNECTION_REQUIRED');
+    expect(result.output).toContain('names another authorization server');
   });
 });

@@ -122,6 +122,8 @@ describe("auth on a user's own MCP server", () => {
     expect((await app.inject({ method: 'DELETE', url: '/v1/users/alice/mcp-servers/mine', headers: bearer(alice) })).statusCode).toBe(204);
     expect(await connected()).toBeUndefined();
     expect((await store.scan('uauth:conn:')).filter((entry) => entry.key.endsWith(':user_alice_service_mine'))).toEqual([]);
+    // The list of connected users it was on goes with its last user (docs/security-model.md#store-keys-users-create).
+    expect((await store.scan('uauth:index:')).filter((entry) => entry.key.endsWith(':user_alice_service_mine'))).toEqual([]);
   });
 });
 

@@ -45,8 +45,12 @@ export function circuitBreakerPolicy(options: unknown, deps: PolicyDeps): Policy
   const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
     const service = call.tool.service;
     if (!service) return next(call, ctx);
-    // Metrics name a user-level service (one user's, in one tenant) only as the bucket `__user__`.
-    const circuit = circuits.get(service, ctx.principal.tenant, circuitOptions, call.tool.source === 'user-mcp' ? USER_TOOL_LABEL : service);
+    // A user-level service is one user's: its circuit is that user's too. Its name holds only the user key,
+    // which two subjects can share (a plain `sub` equal to another's hashed key), so the raw subject keys it.
+    // Metrics name it only as the bucket `__user__`.
+    const own = call.tool.source === 'user-mcp';
+    const member = own ? JSON.stringify([ctx.principal.tenant, ctx.principal.user]) : ctx.principal.tenant;
+    const circuit = circuits.get(service, member, circuitOptions, own ? USER_TOOL_LABEL : service);
     const admission = circuit.admit(clock.now());
     if (!admission.admit) {
       return answer(callFailure(call, 'CIRCUIT_OPEN', `upstream ${service} is failing; retry in ${Math.ceil(admission.retryAfterMs / 1000)} s`));

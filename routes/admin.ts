@@ -102,7 +102,7 @@ const routes: RoutePlugin = async (app) => {
         if (isSandbox(upstream)) return view !== undefined && usesBuiltins(view.config);
         return true;
       };
-      return { upstreams: app.gateway.status().filter(reaches).map(withCircuit) };
+      return { upstreams: app.gateway.status(request.principal.tenant).filter(reaches).map(withCircuit) };
     },
   );
 

@@ -178,8 +178,9 @@ export class Gateway {
     return this.live.current;
   }
 
-  status(): UpstreamStatus[] {
-    return [...this.live.current.providers.values()].flatMap((provider) => provider.status?.() ?? []).concat(this.deps.userProvider?.status?.() ?? []);
+  /** `tenant`: what is per tenant (users' own servers) is counted for that tenant only. */
+  status(tenant?: string): UpstreamStatus[] {
+    return [...this.live.current.providers.values()].flatMap((provider) => provider.status?.() ?? []).concat(this.deps.userProvider?.status?.(tenant) ?? []);
   }
 
   /**

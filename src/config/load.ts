@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Static } from 'typebox';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema.js';
+import { heldCredentialOf } from './discovered-issuers.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
 import type { GatewayConfig } from './types.js';
 import { isLoopbackHost } from '../shared/loopback-host.js';
@@ -111,8 +112,18 @@ function checkUpstreamAuth(config: GatewayConfig): void {
       const url = auth[key] === undefined ? undefined : new URL(auth[key]);
       if (url?.protocol === 'http:' && !isLoopbackHost(url.hostname)) throw new ConfigError(`config ${where}/${key}: an authorization server must be https (plain http only on a loopback address)`);
     }
+    for (const [index, issuer] of (auth.trustedIssuers ?? []).entries()) {
+      const url = new URL(issuer);
+      if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) throw new ConfigError(`config ${where}/trustedIssuers/${index}: an authorization server must be https (plain http only on a loopback address)`);
+    }
     const discovered = discoverable && !auth.issuer && !auth.tokenUrl;
     if (!discovered && !auth.issuer && !auth.tokenUrl) throw new ConfigError(`config ${where}: give "issuer" (discovery) or "tokenUrl"`);
+    if (!discovered && auth.trustedIssuers) throw new ConfigError(`config ${where}/trustedIssuers: only for a remote MCP service whose authorization server is discovered (no "issuer" or "tokenUrl"); remove it`);
+    // The service's own metadata names a discovered server: a credential toolgate holds goes there only when the operator trusts it.
+    const held = heldCredentialOf(auth);
+    if (discovered && held !== undefined && !auth.trustedIssuers) {
+      throw new ConfigError(`config ${where}: ${held} would go to whichever authorization server the service names; set "issuer" or "tokenUrl", or list the servers it may name in "trustedIssuers"`);
+    }
     if (!discovered && !auth.clientId) throw new ConfigError(`config ${where}: give "clientId" (only a service whose authorization server is discovered may register one)`);
     if (!auth.clientId && config.credentials.keys.length === 0) throw new ConfigError(`config ${where}: a registered client's secret is kept encrypted: configure credentials.keys`);
     if (auth.type !== 'userOAuth') continue;

@@ -300,6 +300,12 @@ export const upstreamAuthSchema = Section({
   tokenUrl: Type.Optional(httpUrl()),
   /** RFC 7009 revocation endpoint (discovery fills it when the issuer offers one). */
   revocationUrl: Type.Optional(httpUrl()),
+  /**
+   * A remote MCP service without `issuer` or `tokenUrl`: the authorization servers its metadata may name
+   * (matched exactly). Required when toolgate sends that server a credential of its own (tokenExchange's
+   * subject token, a `clientSecret`).
+   */
+  trustedIssuers: Type.Optional(Type.Array(httpUrl(), { minItems: 1 })),
   /** Required unless the service's discovered authorization server registers toolgate (RFC 7591). */
   clientId: Type.Optional(Type.String({ minLength: 1 })),
   clientSecret: Type.Optional(Type.String({ minLength: 1 })),

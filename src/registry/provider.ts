@@ -54,5 +54,6 @@ export interface UserToolProvider {
   /** The caller's own MCP servers, for resources and prompts (connected on first use). */
   servicesFor?(principal: Principal, log: Logger): Promise<readonly McpService[]>;
   close?(): Promise<void>;
-  status?(): UpstreamStatus[];
+  /** `tenant`: counted for that tenant only (a tenant admin's view); without it, across every tenant. */
+  status?(tenant?: string): UpstreamStatus[];
 }

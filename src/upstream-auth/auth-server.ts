@@ -2,6 +2,7 @@
 // discovery or explicit endpoints, and every request bounded — a deadline, a cap on the answer's size, and a
 // breaker per server — so a slow, dead or hostile token endpoint costs a call a bounded wait, never the gateway.
 import * as oauth from 'openid-client';
+import { trustedIssuersOf } from '../config/discovered-issuers.js';
 import type { UpstreamAuthConfig } from '../config/types.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
@@ -25,6 +26,8 @@ export interface TokenSet {
 }
 
 export interface AuthServer {
+  /** Whether the server is found through the service's own metadata (so it may change), not named by the operator. */
+  readonly discovers: boolean;
   configuration(): Promise<oauth.Configuration>;
   /** The extra parameters of every token request (`resource`, `audience`); read after `configuration()`. */
   readonly tokenParameters: Record<string, string>;
@@ -173,7 +176,7 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
   }
 
   async function discovered(target: DiscoveryTarget): Promise<oauth.Configuration> {
-    const found = await discoverAuthServer(target.serviceUrl, fetcher);
+    const found = await discoverAuthServer(target.serviceUrl, fetcher, trustedIssuersOf(auth));
     discoveredResource = found.resource;
     const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : await registered(target, found);
     registeredAs = auth.clientId === undefined ? { issuer: found.issuer, clientId: client.clientId } : undefined;
@@ -222,6 +225,7 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
   }
 
   const server: AuthServer = {
+    discovers: discovery !== undefined,
     get tokenParameters() {
       const resource = auth.resource ?? discoveredResource;
       return { ...(resource !== undefined ? { resource } : {}), ...(auth.audience !== undefined ? { audience: auth.audience } : {}) };

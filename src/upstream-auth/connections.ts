@@ -6,6 +6,7 @@ import { DomainError, type ErrorCode } from '../errors.js';
 import { createHash, randomUUID } from 'node:crypto';
 import * as oauth from 'openid-client';
 import type { UpstreamAuthConfig } from '../config/types.js';
+import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
@@ -61,6 +62,8 @@ interface FlowRecord {
   /** The PKCE verifier, sealed. */
   verifier: string;
   expiresAt: number;
+  /** The authorization server the flow was started at: its code goes back there only. */
+  issuer?: string;
 }
 
 interface ConnectionRecord {
@@ -73,6 +76,8 @@ interface ConnectionRecord {
   scopes: string[];
   connectedAt: number;
   refreshedAt: number;
+  /** The authorization server that issued the tokens: they go back there only. */
+  issuer?: string;
 }
 
 export interface ConnectionStatus {
@@ -102,7 +107,7 @@ export interface ConnectionsDeps {
   /** The tenant's userOAuth services in the live config (admins' listing). */
   tenantTargets: (tenant: string) => ConnectionTarget[];
   /** Counts token requests (code exchanges, refreshes) by service. */
-  tokenRequests?: { fetched(service: string): void; failed(service: string): void };
+  tokenRequests?: { fetched(target: ConnectionTarget): void; failed(target: ConnectionTarget): void };
   now?: () => number;
 }
 
@@ -137,6 +142,17 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+const SERVER_MOVED = 'the service now names another authorization server than the one the connection was made with';
+
+/**
+ * A code or token goes back only to the authorization server that issued it: a service whose server is
+ * discovered may name another one later. A record without an issuer predates the binding; it is trusted only
+ * where the operator names the server.
+ */
+function checkIssuer(server: AuthServer, config: oauth.Configuration, issuer: string | undefined): void {
+  if (issuer === undefined ? server.discovers : issuer !== config.serverMetadata().issuer) throw new AuthServerError('invalid_grant', SERVER_MOVED);
+}
+
 /** The one redirect URI of every connect flow (and of a registered client). */
 export const redirectUriOf = (publicUrl: string): string => `${publicUrl}/oauth/callback`;
 
@@ -155,12 +171,17 @@ export function createConnections(deps: ConnectionsDeps) {
     return (await deps.targets(owner)).find((candidate) => candidate.service === service);
   }
 
+  /** The index lives while it names someone: an emptied one is deleted, never left behind without a TTL. */
   async function updateIndex(tenant: string, service: string, change: (users: string[]) => string[]): Promise<void> {
     const key = indexKey(tenant, service);
     for (let attempt = 0; attempt < INDEX_RETRIES; attempt += 1) {
       const raw = await store.get(key);
-      const users = (raw === null ? [] : parseJson<string[]>(raw)) ?? [];
-      const next = JSON.stringify(change(users).slice(0, MAX_INDEXED_USERS));
+      const users = change((raw === null ? [] : parseJson<string[]>(raw)) ?? []).slice(0, MAX_INDEXED_USERS);
+      if (users.length === 0) {
+        if (raw === null || (await deleteIfUnchanged(store, key, raw))) return;
+        continue;
+      }
+      const next = JSON.stringify(users);
       if (raw === null ? await store.setIfAbsent(key, next) : await store.compareAndSet(key, raw, next)) return;
     }
   }
@@ -229,14 +250,17 @@ export function createConnections(deps: ConnectionsDeps) {
           const refreshToken = unseal(held.record, held.record.refresh as string, 'refresh');
           let tokens: TokenSet;
           try {
-            const response = await server.run('refresh', (config) => oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters));
+            const response = await server.run('refresh', (config) => {
+              checkIssuer(server, config, held.record.issuer);
+              return oauth.refreshTokenGrant(config, refreshToken, server.tokenParameters);
+            });
             tokens = server.tokenSet(response, now());
-            deps.tokenRequests?.fetched(goal.service);
+            deps.tokenRequests?.fetched(goal);
           } catch (error) {
-            deps.tokenRequests?.failed(goal.service);
+            deps.tokenRequests?.failed(goal);
             if (error instanceof AuthServerError && error.code === 'invalid_grant') {
               await forget(principal, goal.service);
-              throw new NotConnectedError(goal.service, 'the authorization server refused the refresh token (revoked or expired)');
+              throw new NotConnectedError(goal.service, error.message.endsWith(SERVER_MOVED) ? SERVER_MOVED : 'the authorization server refused the refresh token (revoked or expired)');
             }
             throw error;
           }
@@ -266,7 +290,7 @@ export function createConnections(deps: ConnectionsDeps) {
       const state = oauth.randomState();
       const stateHash = digest(state);
       const expiresAt = now() + FLOW_TTL_MS;
-      const flow: FlowRecord = { tenant: principal.tenant, user: principal.user, service, verifier: deps.vault.seal(verifier, `flow\u0000${stateHash}`), expiresAt };
+      const flow: FlowRecord = { tenant: principal.tenant, user: principal.user, service, verifier: deps.vault.seal(verifier, `flow\u0000${stateHash}`), expiresAt, issuer: config.serverMetadata().issuer };
       await store.set(flowKey(stateHash), JSON.stringify(flow), { ttlMs: FLOW_TTL_MS });
       // A few pending flows per user and service (a call needing the connection starts one, and must not end
       // the one the user is completing in the browser); starting more ends the oldest.
@@ -311,16 +335,21 @@ export function createConnections(deps: ConnectionsDeps) {
       const current = new URL(redirectUri());
       for (const [name, value] of query) current.searchParams.append(name, value);
       let tokens: TokenSet;
+      let issuer: string | undefined;
       try {
-        const response = await server.run('code exchange', (config) => oauth.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }, server.tokenParameters));
+        const response = await server.run('code exchange', (config) => {
+          checkIssuer(server, config, flow.issuer);
+          issuer = config.serverMetadata().issuer;
+          return oauth.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }, server.tokenParameters);
+        });
         tokens = server.tokenSet(response, now());
-        deps.tokenRequests?.fetched(goal.service);
+        deps.tokenRequests?.fetched(goal);
       } catch (error) {
-        deps.tokenRequests?.failed(goal.service);
+        deps.tokenRequests?.failed(goal);
         throw new FlowError('exchange_failed', error instanceof Error ? error.message : 'code exchange failed');
       }
       const owner = { tenant: flow.tenant, user: flow.user, service: flow.service };
-      const record = sealTokens({ ...owner, connectedAt: now() }, tokens, undefined);
+      const record = sealTokens({ ...owner, connectedAt: now(), ...(issuer !== undefined ? { issuer } : {}) }, tokens, undefined);
       await store.set(connectionKey(owner.tenant, owner.user, owner.service), JSON.stringify(record));
       await store.delete(pendingKey(owner.tenant, owner.user, owner.service));
       await updateIndex(owner.tenant, owner.service, (users) => [owner.user, ...users.filter((user) => user !== owner.user)]);
@@ -367,7 +396,10 @@ export function createConnections(deps: ConnectionsDeps) {
       try {
         const config = await server.configuration();
         if (!config.serverMetadata().revocation_endpoint) return { removed: true, revoked: false };
-        await server.run('revocation', (configuration) => oauth.tokenRevocation(configuration, token, { token_type_hint: record.refresh !== undefined ? 'refresh_token' : 'access_token' }));
+        await server.run('revocation', (configuration) => {
+          checkIssuer(server, configuration, record.issuer);
+          return oauth.tokenRevocation(configuration, token, { token_type_hint: record.refresh !== undefined ? 'refresh_token' : 'access_token' });
+        });
         return { removed: true, revoked: true };
       } catch {
         return { removed: true, revoked: false };

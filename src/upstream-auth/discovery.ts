@@ -43,8 +43,12 @@ function sdkFetch(send: CustomFetch): FetchLike {
     });
 }
 
-/** `send` is bounded in time and size, and refuses by the egress policy what the caller says it must. */
-export async function discoverAuthServer(serviceUrl: string, send: CustomFetch): Promise<DiscoveredAuthServer> {
+/**
+ * `send` is bounded in time and size, and refuses by the egress policy what the caller says it must.
+ * `trusted`: the only authorization servers the service may name (matched exactly), checked before that
+ * server is asked anything; undefined: any.
+ */
+export async function discoverAuthServer(serviceUrl: string, send: CustomFetch, trusted?: readonly string[]): Promise<DiscoveredAuthServer> {
   const fetchFn = sdkFetch(send);
   const hint = await resourceMetadataHint(serviceUrl, fetchFn);
   const resource = await discoverOAuthProtectedResourceMetadata(serviceUrl, hint ? { resourceMetadataUrl: hint } : {}, fetchFn);
@@ -54,6 +58,9 @@ export async function discoverAuthServer(serviceUrl: string, send: CustomFetch):
   }
   const issuer = resource.authorization_servers?.[0];
   if (issuer === undefined) throw new AuthServerError('invalid_response', 'the protected resource metadata names no authorization server');
+  if (trusted !== undefined && !trusted.some((url) => sameUrl(url, issuer))) {
+    throw new AuthServerError('refused', 'the service names an authorization server that is not in trustedIssuers');
+  }
   const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
   if (!metadata) throw new AuthServerError('invalid_response', 'the authorization server publishes no metadata');
   // RFC 8414 §3.3: the metadata's issuer is the URL it was fetched for, or it is not that server's.

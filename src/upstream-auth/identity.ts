@@ -15,7 +15,7 @@ import type { EgressOptions, Resolve } from '../egress/check-egress.js';
 import { createPinnedFetch } from '../egress/pinned-fetch.js';
 import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
 import { createConnections, NotConnectedError, redirectUriOf, type ConnectionTarget, type Connections } from './connections.js';
-import { createTokenMetrics } from './metrics.js';
+import { createTokenMetrics, type TokenTarget } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
 import { createVault, type Vault } from './vault.js';
 
@@ -148,18 +148,18 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     serverFor: ({ service, auth, userServer }) => serverFor(service, auth, userServer),
     targets: (owner) => targets(owner),
     tenantTargets: (tenant) => connectionTargets(deps.config(), tenant, deps.reachesTools),
-    tokenRequests: { fetched: (service) => metrics.fetched(service, 'user'), failed: (service) => metrics.failed(service, 'user') },
+    tokenRequests: { fetched: (target) => metrics.fetched(target, 'user'), failed: (target) => metrics.failed(target, 'user') },
     now,
   });
 
   /** Runs one token request, counting it; an authorization-server failure becomes the call's ToolError. */
-  async function fetched(service: string, kind: UpstreamCredentialKind, request: () => Promise<TokenSet>): Promise<TokenSet> {
+  async function fetched(target: TokenTarget, kind: UpstreamCredentialKind, request: () => Promise<TokenSet>): Promise<TokenSet> {
     try {
       const token = await request();
-      metrics.fetched(service, kind);
+      metrics.fetched(target, kind);
       return token;
     } catch (error) {
-      if (!(error instanceof NotConnectedError)) metrics.failed(service, kind);
+      if (!(error instanceof NotConnectedError)) metrics.failed(target, kind);
       throw error;
     }
   }
@@ -168,7 +168,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     const server = serverFor(service, auth, userServer);
     const key = JSON.stringify([auth, discoversThroughService(auth) ? service : undefined, userServer]);
     const { token } = await serviceTokens.get(key, () =>
-      fetched(service, 'service', async () => server.tokenSet(await server.run('client credentials', (config) => oauth.clientCredentialsGrant(config, { ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}), ...server.tokenParameters })), now())),
+      fetched({ service, ...(userServer ? { userServer } : {}) }, 'service', async () => server.tokenSet(await server.run('client credentials', (config) => oauth.clientCredentialsGrant(config, { ...(auth.scopes.length > 0 ? { scope: auth.scopes.join(' ') } : {}), ...server.tokenParameters })), now())),
     );
     return token;
   }
@@ -185,7 +185,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     const { token } = await exchanged.get(
       key,
       () =>
-        fetched(service, 'exchanged', async () =>
+        fetched({ service }, 'exchanged', async () =>
           server.tokenSet(
             await server.run('token exchange', (config) =>
               oauth.genericGrantRequest(config, TOKEN_EXCHANGE, {

@@ -26,6 +26,8 @@ export interface ClientCache<T> {
   /** Closes entries unused for `idleMs`; called by a timer, and directly by tests. */
   evictIdle(): Promise<void>;
   readonly size: number;
+  /** Entries whose key starts with `prefix` (at most `maxEntries` are looked at). */
+  countPrefix(prefix: string): number;
   closeAll(): Promise<void>;
 }
 
@@ -107,6 +109,11 @@ export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCach
     evictIdle: () => closingAfter(() => entries.purgeStale()),
     get size() {
       return entries.size;
+    },
+    countPrefix(prefix) {
+      let count = 0;
+      for (const key of entries.keys()) if (key.startsWith(prefix)) count += 1;
+      return count;
     },
     closeAll: () => closingAfter(() => entries.clear()),
   };

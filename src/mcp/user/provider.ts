@@ -12,7 +12,7 @@ import type { Logger, Principal, ServiceCredentials, Tool } from '../../types.js
 import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
 import { userServiceKey } from '../../registry/user-names.js';
-import { registrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
+import { registrationPrefix, tenantRegistrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
 import { UserServer, type SizedUserTool } from './user-server.js';
 
 export interface UserMcpProviderDeps {
@@ -175,9 +175,11 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));
       else await cache.evict(cacheKey(tenant, sub, serviceId));
     },
-    status(): UpstreamStatus[] {
-      // One aggregate row: per-user rows would show one tenant's user keys to another tenant's admin.
-      return [{ service: 'user-mcp', kind: 'user-mcp', state: 'ready', required: false, toolCount: 0, detail: { connectedClients: cache.size } }];
+    status(tenant): UpstreamStatus[] {
+      // One aggregate row: per-user rows would show one tenant's user keys to another tenant's admin, and a
+      // tenant's admin counts its own users' clients only (the total would tell of other tenants' activity).
+      const connectedClients = tenant === undefined ? cache.size : cache.countPrefix(tenantRegistrationPrefix(tenant));
+      return [{ service: 'user-mcp', kind: 'user-mcp', state: 'ready', required: false, toolCount: 0, detail: { connectedClients } }];
     },
     async close() {
       clearInterval(sweeper);

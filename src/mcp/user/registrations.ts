@@ -3,6 +3,7 @@
 // and every call their tools can change) is one GET, never a keyspace scan, and every change is a
 // compare-and-set on that record, so the per-user limit holds across replicas. The key holds the tenant
 // and the raw `sub`, both URL-encoded: never the user key alone (two subs may share a hashed key).
+import { deleteIfUnchanged } from '../../store/delete-if-unchanged.js';
 import type { StateStore } from '../../store/types.js';
 import { checkEgress, MAX_URL_LENGTH, type EgressOptions } from '../../egress/check-egress.js';
 import { userServiceKey } from '../../registry/user-names.js';
@@ -78,8 +79,10 @@ export interface UserMcpRegistrationsOptions {
   now?: () => Date;
 }
 
-export const registrationPrefix = (tenant: string, sub: string): string =>
-  `user-mcp/${encodeURIComponent(tenant)}/${encodeURIComponent(sub)}/`;
+/** Every registration of one tenant's users starts with this (the tenant is encoded: it never holds `/`). */
+export const tenantRegistrationPrefix = (tenant: string): string => `user-mcp/${encodeURIComponent(tenant)}/`;
+
+export const registrationPrefix = (tenant: string, sub: string): string => `${tenantRegistrationPrefix(tenant)}${encodeURIComponent(sub)}/`;
 
 /** GET view: everything but header values. */
 export function registrationView(sub: string, registration: UserMcpRegistration): UserMcpRegistrationView {
@@ -159,8 +162,13 @@ export function createUserMcpRegistrations(options: UserMcpRegistrationsOptions)
       const raw = await store.get(key);
       const decided = change(parseStored(raw));
       if ('refuse' in decided) return decided.refuse;
+      // An emptied record is deleted, but only while it still holds what was read: a concurrent writer's
+      // registration is never lost, and no empty record outlives its last server.
+      if (Object.keys(decided.next).length === 0) {
+        if (raw === null || (await deleteIfUnchanged(store, key, raw))) return decided.result;
+        continue;
+      }
       const nextValue = JSON.stringify(decided.next);
-      // An emptied record stays as `{}` rather than being deleted: a delete could race a concurrent writer.
       const written = raw === null ? await store.setIfAbsent(key, nextValue) : await store.compareAndSet(key, raw, nextValue);
       if (written) return decided.result;
     }

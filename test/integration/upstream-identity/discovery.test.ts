@@ -34,7 +34,8 @@ async function resolve(hostname: string): Promise<string[]> {
 }
 
 const metadataOf = (upstream: ProtectedUpstream, extra: Record<string, unknown> = {}): string => JSON.stringify({ resource: upstream.url, authorization_servers: [as.url], ...extra });
-const auth = (type: string, extra: Record<string, unknown> = {}) => ({ type, clientId: 'toolgate', clientSecret: 'toolgate-secret', scopes: ['read'], timeoutMs: 1000, ...extra });
+// The secret goes only to a server the operator trusts (docs/security-model.md#where-credentials-go).
+const auth = (type: string, extra: Record<string, unknown> = {}) => ({ type, clientId: 'toolgate', clientSecret: 'toolgate-secret', trustedIssuers: [as.url], scopes: ['read'], timeoutMs: 1000, ...extra });
 
 async function connectStart(service: string): Promise<{ statusCode: number; body: string }> {
   const res = await app.inject({ method: 'POST', url: `/v1/connections/${service}`, headers: bearer(alice) });
@@ -62,7 +63,7 @@ beforeAll(async () => {
         { id: 'disc', transport: 'streamable-http', url: disc.url, prefix: true, auth: auth('userOAuth') },
         { id: 'bot', transport: 'streamable-http', url: bot.url, prefix: true, auth: auth('clientCredentials') },
         // No secret: listing its tools never discovers, so only the tests below ask.
-        { id: 'evil', transport: 'streamable-http', url: evil.url, prefix: true, auth: auth('userOAuth', { clientSecret: undefined }) },
+        { id: 'evil', transport: 'streamable-http', url: evil.url, prefix: true, auth: auth('userOAuth', { clientSecret: undefined, trustedIssuers: undefined }) },
         // No client at all: toolgate registers one at the discovered server (RFC 7591).
         { id: 'reg', transport: 'streamable-http', url: reg.url, prefix: true, auth: { type: 'clientCredentials', scopes: ['read'], timeoutMs: 1000 } },
         { id: 'regUser', transport: 'streamable-http', url: regUser.url, prefix: true, auth: { type: 'userOAuth', scopes: ['read'], timeoutMs: 1000 } },

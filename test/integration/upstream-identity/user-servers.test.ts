@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';
-import { bearer, buildTestApp, signToken } from '../../helpers/build.js';
+import { bearer, buildTestApp, scrapeMetrics, signToken } from '../../helpers/build.js';
 import { AUDIENCES, call, connect, seen, startStage, type Stage } from './setup.js';
 
 let stage: Stage;
@@ -122,5 +122,28 @@ describe("auth on a user's own MCP server", () => {
     expect((await app.inject({ method: 'DELETE', url: '/v1/users/alice/mcp-servers/mine', headers: bearer(alice) })).statusCode).toBe(204);
     expect(await connected()).toBeUndefined();
     expect((await store.scan('uauth:conn:')).filter((entry) => entry.key.endsWith(':user_alice_service_mine'))).toEqual([]);
+    // The list of connected users it was on goes with its last user (docs/security-model.md#store-keys-users-create).
+    expect((await store.scan('uauth:index:')).filter((entry) => entry.key.endsWith(':user_alice_service_mine'))).toEqual([]);
+  });
+});
+
+describe("metric labels of users' own servers", () => {
+  /** The token-request series on the metrics listener. */
+  const tokenSeries = async (): Promise<string[]> => (await scrapeMetrics(app)).split('\n').filter((line) => line.startsWith('toolgate_upstream_token_'));
+  const register = async (user: string, serviceId: string): Promise<void> => {
+    const token = await signToken({ sub: user });
+    const auth = { type: 'clientCredentials', tokenUrl: `${stage.as.url}/token`, clientId: `${user}-bot`, clientSecret: 'card-secret', resource: AUDIENCES.robot };
+    expect((await put(token, user, serviceId, { url: stage.robot.url, auth })).statusCode).toBe(201);
+    expect(seen(await call(app, token, `user_${user}_tool_whoami`))).toMatchObject({ sub: `${user}-bot` });
+  };
+
+  it('registering and calling 10 more users\' servers adds no token-request series: they count under one bucket', async () => {
+    await register('mallory0', 'card0');
+    const before = await tokenSeries();
+    expect(before).toContainEqual(expect.stringMatching(/^toolgate_upstream_token_fetches_total\{service="__user__",kind="service"\} [1-9]/));
+    for (let i = 1; i <= 10; i += 1) await register(`mallory${i}`, `card${i}`);
+    const after = await tokenSeries();
+    expect(after.map((line) => line.replace(/ [0-9.e+]+$/, ''))).toEqual(before.map((line) => line.replace(/ [0-9.e+]+$/, '')));
+    expect(after.join('\n')).not.toMatch(/mallory|card/);
   });
 });

@@ -36,6 +36,20 @@ describe('upstream auth in the configuration', () => {
     expect(() => load(both)).toThrow('config /openapi/0/name: "jira" is also an MCP service id; an entry with auth needs a name of its own');
   });
 
+  it('refuses a discovered authorization server that would receive a credential of toolgate\'s, unless the operator lists it', () => {
+    // The service's own metadata would name where the caller's token (or the operator's secret) goes.
+    expect(() => load(jira({ type: 'tokenExchange', clientId: 'toolgate' }))).toThrow(
+      'config /mcp/global/0/auth: the caller\'s token (tokenExchange) would go to whichever authorization server the service names; set "issuer" or "tokenUrl", or list the servers it may name in "trustedIssuers"',
+    );
+    expect(() => load(jira({ type: 'clientCredentials', clientId: 'toolgate', clientSecret: 's' }))).toThrow(/^config \/mcp\/global\/0\/auth: the clientSecret would go to whichever/);
+    expect(() => load(jira({ type: 'tokenExchange', clientId: 'toolgate', trustedIssuers: ['https://idp.test'] }))).not.toThrow();
+    expect(() => load(jira({ type: 'tokenExchange', clientId: 'toolgate', tokenUrl: 'https://idp.test/token' }))).not.toThrow();
+    expect(() => load(jira({ type: 'clientCredentials', clientId: 'toolgate', clientSecret: 's', trustedIssuers: ['https://idp.test'] }))).not.toThrow();
+    // A list that cannot apply, or names a server in clear over a network, is refused too.
+    expect(() => load(jira({ type: 'tokenExchange', clientId: 'toolgate', issuer: 'https://idp.test', trustedIssuers: ['https://idp.test'] }))).toThrow('config /mcp/global/0/auth/trustedIssuers: only for a remote MCP service');
+    expect(() => load(jira({ type: 'tokenExchange', clientId: 'toolgate', trustedIssuers: ['http://idp.test'] }))).toThrow('config /mcp/global/0/auth/trustedIssuers/0: an authorization server must be https');
+  });
+
   it('refuses an authorization server over plain http, except on a loopback address', () => {
     const keys = { server: { publicUrl: 'https://toolgate.test' }, credentials: { keys: [{ id: 'k1', key }] } };
     expect(() => load({ ...keys, ...jira({ ...userOAuth, issuer: 'http://idp.test' }) })).toThrow('config /mcp/global/0/auth/issuer: an authorization server must be https (plain http only on a loopback address)');

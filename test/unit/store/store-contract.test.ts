@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deleteIfUnchanged } from '../../../src/store/delete-if-unchanged.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createRedisStore } from '../../../src/store/redis.js';
 import type { StateStore } from '../../../src/store/types.js';
@@ -43,6 +44,15 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(await store.compareAndSet(`${ns}cas`, 'pending', 'approved-again')).toBe(false);
     expect(await store.get(`${ns}cas`)).toBe('approved');
     expect(await store.compareAndSet(`${ns}missing`, 'pending', 'x')).toBe(false);
+  });
+
+  it('deletes a record only while it holds the value its writer read (deleteIfUnchanged)', async () => {
+    await store.set(`${ns}emptied`, '[]');
+    expect(await deleteIfUnchanged(store, `${ns}emptied`, '["bob"]')).toBe(false);
+    expect(await store.get(`${ns}emptied`)).toBe('[]');
+    expect(await deleteIfUnchanged(store, `${ns}emptied`, '[]')).toBe(true);
+    expect(await store.get(`${ns}emptied`)).toBeNull();
+    expect(await deleteIfUnchanged(store, `${ns}emptied`, '[]')).toBe(false);
   });
 
   it('lets exactly one of many concurrent compareAndSet calls win', async () => {

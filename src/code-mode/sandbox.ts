@@ -174,6 +174,8 @@ class SandboxPool {
    * tenant holding fewer.
    */
   private makeRoomFor(tenant: string, held: Map<string, number>): void {
+    // A script already told to go frees its room once its worker has stopped it: that room comes first.
+    for (const slot of this.slots) for (const run of slot.runs.values()) if (run.leaving) return;
     const mine = held.get(tenant) ?? 0;
     let victim: Run | undefined;
     for (const slot of this.slots) {

@@ -74,8 +74,13 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
         // Before the attempt started this policy answered the call itself; after, the call was handed on.
         resolve(started ? ended : answer(ended));
       });
-      // The caller had already been cancelled with a typed reason before this attempt began: nothing starts.
+      // The caller had already been cancelled before this attempt began: nothing starts, whatever the reason.
       if (settled) return;
+      if (ctx.cancellation.aborted) {
+        finish();
+        resolve(answer(callFailure(call, 'TIMEOUT', 'call was cancelled before it started')));
+        return;
+      }
       const attemptCtx = deriveContext(ctx, { cancellation: attempt });
       started = true;
       let running: Promise<ToolResult>;

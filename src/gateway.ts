@@ -3,6 +3,7 @@ import { codeModeCounter } from './code-mode/metrics.js';
 import { createCodeModeTools } from './code-mode/tools.js';
 import type { GatewayConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
+import { TenantInFlight } from './execution/tenant-in-flight.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { BuiltinPolicies, PolicyDeps } from './pipeline/types.js';
@@ -46,6 +47,8 @@ export class UnknownTenantError extends DomainError {
  */
 export class Gateway {
   private readonly validatorFor = createSchemaValidator();
+  /** Calls in flight per tenant: requests that run calls (admission) and code mode's inner calls. */
+  readonly inFlight = new TenantInFlight();
 
   private constructor(
     private readonly deps: GatewayDeps,
@@ -106,8 +109,14 @@ export class Gateway {
         poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
         execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
         count: (kind, outcome) => counter.inc({ kind, source: 'code', outcome }),
+        holdSlot: (tenant) => {
+          const limit = this.tenant(tenant)?.config.limits.maxInFlight;
+          if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
+          return { release: () => this.inFlight.leave(tenant) };
+        },
       },
-      toolset.sandbox,
+      // An inner call's arguments are bounded as a request body is: they are parsed and validated on this thread.
+      { ...toolset.sandbox, maxArgumentBytes: this.config.server.bodyLimit },
     );
   };
 

@@ -65,6 +65,11 @@ export interface ServiceCredentials {
 export interface ScriptOrigin {
   readonly scriptId: string;
   readonly parentCallId: string;
+  /**
+   * Told of the promise of each handler the call runs: the script accounts for its call until the handler
+   * settles, also when the call was answered before (a handler that ignores its cancellation).
+   */
+  readonly track?: (handler: Promise<unknown>) => void;
 }
 
 export interface ToolContext {

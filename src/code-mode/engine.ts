@@ -12,7 +12,7 @@ export type HostAnswer = { readonly resolve: string } | { readonly reject: strin
 /** Runs one `tools.<name>(args)` call of the script; must not reject. */
 export type HostCall = (name: string, argsJson: string, signal: AbortSignal) => Promise<HostAnswer>;
 
-export type SandboxStop = 'cpu_time' | 'wall_time' | 'tool_calls' | 'memory' | 'stack' | 'result_size' | 'script_error' | 'never_settles' | 'cancelled' | 'busy';
+export type SandboxStop = 'cpu_time' | 'wall_time' | 'tool_calls' | 'memory' | 'stack' | 'result_size' | 'script_error' | 'never_settles' | 'cancelled' | 'busy' | 'worker_lost';
 
 export type SandboxOutcome =
   | { readonly ok: true; readonly resultJson: string; readonly logs: readonly string[]; readonly logsTruncated: boolean; readonly toolCalls: number }
@@ -76,7 +76,13 @@ interface RunState {
   logBytes: number;
   logs: string[];
   logsTruncated: boolean;
+  readonly onSlice: SliceListener | undefined;
+  readonly heapBytes: () => number;
+  readonly memoryBytes: number;
 }
+
+/** Told when a slice of the script starts (with the CPU time it used before) and when it ends. */
+export type SliceListener = (cpuUsedMs: number, computing: boolean) => void;
 
 /**
  * Runs `source` (plain JavaScript: the body of an async function, so `await` and `return` work) in a fresh
@@ -84,10 +90,24 @@ interface RunState {
  * (sandbox.ts). Nothing but `tools` and `console.log` reaches the host; no timers, modules, network or
  * file system exist in the sandbox. docs/code-mode.md#the-sandbox
  */
-export async function runInThisThread(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal): Promise<SandboxOutcome> {
+export async function runInThisThread(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal, onSlice?: SliceListener): Promise<SandboxOutcome> {
   const quickjs = await loadEngine();
-  const state: RunState = { metering: false, cpuUsed: 0, lastMemoryCheck: 0, sliceStart: 0, wallDeadline: performance.now() + limits.wallTimeMs, stop: undefined, toolCalls: 0, logBytes: 0, logs: [], logsTruncated: false };
   const runtime = quickjs.newRuntime();
+  const state: RunState = {
+    metering: false,
+    cpuUsed: 0,
+    lastMemoryCheck: 0,
+    sliceStart: 0,
+    wallDeadline: performance.now() + limits.wallTimeMs,
+    stop: undefined,
+    toolCalls: 0,
+    logBytes: 0,
+    logs: [],
+    logsTruncated: false,
+    onSlice,
+    heapBytes: () => heapBytes(runtime),
+    memoryBytes: limits.memoryBytes,
+  };
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(limits.stackBytes);
   // Called every few thousand instructions: a clock read, and now and then a walk of the heap.
@@ -207,7 +227,10 @@ function install(
       return { error: context.newError({ name: 'RangeError', message: stopMessage('tool_calls', limits) }) };
     }
     state.toolCalls += 1;
+    // Lengths first: an oversized name or argument text is refused before it is copied out of the sandbox.
+    if (lengthOf(context, nameHandle) > MAX_NAME_CHARS) return refused(context, { errorType: 'UNKNOWN_TOOL', message: 'unknown tool', tool: '', callId: '' });
     const name = context.getString(nameHandle);
+    if (lengthOf(context, argsHandle) > limits.maxArgumentBytes) return refused(context, { errorType: 'VALIDATION_ERROR', message: argumentsTooLarge(name, limits), tool: name, callId: '' });
     const args = context.getString(argsHandle);
     const deferred = context.newPromise();
     pending.add(deferred);
@@ -249,13 +272,45 @@ function install(
   }
 }
 
+/** Longer than any tool name (64 characters): such a name is unknown whatever it says. */
+const MAX_NAME_CHARS = 256;
+
+function lengthOf(context: QuickJSContext, text: QuickJSHandle): number {
+  const handle = context.getProp(text, 'length');
+  try {
+    return context.getNumber(handle);
+  } finally {
+    handle.dispose();
+  }
+}
+
+/** A promise already rejected with a ToolCallError's JSON, as a failed host call would reject. */
+function refused(context: QuickJSContext, failure: { errorType: string; message: string; tool: string; callId: string }): QuickJSHandle {
+  const deferred = context.newPromise();
+  const text = context.newString(JSON.stringify(failure));
+  deferred.reject(text);
+  text.dispose();
+  const handle = deferred.handle.dup();
+  deferred.dispose();
+  return handle;
+}
+
+export function argumentsTooLarge(name: string, limits: SandboxLimits): string {
+  return `${name} arguments are larger than ${limits.maxArgumentBytes} bytes of JSON (the gateway's request body limit)`;
+}
+
 /** Runs synchronous sandbox work as one CPU slice (the interrupt handler measures from its start). */
 function slice<T>(state: RunState, run: () => T): T {
+  state.onSlice?.(state.cpuUsed, true);
   state.sliceStart = performance.now();
   try {
     return run();
   } finally {
     state.cpuUsed += performance.now() - state.sliceStart;
+    // Other scripts share this worker's memory and run between this script's slices: a heap past its limit
+    // (grown inside one native call, between two walks) ends the script before any of them runs.
+    if (state.stop === undefined && state.heapBytes() > state.memoryBytes) state.stop = 'memory';
+    state.onSlice?.(state.cpuUsed, false);
   }
 }
 
@@ -325,6 +380,8 @@ export function stopMessage(stop: SandboxStop, limits: SandboxLimits): string {
       return 'the call was cancelled';
     case 'busy':
       return 'the gateway is running as many scripts as it can and its queue is full; try again shortly';
+    case 'worker_lost':
+      return 'the sandbox worker running the script was stopped; run the script again';
     case 'never_settles':
     case 'script_error':
       return 'the script failed';

@@ -19,6 +19,14 @@ export interface SandboxLimits {
   readonly maxResultBytes: number;
   /** Everything `console.log` wrote; beyond it lines are dropped and the answer says so. */
   readonly maxLogBytes: number;
+  /**
+   * The JSON of one inner call's arguments: the gateway's `server.bodyLimit`, as for a request body. Measured
+   * inside the sandbox before the text is copied out, so an oversized call never reaches the main thread.
+   */
+  readonly maxArgumentBytes: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = SANDBOX_DEFAULTS;
+/** `server.bodyLimit`'s default. */
+const BODY_LIMIT_DEFAULT = 1024 * 1024;
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { ...SANDBOX_DEFAULTS, maxArgumentBytes: BODY_LIMIT_DEFAULT };

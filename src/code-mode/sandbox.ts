@@ -5,38 +5,53 @@ import { Worker } from 'node:worker_threads';
 import { stopMessage, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
 import type { SandboxLimits } from './limits.js';
 import type { FromWorker, ToWorker, WorkerData } from './sandbox-worker.js';
+import { newSliceMeter, readSlice } from './slice-meter.js';
 
-export { stopMessage, type HostAnswer, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
+export { argumentsTooLarge, stopMessage, type HostAnswer, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
 
 /**
- * The bounds of the worker pool scripts run in (docs/code-mode.md#limits). A worker runs one script at a
- * time, so a script stuck in one native operation holds one worker, never the event loop or another script.
+ * The bounds of the worker pool scripts run in (docs/code-mode.md#the-sandbox). A worker holds several
+ * scripts at once and computes one at a time: a script waiting for a tool call holds only its runtime, never
+ * the worker, so scripts waiting on slow tools leave every worker to the others.
  */
 export const SANDBOX_WORKERS = Math.max(2, availableParallelism());
-/** Scripts waiting for a worker; beyond it a script is refused at once (`busy`). */
-export const SANDBOX_QUEUE = 64;
+/** Scripts one worker holds at once (computing or waiting); each has its own runtime in the worker's memory. */
+export const SCRIPTS_PER_WORKER_AT_ONCE = 16;
+/** Scripts the pool holds at once. */
+export const SANDBOX_SCRIPTS = SANDBOX_WORKERS * SCRIPTS_PER_WORKER_AT_ONCE;
 /**
- * One tenant's share of the pool: scripts waiting on slow tools hold their workers, so no tenant may hold
- * every worker (one is always left for the others) nor fill the queue (docs/code-mode.md#the-sandbox).
+ * One tenant's share of the scripts held at once. Past the pool's size a tenant holding more scripts than
+ * another one asking gives up its newest waiting one (`busy`), so any number of tenants each get their turn.
  */
-export const SANDBOX_WORKERS_PER_TENANT = Math.max(1, SANDBOX_WORKERS - 1);
+export const SANDBOX_SCRIPTS_PER_TENANT = SANDBOX_SCRIPTS / 2;
+/** Scripts waiting for room; beyond it a script is refused at once (`busy`). */
+export const SANDBOX_QUEUE = 64;
 export const SANDBOX_QUEUE_PER_TENANT = SANDBOX_QUEUE / 4;
 /** A worker is replaced after this many scripts (and after any memory stop), which frees its WebAssembly memory. */
 export const SCRIPTS_PER_WORKER = 50;
-/** How long past its limit the main thread waits for a worker before terminating it. */
+/** How long past its wall limit (or a cancel) the main thread waits for a script before answering for it. */
 export const HARD_STOP_GRACE_MS = 500;
-/** V8's own heaps of a worker; the QuickJS heap lives in its WebAssembly memory, capped below. */
+/**
+ * How far past its CPU limit a slice may run before the main thread terminates its worker: half the limit,
+ * at least 50 ms (a slice is measured in wall time, which a loaded machine stretches) and at most the grace.
+ */
+export const cpuGraceMs = (limits: SandboxLimits): number => Math.min(HARD_STOP_GRACE_MS, Math.max(50, Math.floor(limits.cpuTimeMs / 2)));
+/** V8's own heaps of a worker; the QuickJS heaps live in its WebAssembly memory, capped below. */
 const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 };
 /**
- * A worker's WebAssembly memory cap: twice the script's memory limit (the heap walk stops a script past
- * the limit itself; the slack is the allocator's) plus the engine's own 16 MiB. Workers are made per cap.
+ * A worker's WebAssembly memory cap: room for each script it holds at its memory limit plus one more (the
+ * heap walk stops a script past the limit; the slack is one script's overshoot inside a native call) plus the
+ * engine's own 16 MiB, at most the build's 2 GiB. Workers are made per cap.
  */
-const wasmMemoryFor = (limits: SandboxLimits): number => 2 * limits.memoryBytes + 16 * 1024 * 1024;
+const wasmMemoryFor = (limits: SandboxLimits): number => Math.min(MAX_WASM_BYTES, (SCRIPTS_PER_WORKER_AT_ONCE + 1) * limits.memoryBytes + 16 * 1024 * 1024);
+const MAX_WASM_BYTES = 2 * 1024 * 1024 * 1024 - 65536;
+const WATCHDOG_EVERY_MS = 25;
 
 /**
  * Runs `source` in a QuickJS runtime in a sandbox worker under `limits`; each `tools.<name>(args)` call of
- * the script runs `host` on this thread. A worker that does not answer within the script's limit (plus a
- * grace) is terminated and replaced. docs/code-mode.md#the-sandbox
+ * the script runs `host` on this thread, with a signal aborted once the script has answered. A script whose
+ * slice runs past its CPU limit (plus a grace) has its worker terminated and replaced.
+ * docs/code-mode.md#the-sandbox
  */
 export function runInSandbox(source: string, host: HostCall, limits: SandboxLimits, cancel?: AbortSignal, tenant = ''): Promise<SandboxOutcome> {
   // A worker's messages arrive in the context the worker was made in: each call runs in its own caller's
@@ -54,30 +69,41 @@ interface Job {
   readonly cancel: AbortSignal | undefined;
   readonly tenant: string;
   readonly queuedAt: number;
+  /** Already started once, in a worker lost before the script made any tool call. */
+  readonly rerun?: boolean;
+}
+
+interface Waiting {
+  readonly job: Job;
+  readonly resolve: (outcome: SandboxOutcome) => void;
 }
 
 interface Slot {
   readonly worker: Worker;
   /** False when the worker failed before it was ready. */
   readonly ready: Promise<boolean>;
-  served: number;
   readonly wasmMemoryBytes: number;
-}
-
-/** What a run ended with, and whether its worker must go. */
-interface Ended {
-  outcome: SandboxOutcome;
-  retire: boolean;
+  readonly meter: Int32Array;
+  readonly epoch: number;
+  /** The scripts it holds, by run id; a run stays until the worker says it is done (or the worker is gone). */
+  readonly runs: Map<number, Run>;
+  served: number;
+  /** Takes no new script; terminated once it holds none. */
+  retiring: boolean;
+  gone: boolean;
+  /** Ready for scripts (its engine compiled); a worker still starting is chosen only when no other has room. */
+  isReady: boolean;
+  /** A replacement is starting; this worker retires once it is ready. */
+  replaced: boolean;
 }
 
 const stopped = (stop: SandboxStop, limits: SandboxLimits, toolCalls = 0, message = stopMessage(stop, limits)): SandboxOutcome => ({ ok: false, stop, message, logs: [], logsTruncated: false, toolCalls });
 
 class SandboxPool {
-  private readonly idle: Slot[] = [];
-  private workers = 0;
-  private readonly queue: Array<{ job: Job; resolve: (outcome: SandboxOutcome) => void }> = [];
-  /** Workers each tenant holds now. */
-  private readonly held = new Map<string, number>();
+  private readonly slots = new Set<Slot>();
+  private readonly queue: Waiting[] = [];
+  private nextRun = 0;
+  private watchdog: NodeJS.Timeout | undefined;
 
   run(job: Job): Promise<SandboxOutcome> {
     const queued = this.queue.reduce((count, entry) => count + (entry.job.tenant === job.tenant ? 1 : 0), 0);
@@ -88,27 +114,85 @@ class SandboxPool {
     });
   }
 
+  /** Scripts each tenant holds now, not counting those already told to go. */
+  private held(): Map<string, number> {
+    const held = new Map<string, number>();
+    for (const slot of this.slots) for (const run of slot.runs.values()) if (!run.leaving) held.set(run.job.tenant, (held.get(run.job.tenant) ?? 0) + 1);
+    return held;
+  }
+
   private pump(): void {
     for (;;) {
-      // The oldest script whose tenant holds less than its share: a tenant at its share waits for its own.
-      const index = this.queue.findIndex((entry) => (this.held.get(entry.job.tenant) ?? 0) < SANDBOX_WORKERS_PER_TENANT);
+      const held = this.held();
+      // The oldest script whose tenant is under its share, among the tenants holding the fewest.
+      const fewest = Math.min(...this.queue.map((entry) => held.get(entry.job.tenant) ?? 0));
+      const index = this.queue.findIndex((entry) => (held.get(entry.job.tenant) ?? 0) === fewest && fewest < SANDBOX_SCRIPTS_PER_TENANT);
       const next = this.queue[index];
       if (!next) return;
-      const cap = wasmMemoryFor(next.job.limits);
-      const idle = this.idle.findIndex((slot) => slot.wasmMemoryBytes === cap);
-      let slot = idle >= 0 ? this.idle.splice(idle, 1)[0] : undefined;
-      // Every worker is idle with another cap: one makes room for a worker of this script's cap.
-      if (!slot && this.workers >= SANDBOX_WORKERS) this.retire(this.idle.shift());
-      if (!slot && this.workers < SANDBOX_WORKERS) slot = this.spawn(cap);
-      if (!slot) return;
+      const slot = this.slotFor(next.job);
+      if (!slot) {
+        this.makeRoomFor(next.job.tenant, held);
+        return;
+      }
       this.queue.splice(index, 1);
-      void this.serve(slot, next.job).then(next.resolve);
+      this.start(slot, next);
     }
   }
 
+  /**
+   * A worker for a script: one with room and this script's memory cap, preferring one holding no other
+   * tenant's script (a worker's scripts share its memory and its fate if it must be terminated; a tenant
+   * whose scripts get a worker stopped waits for the replacement to start rather than join another's), then
+   * a ready one, then one not computing now, then the emptiest; a new worker while the pool has room.
+   */
+  private slotFor(job: Job): Slot | undefined {
+    const cap = wasmMemoryFor(job.limits);
+    let best: Slot | undefined;
+    let bestScore = Infinity;
+    for (const slot of this.slots) {
+      if (slot.retiring || slot.wasmMemoryBytes !== cap || slot.runs.size >= SCRIPTS_PER_WORKER_AT_ONCE) continue;
+      const others = [...slot.runs.values()].some((run) => run.job.tenant !== job.tenant);
+      const score = (others ? 20_000 : 0) + (slot.isReady ? 0 : 10_000) + (readSlice(slot.meter, slot.epoch) ? 100 : 0) + slot.runs.size;
+      if (score < bestScore) [best, bestScore] = [slot, score];
+    }
+    const live = [...this.slots].filter((slot) => !slot.retiring);
+    if (best && (bestScore < 20_000 || live.length >= SANDBOX_WORKERS)) return best;
+    if (live.length >= SANDBOX_WORKERS) {
+      // Every worker is made for another memory cap: an empty one makes room.
+      const empty = live.find((slot) => slot.runs.size === 0 && slot.wasmMemoryBytes !== cap);
+      if (!empty) return undefined;
+      this.retire(empty);
+    }
+    // Retiring workers wait for their scripts to end; at most as many as the pool's size linger.
+    if (this.slots.size - live.length >= SANDBOX_WORKERS) return undefined;
+    return this.spawn(cap);
+  }
+
+  /**
+   * The pool is full: the tenant holding the most scripts, when that is more than `tenant` holds plus one,
+   * gives up its newest script that is not computing now (it answers `busy`); the freed room goes to the
+   * tenant holding fewer.
+   */
+  private makeRoomFor(tenant: string, held: Map<string, number>): void {
+    // A script already told to go frees its room once its worker has stopped it: that room comes first.
+    for (const slot of this.slots) for (const run of slot.runs.values()) if (run.leaving) return;
+    const mine = held.get(tenant) ?? 0;
+    let victim: Run | undefined;
+    for (const slot of this.slots) {
+      const computing = readSlice(slot.meter, slot.epoch)?.run;
+      for (const [id, run] of slot.runs) {
+        if (run.leaving || id === computing || (held.get(run.job.tenant) ?? 0) <= mine + 1) continue;
+        const worse = !victim || (held.get(run.job.tenant) ?? 0) > (held.get(victim.job.tenant) ?? 0) || ((held.get(run.job.tenant) ?? 0) === (held.get(victim.job.tenant) ?? 0) && run.startedAt > victim.startedAt);
+        if (worse) victim = run;
+      }
+    }
+    victim?.leave('busy');
+  }
+
   private spawn(wasmMemoryBytes: number): Slot {
-    this.workers += 1;
-    const workerData: WorkerData = { wasmMemoryBytes };
+    const meter = newSliceMeter();
+    const epoch = performance.timeOrigin + performance.now();
+    const workerData: WorkerData = { wasmMemoryBytes, meter, epoch };
     const worker = new Worker(WORKER_ENTRY, { ...WORKER_OPTIONS, workerData, resourceLimits: RESOURCE_LIMITS });
     // A worker must never keep the process alive, nor take it down.
     worker.unref();
@@ -117,97 +201,196 @@ class SandboxPool {
       worker.once('error', () => resolve(false));
       worker.once('exit', () => resolve(false));
     });
+    const slot: Slot = { worker, ready, wasmMemoryBytes, meter: new Int32Array(meter), epoch, runs: new Map(), served: 0, retiring: false, gone: false, isReady: false, replaced: false };
+    void ready.then((isReady) => {
+      slot.isReady = isReady;
+      if (isReady) this.pump();
+    });
     worker.on('error', () => undefined);
-    return { worker, ready, served: 0, wasmMemoryBytes };
+    worker.on('message', (message: FromWorker) => {
+      if (message.type === 'ready') return;
+      const run = slot.runs.get(message.run);
+      if (message.type === 'call') run?.call(message.call, message.name, message.argsJson);
+      else if (run) {
+        slot.runs.delete(message.run);
+        run.done(message.outcome);
+        if (!message.outcome.ok && message.outcome.stop === 'memory') this.retire(slot);
+        this.settle(slot);
+      }
+    });
+    // Out of V8 heap (resourceLimits) or any crash: the worker is gone, and every script it held.
+    worker.once('exit', () => this.lose(slot, 'memory'));
+    this.slots.add(slot);
+    this.watch();
+    return slot;
   }
 
-  private retire(slot: Slot | undefined): void {
-    if (!slot) return;
-    this.workers -= 1;
+  private start(slot: Slot, waiting: Waiting): void {
+    const id = (this.nextRun = (this.nextRun % 0x7fffffff) + 1);
+    slot.served += 1;
+    const run = new Run(waiting.job, (message) => slot.worker.postMessage(message), id, waiting.resolve);
+    slot.runs.set(id, run);
+    if (slot.served >= SCRIPTS_PER_WORKER && !slot.replaced) {
+      // Its replacement starts now and it keeps serving until that one is ready: no script waits for a worker to boot.
+      slot.replaced = true;
+      void this.spawn(slot.wasmMemoryBytes).ready.then(() => this.retire(slot));
+    }
+    void slot.ready.then((ready) => {
+      if (!ready) return this.lose(slot, 'worker_lost', 'worker_lost');
+      if (run.begin()) return;
+      slot.runs.delete(id);
+      this.settle(slot);
+    });
+  }
+
+  /** A script left the worker: a retiring worker with none left goes; the room goes to the queue. */
+  private settle(slot: Slot): void {
+    if (slot.retiring && slot.runs.size === 0) this.terminate(slot);
+    this.pump();
+  }
+
+  private retire(slot: Slot): void {
+    slot.retiring = true;
+    if (slot.runs.size === 0) this.terminate(slot);
+  }
+
+  private terminate(slot: Slot): void {
+    if (slot.gone) return;
+    slot.gone = true;
+    this.slots.delete(slot);
     void slot.worker.terminate();
   }
 
-  private async serve(slot: Slot, job: Job): Promise<SandboxOutcome> {
-    this.held.set(job.tenant, (this.held.get(job.tenant) ?? 0) + 1);
-    let ended: Ended;
-    if (!(await slot.ready)) ended = { outcome: stopped('script_error', job.limits, 0, 'the sandbox could not start'), retire: true };
-    else {
-      const remaining = Math.floor(job.limits.wallTimeMs - (performance.now() - job.queuedAt));
-      if (job.cancel?.aborted) ended = { outcome: stopped('cancelled', job.limits), retire: false };
-      else if (remaining <= 0) ended = { outcome: stopped('wall_time', job.limits), retire: false };
-      else ended = await drive(slot.worker, job, remaining);
+  /** The worker is gone or must go: the script computing in it ends `stop`, every other one it held `worker_lost`. */
+  private lose(slot: Slot, stop: SandboxStop, others: SandboxStop = 'worker_lost'): void {
+    // Terminated here already (its exit follows): nothing left to answer.
+    if (slot.gone) return;
+    const computing = readSlice(slot.meter, slot.epoch)?.run;
+    this.terminate(slot);
+    const runs = [...slot.runs];
+    slot.runs.clear();
+    for (const [id, run] of runs) {
+      const ended = id === computing || runs.length === 1 ? stop : others;
+      // A script lost with its worker before it made any tool call has had no effect: it runs again, once.
+      if (ended === 'worker_lost' && run.mayRunAgain()) this.queue.unshift({ job: { ...run.job, rerun: true }, resolve: run.handOver() });
+      else run.lost(ended);
     }
-    slot.served += 1;
-    const held = (this.held.get(job.tenant) ?? 1) - 1;
-    if (held > 0) this.held.set(job.tenant, held);
-    else this.held.delete(job.tenant);
-    if (ended.retire || slot.served >= SCRIPTS_PER_WORKER) this.retire(slot);
-    else this.idle.push(slot);
+    // A replacement starts now, so the next script does not wait for a worker to boot.
+    if (slot.isReady && !slot.replaced && [...this.slots].filter((other) => !other.retiring).length < SANDBOX_WORKERS) this.spawn(slot.wasmMemoryBytes);
     this.pump();
-    return ended.outcome;
+  }
+
+  /**
+   * The main thread's own clock on every computing slice: inside one native operation no interrupt reaches
+   * the engine's limit, so a slice whose script is past its CPU limit by the grace has its worker terminated.
+   * CPU time counts whatever the script awaits meanwhile.
+   */
+  private watch(): void {
+    if (this.watchdog) return;
+    this.watchdog = setInterval(() => {
+      if (this.slots.size === 0) {
+        clearInterval(this.watchdog);
+        this.watchdog = undefined;
+        return;
+      }
+      for (const slot of [...this.slots]) {
+        const slice = readSlice(slot.meter, slot.epoch);
+        const run = slice && slot.runs.get(slice.run);
+        if (run && slice.cpuMs > run.job.limits.cpuTimeMs + cpuGraceMs(run.job.limits)) this.lose(slot, 'cpu_time');
+      }
+    }, WATCHDOG_EVERY_MS);
+    this.watchdog.unref();
   }
 }
 
 /**
- * One script on one worker. The main thread keeps its own clocks: the wall deadline, and the time the
- * worker has computed with no tool call outstanding (a single native operation is not interruptible
- * inside the worker); past either by the grace, the worker is terminated.
+ * One script in one worker, from the main thread: its wall deadline and cancel, its tool calls, its answer.
+ * The answer may come before the worker is done with the script (its wall time passed, a cancel, eviction):
+ * the script keeps its room in the worker until the worker says done.
  */
-function drive(worker: Worker, job: Job, remainingMs: number): Promise<Ended> {
-  const { limits, host } = job;
-  return new Promise((resolve) => {
-    const inner = new AbortController();
-    let outstanding = 0;
-    let toolCalls = 0;
-    let computedMs = 0;
-    let computingSince = performance.now();
-    const post = (message: ToWorker): void => worker.postMessage(message);
-    const end = (ended: Ended): void => {
-      clearTimeout(wall);
-      clearInterval(watchdog);
-      clearTimeout(cancelGrace);
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      job.cancel?.removeEventListener('abort', onCancel);
-      inner.abort(new Error('script finished'));
-      resolve(ended);
-    };
-    const kill = (stop: SandboxStop): void => end({ outcome: stopped(stop, limits, toolCalls), retire: true });
-    const onMessage = (message: FromWorker): void => {
-      if (message.type === 'done') {
-        const { outcome } = message;
-        // The worker was given the wall time left after queueing; the message names the script's limit.
-        const fixed = !outcome.ok && outcome.stop === 'wall_time' ? { ...outcome, message: stopMessage('wall_time', limits) } : outcome;
-        end({ outcome: fixed, retire: !outcome.ok && outcome.stop === 'memory' });
-      } else if (message.type === 'call') {
-        toolCalls += 1;
-        if (outstanding++ === 0) computedMs += performance.now() - computingSince;
-        void host(message.name, message.argsJson, inner.signal).then((answer) => {
-          if (inner.signal.aborted) return;
-          if (--outstanding === 0) computingSince = performance.now();
-          post({ type: 'answer', call: message.call, answer });
-        });
-      }
-    };
-    // Out of V8 heap (resourceLimits) or any crash: the worker is gone.
-    const onExit = (): void => kill('memory');
-    let cancelGrace: NodeJS.Timeout | undefined;
-    const onCancel = (): void => {
-      post({ type: 'cancel' });
-      cancelGrace = setTimeout(() => kill('cancelled'), HARD_STOP_GRACE_MS);
-    };
-    const wall = setTimeout(() => kill('wall_time'), remainingMs + HARD_STOP_GRACE_MS);
-    const watchdog = setInterval(() => {
-      if (outstanding === 0 && computedMs + (performance.now() - computingSince) > limits.cpuTimeMs + HARD_STOP_GRACE_MS) kill('cpu_time');
-    }, WATCHDOG_EVERY_MS);
-    worker.on('message', onMessage);
-    worker.once('exit', onExit);
-    job.cancel?.addEventListener('abort', onCancel, { once: true });
-    post({ type: 'run', source: job.source, limits: { ...limits, wallTimeMs: remainingMs } });
-  });
-}
+class Run {
+  readonly startedAt = performance.now();
+  /** Told to go (eviction, wall time, cancel): answered already or about to be, no longer counted as held. */
+  leaving = false;
+  private answered = false;
+  private readonly inner = new AbortController();
+  private toolCalls = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onCancel = (): void => this.leave('cancelled');
 
-const WATCHDOG_EVERY_MS = 50;
+  constructor(
+    readonly job: Job,
+    private readonly post: (message: ToWorker) => void,
+    private readonly id: number,
+    private readonly resolve: (outcome: SandboxOutcome) => void,
+  ) {}
+
+  /** Hands the script to the worker; false when it ends before (cancelled, or its wall time spent queueing). */
+  begin(): boolean {
+    const { limits, cancel } = this.job;
+    const remaining = Math.floor(limits.wallTimeMs - (performance.now() - this.job.queuedAt));
+    if (cancel?.aborted || remaining <= 0) {
+      this.lost(cancel?.aborted ? 'cancelled' : 'wall_time');
+      return false;
+    }
+    // The worker stops the script at its wall limit itself; this answers for it when the worker cannot.
+    this.timer = setTimeout(() => this.leave('wall_time'), remaining + HARD_STOP_GRACE_MS);
+    cancel?.addEventListener('abort', this.onCancel, { once: true });
+    this.post({ type: 'run', run: this.id, source: this.job.source, limits: { ...limits, wallTimeMs: remaining } });
+    return true;
+  }
+
+  call(call: number, name: string, argsJson: string): void {
+    if (this.answered) return;
+    this.toolCalls += 1;
+    void this.job.host(name, argsJson, this.inner.signal).then((answer) => {
+      if (!this.answered) this.post({ type: 'answer', run: this.id, call, answer });
+    });
+  }
+
+  done(outcome: SandboxOutcome): void {
+    // The worker was given the wall time left after queueing; the message names the script's limit.
+    this.answer(!outcome.ok && outcome.stop === 'wall_time' ? { ...outcome, message: stopMessage('wall_time', this.job.limits) } : outcome);
+  }
+
+  lost(stop: SandboxStop): void {
+    this.answer(stopped(stop, this.job.limits, this.toolCalls));
+  }
+
+  mayRunAgain(): boolean {
+    return this.toolCalls === 0 && !this.answered && !this.leaving && this.job.rerun !== true;
+  }
+
+  /** Gives up the script without answering it: whoever runs it again answers through what this returns. */
+  handOver(): (outcome: SandboxOutcome) => void {
+    this.answered = true;
+    clearTimeout(this.timer);
+    this.job.cancel?.removeEventListener('abort', this.onCancel);
+    return this.resolve;
+  }
+
+  /**
+   * Asks the worker to stop the script. After a cancel the worker's own answer is awaited for a grace (it
+   * carries what the script logged); past the wall limit and its grace, or evicted, the script answers now.
+   */
+  leave(stop: SandboxStop): void {
+    if (this.leaving || this.answered) return;
+    this.leaving = true;
+    this.post({ type: 'cancel', run: this.id });
+    clearTimeout(this.timer);
+    if (stop === 'cancelled') this.timer = setTimeout(() => this.lost(stop), HARD_STOP_GRACE_MS);
+    else this.lost(stop);
+  }
+
+  private answer(outcome: SandboxOutcome): void {
+    if (this.answered) return;
+    this.answered = true;
+    clearTimeout(this.timer);
+    this.job.cancel?.removeEventListener('abort', this.onCancel);
+    this.inner.abort(new Error('script finished'));
+    this.resolve(outcome);
+  }
+}
 
 /**
  * The worker entry beside this module: `sandbox-worker.js` when running from the build (dist/), the

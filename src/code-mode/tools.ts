@@ -9,11 +9,11 @@ import type { Pool } from '../registry/pool.js';
 import { searchPool } from '../registry/search.js';
 import { READ_ONLY_GATEWAY_TOOL, searchInputSchema } from '../registry/tool-search.js';
 import { isToolName } from '../registry/tool-names.js';
-import type { JsonObject, Principal, Tool, ToolContext, ToolResult } from '../types.js';
+import type { ErrorType, JsonObject, Principal, Tool, ToolContext, ToolResult } from '../types.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { declareTools } from './declarations.js';
 import type { SandboxLimits } from './limits.js';
-import { runInSandbox, stopMessage, type HostAnswer, type SandboxOutcome } from './sandbox.js';
+import { argumentsTooLarge, runInSandbox, stopMessage, type HostAnswer, type SandboxOutcome } from './sandbox.js';
 import { stripTypes } from './strip-types.js';
 
 /** What the code-mode tools of one toolset need from the gateway. */
@@ -24,6 +24,11 @@ export interface CodeModeHost {
   execute(request: CallRequest, options: CallOptions): Promise<ToolResult>;
   /** Counts each finished script (`ok` or why it stopped) and each inner call's outcome. */
   count?(kind: 'script' | 'inner', outcome: string): void;
+  /**
+   * Takes one of the tenant's in-flight slots (`limits.maxInFlight`) for an inner call while it runs, or
+   * says why not.
+   */
+  holdSlot?(tenant: string): { release: () => void } | { refused: string };
 }
 
 const DESCRIBE_MAX_NAMES = 20;
@@ -108,43 +113,85 @@ export function createCodeModeTools(host: CodeModeHost, limits: SandboxLimits): 
   return [searchTools, describeTools, runScriptTool];
 }
 
-function runScript(host: CodeModeHost, limits: SandboxLimits, code: string, scriptId: string, ctx: ToolContext): Promise<SandboxOutcome> {
+/**
+ * Waits this long, after a script ended, for inner calls still running to answer: each was aborted with a
+ * typed reason, which the timeout policy answers at once, so only a chain without that policy waits.
+ */
+const INNER_CALLS_GRACE_MS = 1000;
+
+async function runScript(host: CodeModeHost, limits: SandboxLimits, code: string, scriptId: string, ctx: ToolContext): Promise<SandboxOutcome> {
   const mode = modeOf(ctx);
   const gate = new ConcurrencyGate(limits.maxParallel);
   // The run_script span is current here: each inner call's span is its child.
   const trace = activeTraceContext();
   const pool = host.poolFor(ctx.principal, mode);
+  const running = new Set<Promise<unknown>>();
   let sequence = 0;
-  return runInSandbox(
-    code,
-    async (name, argsJson, signal): Promise<HostAnswer> => {
-      sequence += 1;
-      const callId = `${scriptId}_${sequence}`;
-      const safe = isSafe((await pool).byName.get(name), argsJson);
-      const result = await gate.run(safe, () =>
-        host.execute(
+  const refuse = (errorType: ErrorType, message: string, name: string, callId: string): HostAnswer => {
+    host.count?.('inner', errorType);
+    return { reject: JSON.stringify({ errorType, message, tool: name, callId }) };
+  };
+  // `ended` is the sandbox's signal for this script: aborted once the script has answered (return, throw,
+  // a limit, a cancel). No call starts after it; a running one is aborted with a typed reason.
+  const innerCall = async (name: string, argsJson: string, ended: AbortSignal, callId: string): Promise<HostAnswer> => {
+    const safe = isSafe((await pool).byName.get(name), argsJson);
+    return gate.run(safe, async () => {
+      if (ended.aborted) return refuse('TIMEOUT', SCRIPT_ENDED, name, callId);
+      const slot = host.holdSlot?.(ctx.principal.tenant) ?? { release: noop };
+      if ('refused' in slot) return refuse('RATE_LIMITED', slot.refused, name, callId);
+      const cancellation = new Cancellation();
+      const end = (): void => cancellation.abort(new ToolError('TIMEOUT', SCRIPT_ENDED));
+      ended.addEventListener('abort', end, { once: true });
+      // The slot is held until every handler of the call has settled, even one answered before (it ignored its abort).
+      const handlers: Promise<unknown>[] = [];
+      try {
+        const result = await host.execute(
           { name, arguments: argsJson, callId },
           {
             principal: ctx.principal,
             requestId: ctx.requestId,
             log: ctx.log,
-            cancellation: Cancellation.of(AbortSignal.any([ctx.signal, signal])),
+            cancellation,
             depth: ctx.depth,
             mode,
             defaultCallId: callId,
             ...(trace === undefined ? {} : { trace }),
-            script: { scriptId, parentCallId: ctx.callId },
+            script: { scriptId, parentCallId: ctx.callId, track: (handler) => void handlers.push(handler) },
           },
-        ),
-      );
-      host.count?.('inner', result.status ?? (result.ok ? 'ok' : (result.error?.errorType ?? 'TOOL_EXCEPTION')));
-      return answerOf(result);
+        );
+        host.count?.('inner', result.status ?? (result.ok ? 'ok' : (result.error?.errorType ?? 'TOOL_EXCEPTION')));
+        return answerOf(result);
+      } finally {
+        ended.removeEventListener('abort', end);
+        const lingering = Promise.allSettled(handlers).then(slot.release);
+        running.add(lingering);
+        void lingering.finally(() => running.delete(lingering));
+      }
+    });
+  };
+  const outcome = await runInSandbox(
+    code,
+    (name, argsJson, ended): Promise<HostAnswer> => {
+      sequence += 1;
+      const callId = `${scriptId}_${sequence}`;
+      // Measured inside the sandbox first (UTF-16 units); in bytes here, before anything parses it.
+      if (Buffer.byteLength(argsJson) > limits.maxArgumentBytes) return Promise.resolve(refuse('VALIDATION_ERROR', argumentsTooLarge(name, limits), name, callId));
+      const call = innerCall(name, argsJson, ended, callId);
+      running.add(call);
+      void call.finally(() => running.delete(call));
+      return call;
     },
     limits,
     ctx.signal,
     ctx.principal.tenant,
   );
+  // The script has answered; its calls still running were aborted by then. Its answer waits for them.
+  if (running.size > 0) await Promise.race([Promise.allSettled(running), new Promise((resolve) => setTimeout(resolve, INNER_CALLS_GRACE_MS).unref())]);
+  return outcome;
 }
+
+const SCRIPT_ENDED = 'the script ended before this call finished';
+const noop = (): void => {};
 
 /** A call that will be refused (unknown name, arguments not JSON) counts as safe, as in a batch. */
 function isSafe(tool: Tool | undefined, argsJson: string): boolean {

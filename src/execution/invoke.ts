@@ -9,6 +9,8 @@ import { callFailure, markPermanent, successResult } from './tool-result.js';
  * frame or a promise to await it; a promise or other thenable is followed as `await` would.
  */
 export const invokeTool: Next = (call, ctx) => {
+  // A call whose caller already left (or whose script ended) never reaches its handler.
+  if (ctx.cancellation.aborted) return Promise.resolve(cancelled(call, ctx));
   let returned: unknown;
   try {
     returned = call.tool.handler(call.arguments, ctx);
@@ -16,7 +18,9 @@ export const invokeTool: Next = (call, ctx) => {
   } catch (error) {
     return Promise.resolve(failureOf(call, ctx, error));
   }
-  return Promise.resolve(returned).then(
+  const handler = Promise.resolve(returned);
+  ctx.script?.track?.(handler);
+  return handler.then(
     (value) => settled(call, ctx, value),
     (error: unknown) => failureOf(call, ctx, error),
   );
@@ -40,11 +44,13 @@ function failureOf(call: ToolCall, ctx: PolicyContext, error: unknown): ToolResu
     const result = callFailure(call, error.errorType, error.message, { trace: error.trace, retryAfterMs: error.retryAfterMs });
     return error.permanent ? markPermanent(result) : result;
   }
-  if (ctx.cancellation.aborted) {
-    // A typed cancellation (a shutdown) says why; any other is the caller giving up.
-    const reason: unknown = ctx.cancellation.reason;
-    return reason instanceof ToolError ? callFailure(call, reason.errorType, reason.message) : callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
-  }
+  if (ctx.cancellation.aborted) return cancelled(call, ctx);
   const message = error instanceof Error ? error.message : String(error);
   return callFailure(call, 'TOOL_EXCEPTION', message || 'tool failed');
+}
+
+/** A typed cancellation (a shutdown, the end of a script) says why; any other is the caller giving up. */
+function cancelled(call: ToolCall, ctx: PolicyContext): ToolResult {
+  const reason: unknown = ctx.cancellation.reason;
+  return reason instanceof ToolError ? callFailure(call, reason.errorType, reason.message) : callFailure(call, 'TIMEOUT', 'call was cancelled before it finished');
 }

@@ -44,15 +44,11 @@ export const admissionPlugin = fp(
     const { gateway, drain, metrics } = app;
     let inFlight = 0;
     let publicInFlight = 0;
-    const tenantInFlight = new Map<string, number>();
+    // Shared with code mode, whose inner calls count against the same tenant bound.
+    const tenantInFlight = gateway.inFlight;
     metrics.watchInFlight(() => inFlight + publicInFlight);
 
     app.decorateRequest('holdSlot', null);
-    const leaveTenant = (tenant: string): void => {
-      const current = (tenantInFlight.get(tenant) ?? 1) - 1;
-      if (current <= 0) tenantInFlight.delete(tenant);
-      else tenantInFlight.set(tenant, current);
-    };
 
     app.addHook('onRoute', (route) => {
       const label = route.url;
@@ -107,17 +103,15 @@ export const admissionPlugin = fp(
               const limit = gateway.tenant(tenant)?.config.limits.maxInFlight;
               // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
               if (limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
-              const current = tenantInFlight.get(tenant) ?? 0;
-              if (current >= limit) {
+              if (!tenantInFlight.tryEnter(tenant, limit)) {
                 metrics.countOverload('tenant');
                 return done(overloaded(reply, `tenant has ${limit} calls in flight`));
               }
-              tenantInFlight.set(tenant, current + 1);
             }
             inFlight += 1;
             const release = (): void => {
               inFlight -= 1;
-              if (runsCalls) leaveTenant(tenant);
+              if (runsCalls) tenantInFlight.leave(tenant);
             };
             // The client left while its body was read or its token verified: give the slot straight back.
             if (!request.holdSlot?.(release)) release();

@@ -7,6 +7,18 @@ import { makeCall, makeCtx, makeTool } from '../../helpers/policy-fixtures.js';
 const callOf = (handler: (args: Record<string, unknown>) => unknown, extra: Partial<ToolCall> = {}): ToolCall => ({ ...makeCall(makeTool({ name: 'probe', handler })), ...extra });
 
 describe('invokeTool', () => {
+  it('never invokes a handler whose call is already cancelled: a typed reason is its answer, any other is TIMEOUT', async () => {
+    let invoked = 0;
+    const call = callOf(() => (invoked += 1));
+    const left = new AbortController();
+    left.abort(new Error('client closed the connection'));
+    expect((await invokeTool(call, makeCtx({ signal: left.signal }))).error).toEqual({ errorType: 'TIMEOUT', error: 'call was cancelled before it finished' });
+    const ended = new AbortController();
+    ended.abort(new ToolError('TIMEOUT', 'the script ended before this call finished'));
+    expect((await invokeTool(call, makeCtx({ signal: ended.signal }))).error).toEqual({ errorType: 'TIMEOUT', error: 'the script ended before this call finished' });
+    expect(invoked).toBe(0);
+  });
+
   it('answers a plain return value and a promised one alike, stringifying objects', async () => {
     for (const handler of [() => ({ a: 1 }), async () => ({ a: 1 })]) {
       const result = await invokeTool(callOf(handler), makeCtx());

@@ -27,6 +27,27 @@ describe('timeout policy', () => {
     expect(terminal.seen.signal?.aborted).toBe(true);
   });
 
+  it('answers TIMEOUT at its deadline when the caller left with an untyped reason and the handler ignores both', async () => {
+    const caller = new AbortController();
+    const terminal = hanging();
+    const started = Date.now();
+    const pending = asPolicy(timeoutPolicy({ defaultMs: 40 }, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    caller.abort(new Error('client closed the connection'));
+    const result = await pending;
+    expect(result.error?.errorType).toBe('TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(terminal.seen.signal?.aborted).toBe(true);
+  });
+
+  it('never starts a call whose caller had already left, whatever the reason', async () => {
+    const caller = new AbortController();
+    caller.abort(new Error('client closed the connection'));
+    const terminal = hanging();
+    const result = await asPolicy(timeoutPolicy(undefined, makeDeps()))(makeCall(), makeCtx({ signal: caller.signal }), terminal);
+    expect(result.error).toEqual({ errorType: 'TIMEOUT', error: 'call was cancelled before it started' });
+    expect(terminal.seen.signal).toBeUndefined();
+  });
+
   it("prefers a per-glob option over the tool's own timeout over the default", async () => {
     const policy = asPolicy(timeoutPolicy({ defaultMs: 60_000, tools: { 'slow_*': 15 } }, makeDeps()));
     const viaGlob = await policy(makeCall(makeTool({ name: 'slow_x', timeoutMs: 60_000 })), makeCtx(), hanging());

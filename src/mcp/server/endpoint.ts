@@ -23,6 +23,7 @@ import { createMcpSessions, sessionSideKey } from './sessions.js';
 import { openSseStream } from './sse-stream.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { answerOnWire } from './wire-error.js';
+import { createModernEndpoint } from './modern-endpoint.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
 import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
@@ -209,6 +210,7 @@ export interface McpEndpoint {
 export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
+  const modern = createModernEndpoint(app, catalog);
   const sessions = createMcpSessions(app.governance.store);
   const elicitations = createUrlElicitations(app.governance.store);
   const capabilities = createSessionCapabilities(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'client'));
@@ -271,6 +273,9 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
       auditRefusedMessages(app.governance.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
+    // A 2026-07-28 request is answered statelessly by the SDK v2 entry; everything else (initialize,
+    // sessions, a client that never heard of the modern era) by the legacy path below, unchanged.
+    if (await modern.claims(request)) return modern.serve(request, reply, toolset);
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) for (const id of cancelledRequestIds(request.body)) hub.cancel(session, id);
@@ -347,6 +352,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
       stopTaskNotices();
       relayRequests.close();
       hub.close();
+      void modern.close();
     },
   };
 }

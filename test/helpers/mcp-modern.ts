@@ -22,9 +22,13 @@ export interface ModernAnswer {
   body: { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 }
 
-/** The name the Mcp-Name header carries for a method (SEP-2243): the tool or prompt name, the resource URI. */
-const nameOf = (method: string, params: Record<string, unknown>): string | undefined =>
-  method === 'tools/call' || method === 'prompts/get' ? String(params.name) : method === 'resources/read' ? String(params.uri) : undefined;
+/** The name the Mcp-Name header carries for a method (SEP-2243): the tool or prompt name, the resource URI, the task id. */
+function nameOf(method: string, params: Record<string, unknown>): string | undefined {
+  if (method === 'tools/call' || method === 'prompts/get') return String(params.name);
+  if (method === 'resources/read') return String(params.uri);
+  if (method === 'tasks/get' || method === 'tasks/cancel') return String(params.taskId);
+  return undefined;
+}
 
 export async function modernPost(baseUrl: string, token: string, method: string, params: Record<string, unknown> = {}, options: ModernPostOptions = {}): Promise<ModernAnswer> {
   const meta: Record<string, unknown> = {

@@ -11,6 +11,8 @@ import { getPrompt, listPrompts, listResources, listResourceTemplates, readResou
 import { startTask, taskWireError, type TaskCallContext } from './task-calls.js';
 import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
+import { untaskedCallRefusal } from './task-support.js';
+import type { Tool } from '../../types.js';
 
 /** The Tasks extension (SEP-2663): an approval-gated call is a task for a client that declared it. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -75,14 +77,22 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
   const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
-    if (declaresTasks(ctx) && (await needsApproval(app, request, toolset, call.params.name))) {
+    const gated = await approvalGated(app, request, toolset, call.params.name);
+    if (gated !== undefined && !declaresTasks(ctx) && app.gateway.config.mcpServer.tasks.approvalCalls === 'required') {
+      // As in the legacy era: such a tool must be a task, so a client without the extension is refused (audited).
+      const origin = { requestId: request.id, tenant: principal.tenant, user: principal.user };
+      throw untaskedCallRefusal(app.governance.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
+    }
+    if (gated !== undefined && declaresTasks(ctx)) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
       const callId = defaultCallId(undefined, 0);
       const task = await startTask(tasks, { name: input.name, callId, ttl: undefined }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
         throw taskWireError(error);
       });
-      // A task-augmented result (SEP-2663): the SDK passes a non-`complete` resultType of tools/call through.
-      return modernTask(task) as unknown as CallToolResult;
+      // A task-augmented result (SEP-2663): the SDK passes a non-`complete` resultType of tools/call through,
+      // with the empty `content` it gives any tools/call result without one.
+      const created: CallToolResult = { content: [], ...modernTask(task) };
+      return created;
     }
     const signal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal]);
     const result = await tenantKnown(app.gateway.execute(input, callOptionsFor(request, defaultCallId(undefined, 0), signal), toolset));
@@ -120,8 +130,8 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
   return server;
 }
 
-/** The caller's approval policy holds this tool (judged from config: nothing runs); false for an unknown name. */
-async function needsApproval(app: FastifyInstance, request: FastifyRequest, toolset: string | undefined, name: string): Promise<boolean> {
+/** The tool, when the caller's approval policy holds it (judged from config: nothing runs); undefined otherwise, an unknown name included. */
+async function approvalGated(app: FastifyInstance, request: FastifyRequest, toolset: string | undefined, name: string): Promise<Tool | undefined> {
   const tool = await answerOnWire('tool', () => app.gateway.toolCalled(request.principal, requestMode(request), name, toolset));
-  return tool !== undefined && app.gateway.approvalGate(request.principal)(tool);
+  return tool !== undefined && app.gateway.approvalGate(request.principal)(tool) ? tool : undefined;
 }

@@ -210,7 +210,6 @@ export interface McpEndpoint {
 export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
   const catalog = createCatalogGovernance(app.governance.policyDeps);
-  const modern = createModernEndpoint(app, catalog);
   const sessions = createMcpSessions(app.governance.store);
   const elicitations = createUrlElicitations(app.governance.store);
   const capabilities = createSessionCapabilities(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'client'));
@@ -228,6 +227,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     },
   });
   app.metrics.watchMcpStreams(() => hub.openStreams());
+  const modern = createModernEndpoint(app, catalog, hub);
   // A task's status change reaches the stream of the session that created it, on whichever replica holds it.
   const stopTaskNotices = app.governance.tasks.onChange((_owner, task) => {
     if (task.session !== undefined) hub.notify(task.session, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...mcpTask(task) } });

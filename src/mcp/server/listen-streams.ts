@@ -1,4 +1,4 @@
-// subscriptions/listen in the 2026-07-28 era (docs/mcp.md#list-changes): each open stream is watched by the
+// subscriptions/listen in the 2026-07-28 era (docs/mcp.md#two-protocol-eras): each open stream is watched by the
 // session hub like a legacy session's GET stream — its caller's pool is rechecked when something changed on
 // any replica — and a change is published on the stream's own event bus, so it reaches this caller only.
 import { randomUUID } from 'node:crypto';

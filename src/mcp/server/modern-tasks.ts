@@ -1,5 +1,5 @@
 // toolgate's task records in the shape of the MCP Tasks extension (SEP-2663) of the 2026-07-28 era
-// (docs/mcp.md#tasks-in-the-modern-era); the legacy era's shape is task-store.ts's.
+// (docs/mcp.md#two-protocol-eras); the legacy era's shape is task-store.ts's.
 import type { TaskRecord } from '../../tasks/types.js';
 import { mcpTaskResult } from './task-store.js';
 

@@ -7,7 +7,7 @@ import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from 
 import { mcpEntry } from '../../registry/formats.js';
 import { toCallToolResult } from './call-result.js';
 import type { CatalogGovernance } from './resource-catalog-governance.js';
-import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest } from './resource-catalog.js';
+import { catalogAnswers as answersOf } from './serve-resources.js';
 import { startTask, taskWireError, type TaskCallContext } from './task-calls.js';
 import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
@@ -112,21 +112,12 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
     return {};
   });
 
-  const catalogRequest = (signal: AbortSignal): CatalogRequest => ({
-    reachable: () => app.gateway.mcpServicesFor(principal),
-    log: request.log,
-    signal,
-    trace: request.traceContext,
-    caller: { principal, requestId: request.id, via: 'mcp', governance: catalog },
-  });
-  const answer = <T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> => answerOnWire(kind, work);
-  server.setRequestHandler('resources/list', async (_message, ctx) => answer('resource', async () => ({ resources: await listResources(catalogRequest(ctx.mcpReq.signal)) })));
-  server.setRequestHandler('resources/templates/list', async (_message, ctx) =>
-    answer('resource', async () => ({ resourceTemplates: await listResourceTemplates(catalogRequest(ctx.mcpReq.signal)) })),
-  );
-  server.setRequestHandler('resources/read', async (message, ctx) => answer('resource', () => readResource(catalogRequest(ctx.mcpReq.signal), message.params.uri)));
-  server.setRequestHandler('prompts/list', async (_message, ctx) => answer('prompt', async () => ({ prompts: await listPrompts(catalogRequest(ctx.mcpReq.signal)) })));
-  server.setRequestHandler('prompts/get', async (message, ctx) => answer('prompt', () => getPrompt(catalogRequest(ctx.mcpReq.signal), message.params.name, message.params.arguments)));
+  const catalogAnswers = answersOf({ reachable: () => app.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
+  server.setRequestHandler('resources/list', async (_message, ctx) => catalogAnswers.listResources(ctx.mcpReq.signal));
+  server.setRequestHandler('resources/templates/list', async (_message, ctx) => catalogAnswers.listResourceTemplates(ctx.mcpReq.signal));
+  server.setRequestHandler('resources/read', async (message, ctx) => catalogAnswers.readResource(ctx.mcpReq.signal, message.params.uri));
+  server.setRequestHandler('prompts/list', async (_message, ctx) => catalogAnswers.listPrompts(ctx.mcpReq.signal));
+  server.setRequestHandler('prompts/get', async (message, ctx) => catalogAnswers.getPrompt(ctx.mcpReq.signal, message.params.name, message.params.arguments));
   return server;
 }
 

@@ -94,8 +94,17 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
       const created: CallToolResult = { content: [], ...modernTask(task) };
       return created;
     }
+    // Cancelled by the client closing this request (the modern era has no session to name a call in) or a shutdown.
     const signal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal]);
-    const result = await tenantKnown(app.gateway.execute(input, callOptionsFor(request, defaultCallId(undefined, 0), signal), toolset));
+    const options = callOptionsFor(request, defaultCallId(undefined, 0), signal);
+    // An upstream's progress goes to the client under its own token, on this request's stream (the SDK upgrades it).
+    const token = call.params._meta?.progressToken;
+    if (token !== undefined) {
+      options.onProgress = (update) => {
+        ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+      };
+    }
+    const result = await tenantKnown(app.gateway.execute(input, options, toolset));
     return toCallToolResult(result) as CallToolResult;
   });
 

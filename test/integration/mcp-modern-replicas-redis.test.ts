@@ -13,6 +13,7 @@ import { governedConfig } from '../helpers/governed.js';
 import { connectModernClient, MODERN_VERSION, modernPost, TASKS_EXTENSION } from '../helpers/mcp-modern.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
 import { findExecutable, freeLoopbackPort, stopChild } from '../helpers/redis-server.js';
+import { startMcpUpstream, textTool, type TestUpstream } from '../helpers/mcp-upstream.js';
 
 const REDIS_URL = testRedisUrl();
 const HAPROXY = findExecutable('haproxy', `${process.env.PATH ?? ''}:/usr/sbin:/sbin`);
@@ -26,10 +27,13 @@ let proxyUrl = '';
 let dir = '';
 let alice: string;
 let approver: string;
+let userServer: TestUpstream | undefined;
 
 beforeAll(async () => {
   if (!REDIS_URL || !HAPROXY) return;
-  const config = governedConfig({ store: { kind: 'redis', url: REDIS_URL, prefix } });
+  userServer = await startMcpUpstream([textTool('lookup', (args) => `found ${String(args.text)}`)]);
+  // Users may register a loopback server of their own in this test.
+  const config = governedConfig({ store: { kind: 'redis', url: REDIS_URL, prefix }, egress: { allow: ['127.0.0.1'] } });
   for (let index = 0; index < 3; index += 1) {
     const app = await buildTestApp(config);
     const write = app.governance.audit.write.bind(app.governance.audit);
@@ -67,6 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (proxy) await stopChild(proxy, 5_000);
+  await userServer?.close();
   await Promise.all(replicas.map((app) => app.close()));
   if (dir) rmSync(dir, { recursive: true, force: true });
   if (REDIS_URL) await deleteRedisKeys(REDIS_URL, prefix);
@@ -103,6 +108,24 @@ describe.skipIf(!REDIS_URL || !HAPROXY)('MCP 2026-07-28 on three replicas behind
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('get_weather');
       for (let index = 0; index < 6; index += 1) expect((await client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).isError).toBe(false);
     } finally {
+      await client.close();
+    }
+  });
+
+  it("announces on replica 1's subscriptions/listen stream a pool change made on replica 2 (the user registers an MCP server)", async () => {
+    const client = await connectModernClient(urls[0]!, alice);
+    try {
+      let announced = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        announced += 1;
+      });
+      await client.listen({ toolsListChanged: true });
+      const put = await fetch(`${urls[1]}/v1/users/alice/mcp-servers/search`, { method: 'PUT', headers: { ...bearer(alice), 'content-type': 'application/json' }, body: JSON.stringify({ url: userServer!.url }) });
+      expect(put.status).toBe(201);
+      await vi.waitFor(() => expect(announced).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('user_alice_tool_lookup');
+    } finally {
+      await fetch(`${urls[1]}/v1/users/alice/mcp-servers/search`, { method: 'DELETE', headers: bearer(alice) });
       await client.close();
     }
   });

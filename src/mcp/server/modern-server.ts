@@ -77,13 +77,16 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
   const clientGone = requestCancellation(reply, app.drain);
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
-    const gated = await approvalGated(app, request, toolset, call.params.name);
-    if (gated !== undefined && !declaresTasks(ctx) && app.gateway.config.mcpServer.tasks.approvalCalls === 'required') {
+    const wantsTask = declaresTasks(ctx);
+    const mustBeTask = app.gateway.config.mcpServer.tasks.approvalCalls === 'required';
+    // Judged only when it can change the answer: a plain call pays no second lookup of its tool.
+    const gated = wantsTask || mustBeTask ? await approvalGated(app, request, toolset, call.params.name) : undefined;
+    if (gated !== undefined && !wantsTask && mustBeTask) {
       // As in the legacy era: such a tool must be a task, so a client without the extension is refused (audited).
       const origin = { requestId: request.id, tenant: principal.tenant, user: principal.user };
       throw untaskedCallRefusal(app.governance.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
     }
-    if (gated !== undefined && declaresTasks(ctx)) {
+    if (gated !== undefined && wantsTask) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
       const callId = defaultCallId(undefined, 0);
       const task = await startTask(tasks, { name: input.name, callId, ttl: undefined }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {

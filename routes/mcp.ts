@@ -28,6 +28,7 @@ const mcpResponses = {
  * `/mcp/<toolset>` is the same server narrowed to one of the caller's tenant's toolsets (a virtual server).
  * With sessions (`mcpServer.sessions`, the default) `initialize` issues an `Mcp-Session-Id`, GET opens the
  * session's notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
+ * A 2026-07-28 request (the `_meta` envelope) is served statelessly by the SDK v2 entry (docs/mcp.md#two-protocol-eras).
  */
 const routes: RoutePlugin = async (app) => {
   const endpoint = createMcpEndpoint(app);
@@ -63,7 +64,7 @@ const routes: RoutePlugin = async (app) => {
           summary: narrowed
             ? "One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool"
             : "toolgate as an MCP server (streamable HTTP): tools/list is the caller's pool, tools/call the governed execution path",
-          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. \`initialize\` answers with an \`Mcp-Session-Id\` header (unless \`mcpServer.sessions\` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most \`mcpServer.maxBatchMessages\` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by \`mcpServer.signalRate\` (429).${unknownToolset}`,
+          description: `The body is one JSON-RPC message of the MCP streamable HTTP transport. \`initialize\` answers with an \`Mcp-Session-Id\` header (unless \`mcpServer.sessions\` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most \`mcpServer.maxBatchMessages\` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by \`mcpServer.signalRate\` (429). Both MCP eras are served here: a request whose \`params._meta\` carries \`io.modelcontextprotocol/protocolVersion\` (2026-07-28: \`server/discover\`, \`subscriptions/listen\`, the \`Mcp-Method\`/\`Mcp-Name\` headers) is answered statelessly with no session, any other by the 2025-11-25 era above.${unknownToolset}`,
           security: bearerSecurity,
           ...params,
           ...sessionId(false),

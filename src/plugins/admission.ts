@@ -6,6 +6,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Hands the release of the slot the request just took to its response's close; false when already closed. */
     holdSlot: ((release: () => void) => boolean) | null;
+    /**
+     * Gives the request's slot back now, before its response ends: a request that turned out to open a
+     * long-lived stream (an MCP subscriptions/listen POST) holds none while it streams, as `opensStream` routes do.
+     */
+    releaseSlot: (() => void) | null;
   }
   interface FastifyContextConfig {
     /** The route runs tool calls: it also takes one of its tenant's `limits.maxInFlight` slots. */
@@ -49,6 +54,7 @@ export const admissionPlugin = fp(
     metrics.watchInFlight(() => inFlight + publicInFlight);
 
     app.decorateRequest('holdSlot', null);
+    app.decorateRequest('releaseSlot', null);
 
     app.addHook('onRoute', (route) => {
       const label = route.url;
@@ -81,6 +87,11 @@ export const admissionPlugin = fp(
           if (closed) return false;
           release = next;
           return true;
+        };
+        request.releaseSlot = () => {
+          const now = release;
+          release = undefined;
+          now?.();
         };
         if (bounded && drain.refusing) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
         done();

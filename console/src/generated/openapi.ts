@@ -654,7 +654,7 @@ export interface paths {
         put?: never;
         /**
          * toolgate as an MCP server (streamable HTTP): tools/list is the caller's pool, tools/call the governed execution path
-         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429).
+         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429). Both MCP eras are served here: a request whose `params._meta` carries `io.modelcontextprotocol/protocolVersion` (2026-07-28: `server/discover`, `subscriptions/listen`, the `Mcp-Method`/`Mcp-Name` headers) is answered statelessly with no session, any other by the 2025-11-25 era above.
          */
         post: operations["mcp"];
         /**
@@ -682,7 +682,7 @@ export interface paths {
         put?: never;
         /**
          * One toolset as an MCP server: tools/list and tools/call see only that subset of the caller's pool
-         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429). An unknown toolset, or one of another tenant, answers 404.
+         * @description The body is one JSON-RPC message of the MCP streamable HTTP transport. `initialize` answers with an `Mcp-Session-Id` header (unless `mcpServer.sessions` is false); later requests send it back, and one with an unknown session id (or another caller's) answers 404. A request without a session id is served statelessly. A JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages (a larger one answers 400 with JSON-RPC error -32600), and a session's cancellations and relay answers are bounded by `mcpServer.signalRate` (429). Both MCP eras are served here: a request whose `params._meta` carries `io.modelcontextprotocol/protocolVersion` (2026-07-28: `server/discover`, `subscriptions/listen`, the `Mcp-Method`/`Mcp-Name` headers) is answered statelessly with no session, any other by the 2025-11-25 era above. An unknown toolset, or one of another tenant, answers 404.
          */
         post: operations["mcpToolset"];
         /**

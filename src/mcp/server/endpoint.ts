@@ -24,6 +24,7 @@ import { openSseStream } from './sse-stream.js';
 import { oversizedBatch, signalsIn, spendSignals } from './post-bounds.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { answerOnWire } from './wire-error.js';
+import { createModernEndpoint } from './modern-endpoint.js';
 import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
 import { mcpTask, taskStoreFor } from './task-store.js';
 import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
@@ -237,6 +238,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     },
   });
   app.metrics.watchMcpStreams(() => hub.openStreams());
+  const modern = createModernEndpoint(app, catalog, hub);
   // A task's status change reaches the stream of the session that created it, on whichever replica holds it.
   const stopTaskNotices = app.governance.tasks.onChange((_owner, task) => {
     if (task.session !== undefined) hub.notify(task.session, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...mcpTask(task) } });
@@ -286,6 +288,9 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
       auditRefusedMessages(app.governance.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
+    // A 2026-07-28 request is answered statelessly by the SDK v2 entry; everything else (initialize,
+    // sessions, a client that never heard of the modern era) by the legacy path below, unchanged.
+    if (await modern.claims(request)) return modern.serve(request, reply, toolset);
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) {
@@ -367,6 +372,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
       stopTaskNotices();
       relayRequests.close();
       hub.close();
+      void modern.close();
     },
   };
 }

@@ -32,14 +32,24 @@ export interface ServeOptions {
 /** Domain errors of a read or get on the JSON-RPC wire (wire-error.ts). */
 const answer = <T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> => answerOnWire(kind, work);
 
-/** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one server. */
-export function registerResourcesAndPrompts(server: Server, options: ServeOptions): void {
+/** The five answers, the same for both MCP eras: each SDK's server registers them under its own API. */
+export function catalogAnswers(options: ServeOptions) {
   const request = (signal: AbortSignal): CatalogRequest => ({ reachable: options.reachable, log: options.log, signal, trace: options.trace, caller: options.caller });
-  server.setRequestHandler(ListResourcesRequestSchema, async (_message, extra) => answer('resource', async () => ({ resources: await listResources(request(extra.signal)) })));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_message, extra) =>
-    answer('resource', async () => ({ resourceTemplates: await listResourceTemplates(request(extra.signal)) })),
-  );
-  server.setRequestHandler(ReadResourceRequestSchema, async (message, extra) => answer('resource', () => readResource(request(extra.signal), message.params.uri)));
-  server.setRequestHandler(ListPromptsRequestSchema, async (_message, extra) => answer('prompt', async () => ({ prompts: await listPrompts(request(extra.signal)) })));
-  server.setRequestHandler(GetPromptRequestSchema, async (message, extra) => answer('prompt', () => getPrompt(request(extra.signal), message.params.name, message.params.arguments)));
+  return {
+    listResources: (signal: AbortSignal) => answer('resource', async () => ({ resources: await listResources(request(signal)) })),
+    listResourceTemplates: (signal: AbortSignal) => answer('resource', async () => ({ resourceTemplates: await listResourceTemplates(request(signal)) })),
+    readResource: (signal: AbortSignal, uri: string) => answer('resource', () => readResource(request(signal), uri)),
+    listPrompts: (signal: AbortSignal) => answer('prompt', async () => ({ prompts: await listPrompts(request(signal)) })),
+    getPrompt: (signal: AbortSignal, name: string, args: Record<string, string> | undefined) => answer('prompt', () => getPrompt(request(signal), name, args)),
+  };
+}
+
+/** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one (legacy-era) server. */
+export function registerResourcesAndPrompts(server: Server, options: ServeOptions): void {
+  const answers = catalogAnswers(options);
+  server.setRequestHandler(ListResourcesRequestSchema, async (_message, extra) => answers.listResources(extra.signal));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_message, extra) => answers.listResourceTemplates(extra.signal));
+  server.setRequestHandler(ReadResourceRequestSchema, async (message, extra) => answers.readResource(extra.signal, message.params.uri));
+  server.setRequestHandler(ListPromptsRequestSchema, async (_message, extra) => answers.listPrompts(extra.signal));
+  server.setRequestHandler(GetPromptRequestSchema, async (message, extra) => answers.getPrompt(extra.signal, message.params.name, message.params.arguments));
 }

@@ -5,7 +5,7 @@ import { ErrorCode, GetTaskPayloadRequestSchema, McpError, RELATED_TASK_META_KEY
 import type { Drain } from '../../http/drain.js';
 import { runTask } from '../../tasks/run.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
-import { isTerminalStatus, TaskError, type TaskOwner } from '../../tasks/types.js';
+import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
 import type { Logger, ToolResult } from '../../types.js';
 import { mcpTask, mcpTaskResult } from './task-store.js';
 
@@ -30,7 +30,21 @@ export interface TaskCallContext {
 }
 
 /** Creates the caller's task for one tools/call, starts its run on this replica and answers CreateTaskResult. */
-export async function callAsTask(context: TaskCallContext, call: { name: string; callId: string; ttl: number | undefined }, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<CreateTaskResult> {
+export async function callAsTask(context: TaskCallContext, call: TaskCall, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<CreateTaskResult> {
+  return { task: mcpTask(await startTask(context, call, execute)) };
+}
+
+export interface TaskCall {
+  name: string;
+  callId: string;
+  ttl: number | undefined;
+}
+
+/**
+ * Creates the caller's task for one tools/call and starts its run on this replica; answers the task as it
+ * stands once its first decision is made (or after a short wait), in either MCP era's shape.
+ */
+export async function startTask(context: TaskCallContext, call: TaskCall, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<TaskRecord> {
   const { tasks, owner } = context;
   const task = await tasks.create(
     owner,
@@ -39,7 +53,7 @@ export async function callAsTask(context: TaskCallContext, call: { name: string;
   );
   const decided = runTask({ tasks, owner, task, requestId: context.requestId, drain: context.drain, log: context.log, execute });
   await Promise.race([decided, sleep(FIRST_DECISION_WAIT_MS, undefined, { ref: false })]);
-  return { task: mcpTask(await tasks.get(owner, task.id)) };
+  return tasks.get(owner, task.id);
 }
 
 /** Task errors on the JSON-RPC wire: another user's id reads exactly like an unknown one. */

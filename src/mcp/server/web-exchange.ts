@@ -1,0 +1,52 @@
+// The SDK v2 serving entry is fetch-shaped (a web Request in, a web Response out): this turns one Fastify
+// request into that Request and writes the Response back on the hijacked reply (docs/architecture.md#mcp-endpoint).
+import { once } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The web Request of one POST whose body Fastify has already parsed: the headers as sent, no body (the
+ * parsed value is handed to the SDK beside it), and a signal that aborts when the client goes away.
+ */
+export function toWebRequest(request: FastifyRequest, reply: FastifyReply): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const gone = new AbortController();
+  const response = reply.raw;
+  const onClose = (): void => {
+    if (!response.writableFinished) gone.abort(new Error('client closed the connection'));
+  };
+  if (response.closed) onClose();
+  else response.on('close', onClose);
+  return new Request(`${request.protocol}://${request.host}${request.url}`, { method: request.method, headers, signal: gone.signal });
+}
+
+/** Writes a web Response on the raw reply (hijacked by the caller), streaming its body as it comes. */
+export async function sendWebResponse(reply: FastifyReply, response: Response, extraHeaders: Record<string, string>): Promise<void> {
+  const raw = reply.raw;
+  const headers: Record<string, string> = { ...extraHeaders };
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  raw.writeHead(response.status, headers);
+  if (response.body === null) {
+    raw.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  // A client that leaves ends the stream on our side too (an SSE subscription would otherwise stay open).
+  const gone = new Promise<void>((resolve) => raw.once('close', resolve));
+  void gone.then(() => reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!raw.write(value)) await Promise.race([once(raw, 'drain'), gone]);
+    }
+    raw.end();
+  } catch {
+    raw.destroy();
+  }
+}

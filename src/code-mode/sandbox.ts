@@ -106,6 +106,8 @@ class SandboxPool {
   private watchdog: NodeJS.Timeout | undefined;
 
   run(job: Job): Promise<SandboxOutcome> {
+    // The first script starts the whole pool: no later script (another tenant's) waits for a worker to boot.
+    if (this.slots.size === 0) for (let i = 0; i < SANDBOX_WORKERS; i++) this.spawn(wasmMemoryFor(job.limits));
     const queued = this.queue.reduce((count, entry) => count + (entry.job.tenant === job.tenant ? 1 : 0), 0);
     if (this.queue.length >= SANDBOX_QUEUE || queued >= SANDBOX_QUEUE_PER_TENANT) return Promise.resolve(stopped('busy', job.limits));
     return new Promise((resolve) => {

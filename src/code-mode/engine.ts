@@ -186,6 +186,8 @@ export async function runInThisThread(source: string, host: HostCall, limits: Sa
  * (and is printed into a host string, so it allocates nothing in the sandbox). docs/code-mode.md#limits
  */
 const MEMORY_CHECK_EVERY_MS = 10;
+/** CPU time since the last walk after which the end of a slice walks the heap. */
+const SLICE_END_CHECK_MS = 5;
 const MEMORY_USED = /^memory used\s+\d+\s+(\d+)/m;
 
 function heapBytes(runtime: QuickJSRuntime): number {
@@ -306,10 +308,16 @@ function slice<T>(state: RunState, run: () => T): T {
   try {
     return run();
   } finally {
-    state.cpuUsed += performance.now() - state.sliceStart;
     // Other scripts share this worker's memory and run between this script's slices: a heap past its limit
-    // (grown inside one native call, between two walks) ends the script before any of them runs.
-    if (state.stop === undefined && state.heapBytes() > state.memoryBytes) state.stop = 'memory';
+    // (grown inside one native call, between two walks) ends the script before any of them runs. A walk
+    // costs milliseconds on a large heap, so it is skipped after a slice too short to grow one by much
+    // (the worker's memory cap has a script's limit of slack); the walk is the script's time too.
+    const cpu = state.cpuUsed + (performance.now() - state.sliceStart);
+    if (state.stop === undefined && cpu - state.lastMemoryCheck >= SLICE_END_CHECK_MS) {
+      state.lastMemoryCheck = cpu;
+      if (state.heapBytes() > state.memoryBytes) state.stop = 'memory';
+    }
+    state.cpuUsed += performance.now() - state.sliceStart;
     state.onSlice?.(state.cpuUsed, false);
   }
 }

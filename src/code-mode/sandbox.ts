@@ -106,6 +106,8 @@ class SandboxPool {
   private watchdog: NodeJS.Timeout | undefined;
 
   run(job: Job): Promise<SandboxOutcome> {
+    // The first script starts the whole pool: no later script (another tenant's) waits for a worker to boot.
+    if (this.slots.size === 0) for (let i = 0; i < SANDBOX_WORKERS; i++) this.spawn(wasmMemoryFor(job.limits));
     const queued = this.queue.reduce((count, entry) => count + (entry.job.tenant === job.tenant ? 1 : 0), 0);
     if (this.queue.length >= SANDBOX_QUEUE || queued >= SANDBOX_QUEUE_PER_TENANT) return Promise.resolve(stopped('busy', job.limits));
     return new Promise((resolve) => {
@@ -221,7 +223,6 @@ class SandboxPool {
     // Out of V8 heap (resourceLimits) or any crash: the worker is gone, and every script it held.
     worker.once('exit', () => this.lose(slot, 'memory'));
     this.slots.add(slot);
-    this.watch();
     return slot;
   }
 
@@ -230,6 +231,7 @@ class SandboxPool {
     slot.served += 1;
     const run = new Run(waiting.job, (message) => slot.worker.postMessage(message), id, waiting.resolve);
     slot.runs.set(id, run);
+    this.watch();
     if (slot.served >= SCRIPTS_PER_WORKER && !slot.replaced) {
       // Its replacement starts now and it keeps serving until that one is ready: no script waits for a worker to boot.
       slot.replaced = true;
@@ -288,7 +290,8 @@ class SandboxPool {
   private watch(): void {
     if (this.watchdog) return;
     this.watchdog = setInterval(() => {
-      if (this.slots.size === 0) {
+      // Nothing runs: the watchdog stops until a script starts.
+      if (![...this.slots].some((slot) => slot.runs.size > 0)) {
         clearInterval(this.watchdog);
         this.watchdog = undefined;
         return;

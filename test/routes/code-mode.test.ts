@@ -223,7 +223,7 @@ describe('hostile scripts', () => {
   });
 
   it('refuses a huge return value', async () => {
-    expect(await whileRunning('return "x".repeat(1024 * 1024);')).toMatch(/larger than|memory limit/);
+    expect(await whileRunning('return "x".repeat(256 * 1024);')).toMatch(/larger than|memory limit/);
   });
 
   it('stops 10,000 tool calls at the tool-call limit', async () => {

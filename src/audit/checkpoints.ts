@@ -118,7 +118,7 @@ export function createCheckpointer(options: CheckpointerOptions): ChainObserver 
     checkpoint,
     written() {
       sinceLast += 1;
-      if (sinceLast >= options.every && !running) void checkpoint();
+      if (sinceLast >= options.every) void checkpoint();
     },
     async close() {
       clearInterval(timer);

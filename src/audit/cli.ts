@@ -81,7 +81,8 @@ export function formatReport(report: VerifyReport): string {
   for (const chain of report.chains) {
     const state = chain.break ? `BROKEN ${chain.break.kind}${at(chain.break)}: ${chain.break.message}` : 'OK';
     const unanchored = chain.lastSeq === null ? 0 : chain.lastSeq - chain.anchoredSeq;
-    lines.push(`chain ${chain.chain}: ${state}; ${chain.events} events, ${chain.verified} verified, anchored to seq ${chain.anchoredSeq} by ${chain.checkpoints} checkpoints${unanchored > 0 && !chain.break ? `, ${unanchored} after the last checkpoint (not anchored)` : ''}`);
+    const start = chain.firstSeq !== null && chain.firstSeq > 1 && !chain.break ? `, starts at seq ${chain.firstSeq} after a checkpoint (earlier files not given)` : '';
+    lines.push(`chain ${chain.chain}: ${state}${start}; ${chain.events} events, ${chain.verified} verified, anchored to seq ${chain.anchoredSeq} by ${chain.checkpoints} checkpoints${unanchored > 0 && !chain.break ? `, ${unanchored} after the last checkpoint (not anchored)` : ''}`);
   }
   for (const found of report.breaks) if (found.chain === null) lines.push(`BROKEN ${found.kind}${at(found)}: ${found.message}`);
   const events = report.chains.reduce((sum, chain) => sum + chain.events, 0);

@@ -91,16 +91,25 @@ function parseLogLine(text: string, at: LinePosition, last: boolean): Parsed {
 
 const where = (at: LinePosition | null): string => (at ? `${at.source}:${at.line}` : 'unknown line');
 
-/** The first break in a chain's events in log order, and how many events before it hold. */
-function walkChain(chain: string, entries: Entry[]): { verified: number; break: ChainBreak | null } {
+/**
+ * The first break in a chain's events in log order, and how many events before it hold. A chain starts at
+ * seq 1, or where a valid checkpoint signed the event before its first one (older files rotated away).
+ */
+function walkChain(chain: string, entries: Entry[], anchors: ReadonlyMap<number, string>): { verified: number; break: ChainBreak | null } {
   const bySeq = new Map<number, Entry[]>();
   for (const entry of entries) {
     const same = bySeq.get(entry.seq);
     if (same) same.push(entry);
     else bySeq.set(entry.seq, [entry]);
   }
+  const first = entries[0];
+  const startsAnchored = first !== undefined && first.seq > 1 && anchors.get(first.seq - 1) === first.prev && bySeq.get(first.seq)!.length === 1;
   let last: Entry | undefined;
   for (const [index, entry] of entries.entries()) {
+    if (index === 0 && startsAnchored) {
+      last = entry;
+      continue;
+    }
     const broken = (kind: BreakKind, message: string): { verified: number; break: ChainBreak } => ({ verified: index, break: { chain, kind, at: entry.at, seq: entry.seq, message } });
     const same = bySeq.get(entry.seq)!;
     if (same.length > 1) return broken('inserted', `seq ${entry.seq} appears ${same.length} times (${same.map((e) => where(e.at)).join(', ')})`);
@@ -168,71 +177,78 @@ export function verifyAudit(input: { logs: TextSource[]; checkpoints: TextSource
     }
   }
 
+  // Checkpoints first: a valid one may anchor where a chain's retained logs begin.
+  let total = 0;
+  const valid: Array<{ record: CheckpointRecord; at: LinePosition }> = [];
+  const faults: ChainBreak[] = [];
+  for (const source of input.checkpoints) {
+    for (const { text, at } of linesOf(source)) {
+      if (text.trim() === '') continue;
+      total += 1;
+      const record = parseCheckpoint(text);
+      const fault = (kind: BreakKind, message: string): void => void faults.push({ chain: record?.chain ?? null, kind, at, seq: record?.seq ?? null, message });
+      if (!record) fault('signature-bad', 'not a checkpoint record');
+      else if (!input.publicKeys.has(record.keyId)) fault('unknown-key', `signed by key "${record.keyId}", which is not among the public keys`);
+      else if (!verifySignature(null, checkpointPayload(record), input.publicKeys.get(record.keyId)!, Buffer.from(record.signature, 'base64'))) fault('signature-bad', `the signature of key "${record.keyId}" does not verify`);
+      else valid.push({ record, at });
+    }
+  }
+  const anchors = new Map<string, Map<number, string>>();
+  for (const { record } of valid) {
+    const byChain = anchors.get(record.chain) ?? new Map<number, string>();
+    byChain.set(record.seq, record.hash);
+    anchors.set(record.chain, byChain);
+  }
+
   const reports = new Map<string, ChainReport>();
   const walked = new Map<string, Entry[]>();
   for (const [chain, entries] of chains) {
-    const { verified, break: broken } = walkChain(chain, entries);
+    const { verified, break: broken } = walkChain(chain, entries, anchors.get(chain) ?? new Map());
     walked.set(chain, entries.slice(0, verified));
     const seqs = entries.map((entry) => entry.seq);
     const firstSeq = seqs.reduce((a, b) => Math.min(a, b));
     const lastSeq = seqs.reduce((a, b) => Math.max(a, b));
     reports.set(chain, { chain, events: entries.length, firstSeq, lastSeq, verified, anchoredSeq: 0, checkpoints: 0, break: broken });
   }
+  const reportOf = (chain: string): ChainReport => reports.get(chain) ?? newEmptyReport(reports, chain);
+  // A break in the chain itself comes first; then the checkpoints' faults, in their order.
+  for (const fault of faults) {
+    if (fault.chain === null) breaks.push(fault);
+    else reportOf(fault.chain).break ??= fault;
+  }
 
-  let total = 0;
-  let valid = 0;
-  for (const source of input.checkpoints) {
-    for (const { text, at } of linesOf(source)) {
-      if (text.trim() === '') continue;
-      total += 1;
-      const record = parseCheckpoint(text);
-      const chain = record?.chain ?? null;
-      const report = chain === null ? undefined : (reports.get(chain) ?? newEmptyReport(reports, chain));
-      const fail = (kind: BreakKind, message: string, shows: LinePosition = at): void => {
-        const found: ChainBreak = { chain, kind, at: shows, seq: record?.seq ?? null, message };
-        if (report) report.break ??= found;
-        else breaks.push(found);
-      };
-      if (!record) {
-        fail('signature-bad', 'not a checkpoint record');
-        continue;
-      }
-      const key = input.publicKeys.get(record.keyId);
-      if (!key) {
-        fail('unknown-key', `signed by key "${record.keyId}", which is not among the public keys`);
-        continue;
-      }
-      if (!verifySignature(null, checkpointPayload(record), key, Buffer.from(record.signature, 'base64'))) {
-        fail('signature-bad', `the signature of key "${record.keyId}" does not verify`);
-        continue;
-      }
-      valid += 1;
-      report!.checkpoints += 1;
-      const entries = walked.get(record.chain) ?? [];
-      // The unbroken part holds seq 1, 2, … in order: seq n is its entry n-1.
-      const held = entries[record.seq - 1];
-      if (!held) {
-        // Past the unbroken part: a break before it is already reported.
-        if (report!.break) continue;
-        const lastSeq = report!.lastSeq ?? 0;
-        fail('truncated', lastSeq === 0 ? `no events of this chain in the logs, though a checkpoint covers seq ${record.seq}` : `the log ends at seq ${lastSeq}; a checkpoint covers seq ${record.seq}`);
-        continue;
-      }
-      if (held.hash !== record.hash) {
-        // The event before it still hashes to what was signed: only this one changed.
-        const priorHolds = (entries[record.seq - 2]?.hash ?? null) === record.prev;
-        if (priorHolds) fail('edited', `the event (seq ${record.seq}) differs from the one checkpointed at ${where(at)}`, held.at);
-        else fail('rewritten', `the chain up to seq ${record.seq} is not the one checkpointed at ${where(at)}`);
-        continue;
-      }
-      report!.anchoredSeq = Math.max(report!.anchoredSeq, record.seq);
+  for (const { record, at } of valid) {
+    const report = reportOf(record.chain);
+    report.checkpoints += 1;
+    const fail = (kind: BreakKind, message: string, shows: LinePosition = at): void => void (report.break ??= { chain: record.chain, kind, at: shows, seq: record.seq, message });
+    const entries = walked.get(record.chain) ?? [];
+    const startSeq = entries[0]?.seq ?? 1;
+    // Older than the logs given (their files rotated away): nothing left to compare it with.
+    if (record.seq < startSeq) continue;
+    // The unbroken part holds startSeq, startSeq + 1, … in order.
+    const held = entries[record.seq - startSeq];
+    if (!held) {
+      // Past the unbroken part: a break before it is already reported.
+      if (report.break) continue;
+      const lastSeq = report.lastSeq ?? 0;
+      fail('truncated', lastSeq === 0 ? `no events of this chain in the logs, though a checkpoint covers seq ${record.seq}` : `the log ends at seq ${lastSeq}; a checkpoint covers seq ${record.seq}`);
+      continue;
     }
+    if (held.hash !== record.hash) {
+      // The event before it still hashes to what was signed: only this one changed.
+      const before = entries[record.seq - startSeq - 1];
+      const priorHolds = before === undefined ? record.seq === 1 || held.prev === record.prev : before.hash === record.prev;
+      if (priorHolds) fail('edited', `the event (seq ${record.seq}) differs from the one checkpointed at ${where(at)}`, held.at);
+      else fail('rewritten', `the chain up to seq ${record.seq} is not the one checkpointed at ${where(at)}`);
+      continue;
+    }
+    report.anchoredSeq = Math.max(report.anchoredSeq, record.seq);
   }
 
   const all = [...reports.values()].sort((a, b) => a.chain.localeCompare(b.chain));
   const chainBreaks = all.flatMap((report) => (report.break ? [report.break] : []));
   const everyBreak = [...breaks, ...chainBreaks];
-  return { ok: everyBreak.length === 0, chains: all, breaks: everyBreak, checkpoints: { total, valid }, ignoredLines, unchainedLines, tornLines };
+  return { ok: everyBreak.length === 0, chains: all, breaks: everyBreak, checkpoints: { total, valid: valid.length }, ignoredLines, unchainedLines, tornLines };
 }
 
 function newEmptyReport(reports: Map<string, ChainReport>, chain: string): ChainReport {

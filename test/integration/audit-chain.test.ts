@@ -115,6 +115,37 @@ describe('audit chain: an untouched log verifies', () => {
   });
 });
 
+describe('audit chain: the forms a log comes in', () => {
+  it('a stdout capture: log lines between the audit lines are skipped', () => {
+    const mixed = lines(texts.a).flatMap((line, index) => [`{"level":30,"time":1,"pid":1,"hostname":"gw","msg":"incoming request ${index}"}`, 'plain text from a wrapper', line]);
+    const report = verify({ a: join_(mixed), b: texts.b });
+    expect(report.ok).toBe(true);
+    expect(report.ignoredLines).toBe(2 * lines(texts.a).length);
+  });
+
+  it('rotated files, oldest first; a chain whose older lines are gone verifies only from a checkpointed seq', () => {
+    const all = lines(texts.a);
+    const split = verifyAudit({
+      logs: [{ name: 'a.log.1', text: join_(all.slice(0, 7)) }, { name: 'a.log', text: join_(all.slice(7)) }, { name: 'b.log', text: texts.b }],
+      checkpoints: [{ name: 'checkpoints.log', text: texts.checkpoints }],
+      publicKeys: new Map([['k1', k1.publicKey], ['k2', k2.publicKey]]),
+    });
+    expect(split.ok).toBe(true);
+    // acme's lines up to a checkpointed seq deleted (the retention cut its file there): the rest verifies from it.
+    const acme = chainLines(texts.a, 'acme');
+    const chainName = parse(all[acme[0]!]!).chain as string;
+    const checkpointed = lines(texts.checkpoints).map(parse).filter((record) => record.chain === chainName).map((record) => record.seq as number);
+    const cut = Math.min(...checkpointed);
+    const kept = all.filter((_, index) => !acme.slice(0, cut).includes(index));
+    const anchored = verify({ a: join_(kept), b: texts.b });
+    expect(anchored.ok).toBe(true);
+    expect(anchored.chains.find((chain) => chain.chain === chainName)).toMatchObject({ firstSeq: cut + 1, anchoredSeq: 7 });
+    // Cut one line further, at a seq no checkpoint signed: the start is not anchored, the lines before it are missing.
+    const unanchored = all.filter((_, index) => !acme.slice(0, cut + 1).includes(index));
+    expect(verify({ a: join_(unanchored), b: texts.b }).breaks.map((found) => [found.kind, found.seq])).toEqual([['removed', cut + 2]]);
+  });
+});
+
 describe('audit chain: tampering is detected and named', () => {
   it('editing one byte of any line', () => {
     const all = lines(texts.a);

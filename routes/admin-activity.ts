@@ -6,6 +6,7 @@ import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js';
 import { verifyRecentCopy } from '../src/audit/verify-copy.js';
+import { boundedName } from '../src/audit/events.js';
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
@@ -19,7 +20,7 @@ const auditEvent = {
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
-    user: { type: 'string' },
+    user: { type: 'string', description: 'audit_read events: the reader, or `operator` for a global operator reading another tenant' },
     tool: { type: ['string', 'null'], description: 'call and approval events' },
     name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
     service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
@@ -32,7 +33,6 @@ const auditEvent = {
     outcome: { type: 'string' },
     errorType: { type: ['string', 'null'] },
     durationMs: { type: 'number' },
-    readerTenant: { type: 'string', description: 'audit_read events: the tenant of whoever read the audit' },
     via: { type: 'string', description: 'audit_read events: `list` or `verify`; resource_read and prompt_get events: `mcp` or `rest`' },
     filter: { type: 'object', additionalProperties: true, description: 'audit_read events: the filters the reader sent' },
     chain: { type: 'string', description: 'with audit.chain on: the hash chain (replica instance, and the tenant)' },
@@ -74,7 +74,11 @@ const routes: RoutePlugin = async (app) => {
   // Reading the audit is itself audited, in the chain of the tenant that was read.
   const auditRead = (request: FastifyRequest, tenant: string, via: 'list' | 'verify', filter: Record<string, string | number>): void => {
     if (audit.enabled === false) return;
-    audit.write({ event: 'audit_read', time: Date.now(), requestId: request.id, tenant, user: request.principal.user, readerTenant: request.principal.tenant, via, filter, outcome: 'ok' });
+    const { principal } = request;
+    // A global operator reading another tenant: that tenant learns an operator read it, not who elsewhere.
+    const own = principal.tenant === tenant;
+    const user = own ? principal.user : 'operator';
+    audit.write({ event: 'audit_read', time: Date.now(), requestId: request.id, tenant, user, via, filter, outcome: 'ok', ...(own ? {} : { detail: `tenant ${boundedName(principal.tenant)}, user ${boundedName(principal.user)}` }) });
   };
   // Roles are per tenant: only a global operator may name a tenant other than its own.
   const tenantOf = (request: FastifyRequest, asked: string | undefined): string => {

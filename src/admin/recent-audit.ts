@@ -28,11 +28,11 @@ const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(t
 const PAGE_SIZE = 256;
 
 /**
- * What a tenant's admin may read of a kept event: never a security event's operator-only `detail` (how the
- * egress check saw a host, for one). The copy keeps it, so the copy's chain links can be checked.
+ * What a tenant's admin may read of a kept event: never an operator-only `detail` (how the egress check saw
+ * a host; which operator read the tenant's audit). The copy keeps it, so the copy's chain links can be checked.
  */
 function tenantView(event: AuditEvent): AuditEvent {
-  if (event.event !== 'security' || event.detail === undefined) return event;
+  if ((event.event !== 'security' && event.event !== 'audit_read') || event.detail === undefined) return event;
   const { detail: _operatorOnly, ...view } = event;
   return view;
 }

@@ -184,13 +184,17 @@ export interface AuditReadEvent {
   requestId: string;
   /** The tenant whose events were read. */
   tenant: string;
-  /** Who read them, and that reader's own tenant (a global operator may read another tenant's). */
+  /**
+   * Who read them: the reader's user within its own tenant, or `operator` for a global operator reading
+   * another tenant (which tenant and user that is stays in `detail`, which tenant admins never read).
+   */
   user: string;
-  readerTenant: string;
   via: 'list' | 'verify';
   /** The query's filters as sent (user, tool, outcome, since, until, limit). */
   filter: Record<string, string | number>;
   outcome: 'ok';
+  /** Operator-only: the tenant and user of a global operator who read another tenant's events. */
+  detail?: string;
 }
 
 /**

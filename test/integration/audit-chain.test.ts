@@ -105,7 +105,7 @@ describe('audit chain: an untouched log verifies', () => {
     expect(Object.keys(first)).toEqual(['level', 'time', 'pid', 'hostname', 'event', 'requestId', 'callId', 'tenant', 'user', 'tool', 'source', 'argsSha256', 'outcome', 'errorType', 'durationMs', 'approvalId', 'chain', 'seq', 'prev', 'msg']);
     expect(first).toMatchObject({ event: 'call', seq: 1, prev: null, tenant: 'acme' });
     const read = lines(texts.a).map(parse).find((line) => line.event === 'audit_read');
-    expect(read).toMatchObject({ tenant: 'acme', user: 'ci-bot', readerTenant: 'acme', via: 'list', filter: { tool: 'get_weather', limit: 5 }, seq: 7 });
+    expect(read).toMatchObject({ tenant: 'acme', user: 'ci-bot', via: 'list', filter: { tool: 'get_weather', limit: 5 }, seq: 7 });
   });
 
   it('the hash of a line is SHA-256 over the canonical JSON of its event, pino fields left out', () => {

@@ -2424,6 +2424,7 @@ export interface operations {
                             time?: number;
                             requestId?: string;
                             tenant?: string;
+                            /** @description audit_read events: the reader, or `operator` for a global operator reading another tenant */
                             user?: string;
                             /** @description call and approval events */
                             tool?: string | null;
@@ -2449,8 +2450,6 @@ export interface operations {
                             outcome?: string;
                             errorType?: string | null;
                             durationMs?: number;
-                            /** @description audit_read events: the tenant of whoever read the audit */
-                            readerTenant?: string;
                             /** @description audit_read events: `list` or `verify`; resource_read and prompt_get events: `mcp` or `rest` */
                             via?: string;
                             /** @description audit_read events: the filters the reader sent */

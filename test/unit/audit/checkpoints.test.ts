@@ -14,7 +14,7 @@ const key = { id: 'k1', key: privateKey };
 const event = (tenant: string | null, n: number): AuditEvent =>
   tenant === null
     ? { event: 'security', time: 1_700_000_000_000 + n, requestId: `r${n}`, kind: 'auth_refused', tenant: null, user: null, clientAddress: '127.0.0.1', outcome: 'refused', reason: 'token expired', target: null }
-    : { event: 'audit_read', time: 1_700_000_000_000 + n, requestId: `r${n}`, tenant, user: 'u', readerTenant: tenant, via: 'list', filter: {}, outcome: 'ok' };
+    : { event: 'audit_read', time: 1_700_000_000_000 + n, requestId: `r${n}`, tenant, user: 'u', via: 'list', filter: {}, outcome: 'ok' };
 
 describe('checkpointer', () => {
   it('signs each moved head every N events, after flushing the log, and once more at close', async () => {

@@ -96,6 +96,7 @@ export function formatReport(report: VerifyReport): string {
 /** `toolgate audit <args>`: what to print and the exit code; an AuditUsageError for a wrong command line or input. */
 export async function runAuditCli(args: string[]): Promise<AuditCliResult> {
   const [command, ...rest] = args;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { stdout: `${AUDIT_USAGE}\n`, exitCode: AUDIT_EXIT.ok };
   let parsed;
   try {
     parsed = parseArgs({

@@ -240,6 +240,8 @@ describe('toolgate audit verify (the CLI)', () => {
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout).toMatch(/BROKEN (removed|truncated) at /);
     await expect(runAuditCli(['verify', '--log', logA()])).rejects.toThrow(/needs --log, --checkpoints and --public-keys/);
+    await expect(runAuditCli(['verify', '--bogus'])).rejects.toThrow(/Unknown option/);
+    expect(await runAuditCli(['help'])).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('toolgate audit verify --log FILE') });
   });
 
   it('keygen prints an Ed25519 key pair the verifier and the config accept', async () => {

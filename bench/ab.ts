@@ -9,7 +9,8 @@
 // judged by its ratio to the baseline of the same round: the machine's drift and a process's luck cancel
 // out more than in means taken minutes apart. Loopback only, bounded.
 // Env: BENCH_AB_CHAIN (`hot-path`, default, or `full`: the hot-path comparison with file audit and a rate
-// limit), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
+// limit, or `audit-chain`: `full` on A, `full` with audit.chain and signed checkpoints on B — run it with
+// the same checkout on both sides, `npm run bench:ab -- . .`), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
 // BENCH_WARMUP, BENCH_CONNECTIONS (hot path, default 32) as for `npm run bench`, BENCH_MCP_CONNECTIONS (16).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -24,7 +25,7 @@ import { packageRoot } from '../src/config/demo.js';
 export type AbSection = 'gateway' | 'mcp';
 
 export interface AbOptions extends GatewayBenchOptions {
-  chain: 'hot-path' | 'full';
+  chain: 'hot-path' | 'full' | 'audit-chain';
   sections: AbSection[];
   mcpConnections: number;
   /** How the report names the two sides (default: their directories). */
@@ -100,21 +101,25 @@ async function compare(comparison: Comparison, rounds: number, spec: Parameters<
 function gatewayComparison(checkoutA: string, checkoutB: string, chain: AbOptions['chain'], connections: number): Comparison {
   const script = 'bench/gateway/toolgate-server.ts';
   const env: Record<string, string> = chain === 'hot-path' ? { BENCH_CHAIN: 'hot-path' } : {};
+  // audit-chain: one build twice, B with the audit chain on (bench/gateway/toolgate-server.ts).
+  const envB: Record<string, string> = chain === 'audit-chain' ? { BENCH_AUDIT_CHAIN: 'on' } : env;
   return {
-    title: `Hot path: toolgate's ${chain === 'hot-path' ? 'hot path' : 'full chain'} against the bare route`,
+    title: `Hot path: toolgate's ${chain === 'hot-path' ? 'hot path' : chain === 'audit-chain' ? 'full chain, B with audit.chain on' : 'full chain'} against the bare route`,
     baseName: 'bare',
     unit: 'req',
     notes: [
       `POST /v1/execute of the demo get_weather function tool with an HS256 JWT, ${connections} connections. ` +
         (chain === 'hot-path'
           ? 'JWT (token cache on), validation, metrics, info logging; audit sink off, no rate limit.'
-          : 'The full policy chain with file audit and an active rate limit.') +
+          : chain === 'audit-chain'
+            ? 'The full policy chain with file audit and an active rate limit; B also hash-chains every event and signs checkpoints into a second file.'
+            : 'The full policy chain with file audit and an active rate limit.') +
         ' The bare route is a Fastify route doing the same JSON work. CPU: the server process.',
     ],
     targets: [
       { label: 'bare Fastify route', script: 'bare-server.ts', env: {}, runs: [] },
       { label: 'A', script: serverScript(checkoutA, script), env, runs: [] },
-      { label: 'B', script: serverScript(checkoutB, script), env, runs: [] },
+      { label: 'B', script: serverScript(checkoutB, script), env: envB, runs: [] },
     ],
   };
 }
@@ -154,7 +159,7 @@ export async function abBench(checkoutA: string, checkoutB: string, options: Par
   const defaults: AbOptions = {
     ...fromEnv,
     rounds: process.env.BENCH_ROUNDS === undefined ? 6 : fromEnv.rounds,
-    chain: process.env.BENCH_AB_CHAIN === 'full' ? 'full' : 'hot-path',
+    chain: process.env.BENCH_AB_CHAIN === 'full' || process.env.BENCH_AB_CHAIN === 'audit-chain' ? process.env.BENCH_AB_CHAIN : 'hot-path',
     sections: (['gateway', 'mcp'] as const).filter((name) => !only || only.includes(name)),
     mcpConnections: whole(process.env.BENCH_MCP_CONNECTIONS, 16),
     names: [checkoutA, checkoutB],

@@ -5,6 +5,8 @@ import { STATS_MINUTES } from '../src/admin/stats.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js';
+import { verifyRecentCopy } from '../src/audit/verify-copy.js';
+import { boundedName } from '../src/audit/events.js';
 import { ERROR_TYPES } from '../src/types.js';
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
@@ -14,11 +16,11 @@ const auditEvent = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security', 'task', 'relay'] },
+    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security', 'task', 'relay', 'audit_read'] },
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
-    user: { type: 'string' },
+    user: { type: 'string', description: 'audit_read events: the reader, or `operator` for a global operator reading another tenant' },
     tool: { type: ['string', 'null'], description: 'call and approval events' },
     name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
     service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
@@ -31,10 +33,34 @@ const auditEvent = {
     outcome: { type: 'string' },
     errorType: { type: ['string', 'null'] },
     durationMs: { type: 'number' },
+    via: { type: 'string', description: 'audit_read events: `list` or `verify`; resource_read and prompt_get events: `mcp` or `rest`' },
+    filter: { type: 'object', additionalProperties: true, description: 'audit_read events: the filters the reader sent' },
+    chain: { type: 'string', description: 'with audit.chain on: the hash chain (replica instance, and the tenant)' },
+    seq: { type: 'integer', description: 'with audit.chain on: the position in its chain, from 1' },
+    prev: { type: ['string', 'null'], description: "with audit.chain on: SHA-256 of the chain's previous event (null for the first)" },
   },
 } as const;
 
 const numbers = { type: 'array', items: { type: 'number' } } as const;
+
+const copyReport = {
+  type: 'object',
+  required: ['tenant', 'ok', 'events', 'unchained', 'chains', 'breaks'],
+  properties: {
+    tenant: { type: 'string' },
+    ok: { type: 'boolean', description: 'No break in any chain of the copy' },
+    events: { type: 'integer', description: 'Chained events checked' },
+    unchained: { type: 'integer', description: 'Kept events without chain fields (written while audit.chain was off)' },
+    chains: {
+      type: 'array',
+      items: { type: 'object', properties: { chain: { type: 'string' }, events: { type: 'integer' }, firstSeq: { type: 'integer' }, lastSeq: { type: 'integer' } } },
+    },
+    breaks: {
+      type: 'array',
+      items: { type: 'object', properties: { chain: { type: 'string' }, kind: { type: 'string', enum: ['edited', 'removed', 'inserted'] }, seq: { type: 'integer' }, message: { type: 'string' } } },
+    },
+  },
+} as const;
 
 const tenantQuery = { type: 'string', minLength: 1, maxLength: 128, description: "Another tenant's id: a global operator only (a tenant admin reads its own tenant)" } as const;
 
@@ -44,7 +70,16 @@ const tenantQuery = { type: 'string', minLength: 1, maxLength: 128, description:
  */
 const routes: RoutePlugin = async (app) => {
   const adminOrOperator = [app.authenticate, app.requireOperatorOrRole('admin')];
-  const { recentAudit, stats } = app.governance;
+  const { recentAudit, stats, audit } = app.governance;
+  // Reading the audit is itself audited, in the chain of the tenant that was read.
+  const auditRead = (request: FastifyRequest, tenant: string, via: 'list' | 'verify', filter: Record<string, string | number>): void => {
+    if (audit.enabled === false) return;
+    const { principal } = request;
+    // A global operator reading another tenant: that tenant learns an operator read it, not who elsewhere.
+    const own = principal.tenant === tenant;
+    const user = own ? principal.user : 'operator';
+    audit.write({ event: 'audit_read', time: Date.now(), requestId: request.id, tenant, user, via, filter, outcome: 'ok', ...(own ? {} : { detail: `tenant ${boundedName(principal.tenant)}, user ${boundedName(principal.user)}` }) });
+  };
   // Roles are per tenant: only a global operator may name a tenant other than its own.
   const tenantOf = (request: FastifyRequest, asked: string | undefined): string => {
     const own = request.principal.tenant;
@@ -83,7 +118,32 @@ const routes: RoutePlugin = async (app) => {
       const { since, until, tenant, ...filters } = request.query;
       const scope = tenantOf(request, tenant);
       const events = await recentAudit.query(scope, { ...filters, ...(since ? { since: Date.parse(since) } : {}), ...(until ? { until: Date.parse(until) } : {}) });
+      const { tenant: _scope, ...asked } = request.query;
+      const filter = Object.fromEntries(Object.entries(asked).filter((entry): entry is [string, string | number] => entry[1] !== undefined));
+      auditRead(request, scope, 'list', filter);
       return { events };
+    },
+  );
+
+  app.get(
+    '/v1/admin/audit/verify',
+    {
+      onRequest: adminOrOperator,
+      schema: {
+        tags: ['admin'],
+        operationId: 'verifyAuditCopy',
+        summary: "Checks the hash-chain links of the recent audit copy of the caller's tenant (signatures and the full log: `toolgate audit verify`)",
+        security: bearerSecurity,
+        querystring: { type: 'object', additionalProperties: false, properties: { tenant: tenantQuery } },
+        response: { 200: copyReport, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const scope = tenantOf(request, request.query.tenant);
+      const report = verifyRecentCopy(await recentAudit.all(scope));
+      auditRead(request, scope, 'verify', {});
+      reply.header('cache-control', 'no-store');
+      return { tenant: scope, ...report };
     },
   );
 

@@ -1,11 +1,14 @@
 // The `toolgate` command (package.json "bin"): `toolgate hash-key` prints the `auth.apiKeys[].sha256` of a
 // key, and the command-line options of `npm start` (`--config <file>`) are read here too.
 import { parseArgs } from 'node:util';
+import { AUDIT_EXIT, AuditUsageError, runAuditCli } from './audit/cli.js';
 import { apiKeyDigest, newApiKey } from './shared/api-key-digest.js';
 
 const USAGE = `usage:
   toolgate hash-key           read a key on stdin, print its sha256 for auth.apiKeys[].sha256
   toolgate hash-key --new     make a new random key, print it and its sha256
+  toolgate audit verify …     check audit logs against their signed checkpoints (toolgate audit help)
+  toolgate audit keygen       print a new Ed25519 key pair for audit.chain.signing
   npm start -- --config FILE  start the gateway on a config file (same as TOOLGATE_CONFIG=FILE)`;
 
 /** Exit code for a wrong command line (EX_USAGE). */
@@ -52,11 +55,25 @@ async function readStdin(): Promise<string> {
 
 /** The bin entry point. */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  if (argv[0] === 'audit') return audit(argv.slice(1));
   try {
     process.stdout.write(await runCli(argv, readStdin));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`toolgate: ${error.message}\n`);
     process.exitCode = EXIT_USAGE;
+  }
+}
+
+/** `toolgate audit …`: exit codes of its own for CI jobs (0 OK, 1 a chain is broken, 2 usage). */
+async function audit(args: string[]): Promise<void> {
+  try {
+    const { stdout, exitCode } = await runAuditCli(args);
+    process.stdout.write(stdout);
+    process.exitCode = exitCode;
+  } catch (error) {
+    if (!(error instanceof AuditUsageError)) throw error;
+    process.stderr.write(`toolgate audit: ${error.message}\n`);
+    process.exitCode = AUDIT_EXIT.usage;
   }
 }

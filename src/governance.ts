@@ -4,6 +4,8 @@ import { createCallStats, type CallStats } from './admin/stats.js';
 import { createApprovalMetrics } from './approvals/metrics.js';
 import { createApprovalService } from './approvals/service.js';
 import type { ApprovalService } from './approvals/types.js';
+import { chainedAuditSink, createAuditChain, type AuditChain } from './audit/chain.js';
+import { createCheckpointer, createCheckpointWriter, signingKeyOf } from './audit/checkpoints.js';
 import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
@@ -26,6 +28,8 @@ export interface Governance {
   audit: AuditSink;
   /** The bounded per-tenant copy of audit events behind GET /v1/admin/audit. */
   recentAudit: RecentAudit;
+  /** This replica's audit chains, while `audit.chain` is on. */
+  auditChain?: AuditChain;
   /** The per-minute rollup behind GET /v1/admin/stats. */
   stats: CallStats;
   approvals: ApprovalService;
@@ -55,7 +59,9 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
       options.log.error({ err }, 'audit write failed');
     },
   });
-  const audit = recentAudit.tee(sink, (event) => stats.record(event));
+  const teed = recentAudit.tee(sink, (event) => stats.record(event));
+  const chained = config.audit.chain ? chainAudit(config.audit.chain, teed, options) : undefined;
+  const audit = chained?.audit ?? teed;
   const approvalMetrics = createApprovalMetrics(options.registry);
   const approvals = createApprovalService({ store, onDecided: approvalMetrics.decided });
   approvalMetrics.watch(approvals);
@@ -68,6 +74,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     bus,
     audit,
     recentAudit,
+    ...(chained ? { auditChain: chained.chain } : {}),
     stats,
     approvals,
     tasks,
@@ -84,4 +91,27 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
       if (ownsStore) await store.close();
     },
   };
+}
+
+/** Chains every event written to `sink`; with checkpoints configured, signs the chains' heads beside it. */
+function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: AuditSink, options: { registry: Registry; log: Logger }): { audit: AuditSink; chain: AuditChain } {
+  const chain = createAuditChain();
+  const key = signingKeyOf(config);
+  if (!config.checkpoints || !key) return { audit: chainedAuditSink(sink, chain), chain };
+  const place = config.checkpoints.sink;
+  const failures = counter(options.registry, METRICS.auditCheckpointErrors);
+  failures.inc({ sink: place }, 0);
+  const checkpointer = createCheckpointer({
+    chain,
+    flush: () => sink.flush(),
+    write: createCheckpointWriter(config.checkpoints),
+    key,
+    every: config.checkpointEvery,
+    seconds: config.checkpointSeconds,
+    onError: (err) => {
+      failures.inc({ sink: place });
+      options.log.error({ err }, 'audit checkpoint not written');
+    },
+  });
+  return { audit: chainedAuditSink(sink, chain, checkpointer), chain };
 }

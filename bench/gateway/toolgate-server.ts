@@ -3,6 +3,10 @@
 // logs at info through the destination `npm start` uses on stdout, aimed at /dev/null (real logging cost, no terminal).
 // BENCH_AUTH_CACHE_MAX=0 turns the verified-token cache off. BENCH_CHAIN=hot-path measures exactly the
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
+// BENCH_AUDIT_CHAIN=on adds audit.chain to the file audit (hash-chained events, checkpoints signed with a key
+// made at start into a second file, at the default pace): `BENCH_AB_CHAIN=audit-chain npm run bench:ab -- . .`
+// pairs it with the same build without the chain.
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,11 +26,18 @@ import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
 const cacheMax = Number(process.env.BENCH_AUTH_CACHE_MAX ?? 10000);
 const hotPathOnly = process.env.BENCH_CHAIN === 'hot-path';
 const auditPath = join(tmpdir(), `toolgate-bench-audit-${process.pid}.jsonl`);
+const checkpointsPath = join(tmpdir(), `toolgate-bench-checkpoints-${process.pid}.jsonl`);
+const auditChain = process.env.BENCH_AUDIT_CHAIN === 'on' && !hotPathOnly
+  ? {
+      checkpoints: { sink: 'file', path: checkpointsPath },
+      signing: { keys: [{ id: 'bench', privateKey: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }] },
+    }
+  : undefined;
 const config = validateConfigObject(
   {
     server: { maxInFlight: 4096 },
     auth: { jwt: { secret: BENCH_JWT_SECRET, issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE }, cache: { max: cacheMax } },
-    audit: hotPathOnly ? { sink: 'off' } : { sink: 'file', path: auditPath },
+    audit: hotPathOnly ? { sink: 'off' } : { sink: 'file', path: auditPath, ...(auditChain ? { chain: auditChain } : {}) },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
     tenants: { bench: { tools: { allow: ['*'] }, policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
     logging: { level: 'info' },
@@ -46,6 +57,7 @@ process.on('SIGTERM', () => {
   void app.close().then(() => {
     destination.flushSync();
     rmSync(auditPath, { force: true });
+    rmSync(checkpointsPath, { force: true });
     process.exit(0);
   });
 });

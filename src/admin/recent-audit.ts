@@ -19,6 +19,8 @@ export interface RecentAudit {
   tee(sink: AuditSink, also?: (event: AuditEvent) => void): AuditSink;
   /** Newest first, the caller's tenant only (the key is built from the tenant, never from a query). */
   query(tenant: string, query: AuditQuery): Promise<AuditEvent[]>;
+  /** Every kept event of the tenant as it was written (operator-only fields included), newest first: for checking its chains. */
+  all(tenant: string): Promise<AuditEvent[]>;
 }
 
 const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(tenant)}`;
@@ -26,16 +28,13 @@ const listKey = (tenant: string): string => `audit-recent:${encodeURIComponent(t
 const PAGE_SIZE = 256;
 
 /**
- * What a tenant's admin may read of an event: nothing of one without a configured tenant (a refused token,
- * a tenant that does not exist: no store list is made for a name a caller chose), and never a security
- * event's operator-only `detail` (how the egress check saw a host, for one).
+ * What a tenant's admin may read of a kept event: never an operator-only `detail` (how the egress check saw
+ * a host; which operator read the tenant's audit). The copy keeps it, so the copy's chain links can be checked.
  */
-function tenantCopyOf(event: AuditEvent): { tenant: string; copy: AuditEvent } | undefined {
-  const { tenant } = event;
-  if (tenant === null) return undefined;
-  if (event.event !== 'security' || event.detail === undefined) return { tenant, copy: event };
-  const { detail: _operatorOnly, ...copy } = event;
-  return { tenant, copy };
+function tenantView(event: AuditEvent): AuditEvent {
+  if ((event.event !== 'security' && event.event !== 'audit_read') || event.detail === undefined) return event;
+  const { detail: _operatorOnly, ...view } = event;
+  return view;
 }
 
 /**
@@ -58,8 +57,9 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
         write(event) {
           if (sink.enabled !== false) sink.write(event);
           also?.(event);
-          const kept = max > 0 ? tenantCopyOf(event) : undefined;
-          if (kept) store.pushCapped(listKey(kept.tenant), JSON.stringify(kept.copy), max).catch((err: unknown) => notWritten(err));
+          // Nothing of an event without a configured tenant (a refused token, a tenant that does not exist):
+          // no store list is made for a name a caller chose.
+          if (max > 0 && event.tenant !== null) store.pushCapped(listKey(event.tenant), JSON.stringify(event), max).catch((err: unknown) => notWritten(err));
         },
         flush: () => sink.flush(),
         close: () => sink.close(),
@@ -88,13 +88,17 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
           const event = JSON.parse(raw) as AuditEvent;
           if (!matches(event)) continue;
           matched.add(raw);
-          found.push(event);
+          found.push(tenantView(event));
           if (found.length >= query.limit) break;
         }
         if (page.length < size) break;
         offset += page.length;
       }
       return found;
+    },
+    async all(tenant) {
+      if (max === 0) return [];
+      return (await store.recent(listKey(tenant), max, 0)).map((raw) => JSON.parse(raw) as AuditEvent);
     },
   };
 }

@@ -174,8 +174,42 @@ export interface RelayAuditEvent {
   durationMs: number;
 }
 
+/**
+ * A read of the audit itself (GET /v1/admin/audit, the console's audit page, GET /v1/admin/audit/verify):
+ * who read which tenant's events with which filter. Written into the chain of the tenant that was read.
+ */
+export interface AuditReadEvent {
+  event: 'audit_read';
+  time: number;
+  requestId: string;
+  /** The tenant whose events were read. */
+  tenant: string;
+  /**
+   * Who read them: the reader's user within its own tenant, or `operator` for a global operator reading
+   * another tenant (which tenant and user that is stays in `detail`, which tenant admins never read).
+   */
+  user: string;
+  via: 'list' | 'verify';
+  /** The query's filters as sent (user, tool, outcome, since, until, limit). */
+  filter: Record<string, string | number>;
+  outcome: 'ok';
+  /** Operator-only: the tenant and user of a global operator who read another tenant's events. */
+  detail?: string;
+}
+
+/**
+ * Where an event sits in its hash chain (docs/operations.md#tamper-evident-audit), added as it is written
+ * while `audit.chain` is on: `chain` names the chain (replica instance, and the tenant), `seq` counts from
+ * 1, `prev` is the SHA-256 of the chain's previous event (null for the first).
+ */
+export interface ChainLink {
+  chain: string;
+  seq: number;
+  prev: string | null;
+}
+
 /** One line of the audit log. */
-export type AuditEvent = CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent | TaskAuditEvent | RelayAuditEvent;
+export type AuditEvent = (CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent | TaskAuditEvent | RelayAuditEvent | AuditReadEvent) & Partial<ChainLink>;
 
 export interface AuditSink {
   /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -43,6 +44,7 @@ export function validateConfigObject(raw: unknown, baseDir: string, source: stri
   resolvePaths(config);
   checkReferences(config);
   checkUpstreamAuth(config);
+  checkAuditChain(config);
   return config;
 }
 
@@ -144,6 +146,26 @@ function checkUpstreamAuth(config: GatewayConfig): void {
   }
 }
 
+/** Checkpoints and signing keys come together; every key is an Ed25519 private key with an id of its own. */
+function checkAuditChain(config: GatewayConfig): void {
+  const chain = config.audit.chain;
+  if (!chain) return;
+  if (chain.checkpoints && !chain.signing) throw new ConfigError('config /audit/chain/signing: checkpoints are signed: give signing.keys');
+  if (chain.signing && !chain.checkpoints) throw new ConfigError('config /audit/chain/checkpoints: signing keys need a place for the checkpoints they sign');
+  const ids = new Set<string>();
+  for (const [index, { id, privateKey }] of (chain.signing?.keys ?? []).entries()) {
+    if (ids.has(id)) throw new ConfigError(`config /audit/chain/signing/keys/${index}/id: "${id}" is declared twice`);
+    ids.add(id);
+    let type: string | undefined;
+    try {
+      type = createPrivateKey(privateKey).asymmetricKeyType;
+    } catch {
+      throw new ConfigError(`config /audit/chain/signing/keys/${index}/privateKey: not a PEM private key`);
+    }
+    if (type !== 'ed25519') throw new ConfigError(`config /audit/chain/signing/keys/${index}/privateKey: must be an Ed25519 key (toolgate audit keygen), not ${type ?? 'unknown'}`);
+  }
+}
+
 function resolvePaths(config: GatewayConfig): void {
   const abs = (path: string): string => (isAbsolute(path) ? path : resolve(config.baseDir, path));
   for (const entry of config.functions) if ('module' in entry) entry.module = abs(entry.module);
@@ -151,6 +173,8 @@ function resolvePaths(config: GatewayConfig): void {
   for (const entry of config.rag) if (entry.backend.kind === 'embedded') entry.backend.documents = abs(entry.backend.documents);
   for (const entry of config.openapi) if (entry.spec !== undefined) entry.spec = abs(entry.spec);
   if (config.audit.sink === 'file') config.audit.path = abs(config.audit.path);
+  const checkpoints = config.audit.chain?.checkpoints;
+  if (checkpoints?.sink === 'file') checkpoints.path = abs(checkpoints.path);
   if (config.store.kind === 'redis' && config.store.tls) {
     const tls = config.store.tls;
     for (const file of ['ca', 'cert', 'key'] as const) if (tls[file] !== undefined) tls[file] = abs(tls[file]);

@@ -207,9 +207,35 @@ export const storeSchema = OneOf([
   redisSentinelStoreSchema,
 ], { type: 'object', default: { kind: 'memory' }, required: ['kind'] });
 
+/** Where signed checkpoints of the audit chains go: a second place, apart from the audit log itself. */
+export const auditCheckpointSinkSchema = OneOf([
+  Section({ sink: Const('file'), path: Type.String({ minLength: 1 }) }),
+  Section({
+    sink: Const('http'),
+    /** POSTed as JSON lines (application/x-ndjson); the verifier reads the same URL with GET. */
+    url: Type.String({ pattern: '^https?://' }),
+    /** Longest a POST may take (default 5000); a checkpoint never waits on the call path. */
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60000 })),
+  }),
+], { type: 'object', required: ['sink'] });
+
+/** An Ed25519 private key (PEM) and the id its checkpoints name; the first key signs, the others are kept for publishing. */
+const auditSigningKeySchema = Section({
+  id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }),
+  privateKey: Type.String({ minLength: 1 }),
+});
+
+/** Hash-chained audit events with signed checkpoints (docs/operations.md#tamper-evident-audit). */
+export const auditChainSchema = Section({
+  checkpointEvery: Type.Integer({ minimum: 1, maximum: 1000000, default: 1000 }),
+  checkpointSeconds: Type.Number({ exclusiveMinimum: 0, maximum: 86400, default: 10 }),
+  checkpoints: Type.Optional(auditCheckpointSinkSchema),
+  signing: Type.Optional(Section({ keys: Type.Array(auditSigningKeySchema, { minItems: 1 }) })),
+});
+
 export const auditSchema = OneOf([
-  Section({ sink: Type.Enum(['stdout', 'off']) }),
-  Section({ sink: Const('file'), path: Type.String() }),
+  Section({ sink: Type.Enum(['stdout', 'off']), chain: Type.Optional(auditChainSchema) }),
+  Section({ sink: Const('file'), path: Type.String(), chain: Type.Optional(auditChainSchema) }),
 ], { type: 'object', default: { sink: 'stdout' }, required: ['sink'] });
 
 export const egressSchema = Section({

@@ -415,6 +415,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Checks the hash-chain links of the recent audit copy of the caller's tenant (signatures and the full log: `toolgate audit verify`) */
+        get: operations["verifyAuditCopy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/stats": {
         parameters: {
             query?: never;
@@ -2402,11 +2419,12 @@ export interface operations {
                     "application/json": {
                         events: ({
                             /** @enum {string} */
-                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security" | "task" | "relay";
+                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security" | "task" | "relay" | "audit_read";
                             /** @description epoch ms */
                             time?: number;
                             requestId?: string;
                             tenant?: string;
+                            /** @description audit_read events: the reader, or `operator` for a global operator reading another tenant */
                             user?: string;
                             /** @description call and approval events */
                             tool?: string | null;
@@ -2432,9 +2450,101 @@ export interface operations {
                             outcome?: string;
                             errorType?: string | null;
                             durationMs?: number;
+                            /** @description audit_read events: `list` or `verify`; resource_read and prompt_get events: `mcp` or `rest` */
+                            via?: string;
+                            /** @description audit_read events: the filters the reader sent */
+                            filter?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description with audit.chain on: the hash chain (replica instance, and the tenant) */
+                            chain?: string;
+                            /** @description with audit.chain on: the position in its chain, from 1 */
+                            seq?: number;
+                            /** @description with audit.chain on: SHA-256 of the chain's previous event (null for the first) */
+                            prev?: string | null;
                         } & {
                             [key: string]: unknown;
                         })[];
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    verifyAuditCopy: {
+        parameters: {
+            query?: {
+                /** @description Another tenant's id: a global operator only (a tenant admin reads its own tenant) */
+                tenant?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        /** @description No break in any chain of the copy */
+                        ok: boolean;
+                        /** @description Chained events checked */
+                        events: number;
+                        /** @description Kept events without chain fields (written while audit.chain was off) */
+                        unchained: number;
+                        chains: {
+                            chain?: string;
+                            events?: number;
+                            firstSeq?: number;
+                            lastSeq?: number;
+                        }[];
+                        breaks: {
+                            chain?: string;
+                            /** @enum {string} */
+                            kind?: "edited" | "removed" | "inserted";
+                            seq?: number;
+                            message?: string;
+                        }[];
                     };
                 };
             };

@@ -473,7 +473,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. ETag / If-None-Match for polling */
+        /**
+         * Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. One page at a time; ETag / If-None-Match for polling
+         * @description `pending`: soonest to expire first; `all` oldest first; `decided` newest first; `limit` per page; `nextCursor`, when present, fetches the next page. Large arguments are listed by size, SHA-256 and a preview; `GET /v1/approvals/{id}` has them whole.
+         */
         get: operations["listApprovals"];
         put?: never;
         post?: never;
@@ -2681,6 +2684,10 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "decided" | "all";
+                /** @description Approvals per page */
+                limit?: number;
+                /** @description The previous page's `nextCursor` */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2719,7 +2726,15 @@ export interface operations {
                             /** Format: date-time */
                             decidedAt?: string;
                             result?: components["schemas"]["ToolResult"];
+                            /** @description Size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                            argumentsBytes?: number;
+                            /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON; `GET /v1/approvals/{id}` has them whole */
+                            argumentsSha256?: string;
+                            /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                            argumentsPreview?: string;
                         }[];
+                        /** @description Present when more approvals follow: pass it as `cursor` */
+                        nextCursor?: string;
                     };
                 };
             };

@@ -13,6 +13,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { bearer, JWT_SECRET, signToken } from '../helpers/build.js';
+import { whileAttacked } from '../helpers/liveness.js';
 import { freePort, startServer } from '../helpers/server-process.js';
 
 const agent = new Agent({ connections: 32 });
@@ -91,21 +92,16 @@ async function scrape(): Promise<{ text: string; ms: number }> {
 
 /** Runs `attack` while the victim calls a cheap tool and a trivial run_script every 100 ms; answers each victim call's time. */
 async function victimDuring(attack: () => Promise<void>): Promise<{ cheap: number[]; script: number[] }> {
-  let done = false;
   const cheap: number[] = [];
   const script: number[] = [];
-  const victim = async () => {
-    for (let i = 0; i < 600 && (!done || i < 3); i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const weather = await call(tokens.victim!, 'POST', '/v1/execute', { name: 'get_weather', arguments: { city: 'Oslo' } });
-      expect(weather.json.ok, JSON.stringify(weather.json)).toBe(true);
-      cheap.push(weather.ms);
-      const run = await call(tokens.victim!, 'POST', '/v1/execute', { name: 'run_script', toolset: 'code', arguments: { code: 'return 1 + 1' } });
-      expect(run.json.ok, JSON.stringify(run.json)).toBe(true);
-      script.push(run.ms);
-    }
-  };
-  await Promise.all([victim(), attack().finally(() => (done = true))]);
+  await whileAttacked(attack, async () => {
+    const weather = await call(tokens.victim!, 'POST', '/v1/execute', { name: 'get_weather', arguments: { city: 'Oslo' } });
+    expect(weather.json.ok, JSON.stringify(weather.json)).toBe(true);
+    cheap.push(weather.ms);
+    const run = await call(tokens.victim!, 'POST', '/v1/execute', { name: 'run_script', toolset: 'code', arguments: { code: 'return 1 + 1' } });
+    expect(run.json.ok, JSON.stringify(run.json)).toBe(true);
+    script.push(run.ms);
+  });
   return { cheap, script };
 }
 

@@ -13,7 +13,7 @@ export const ApprovalOptions = Type.Object(
   {
     tools: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     expiresMs: Type.Integer({ minimum: 1, default: 900_000 }),
-    // What may wait for a human at once (docs/security-model.md#bounds): a request beyond is answered
+    // What may wait for a human at once (docs/security-model.md#limits): a request beyond is answered
     // RATE_LIMITED, arguments beyond the size VALIDATION_ERROR; neither runs nor is stored.
     maxPendingPerUser: Type.Integer({ minimum: 1, maximum: MAX_PENDING_PER_TENANT, default: 20 }),
     maxPendingPerTenant: Type.Integer({ minimum: 1, maximum: MAX_PENDING_PER_TENANT, default: 200 }),

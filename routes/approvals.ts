@@ -21,22 +21,17 @@ const approval = {
     callId: { type: 'string' },
     arguments: { type: 'object', additionalProperties: true, description: 'The call as it will run, server-side bindings applied' },
     modelArguments: { type: 'object', additionalProperties: true, description: 'The arguments as the model sent them (bound keys are overwritten before the call runs)' },
+    argumentsBytes: { type: 'integer', description: 'In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON' },
+    argumentsSha256: {
+      type: 'string',
+      description: `Present instead of \`arguments\` and \`modelArguments\` when they exceed ${LISTED_ARGUMENTS_BYTES} bytes: SHA-256 (hex) of \`arguments\` as JSON. In a listing always; \`GET /v1/approvals/{id}\` has them whole until the call is decided, after which only this summary is kept`,
+    },
+    argumentsPreview: { type: 'string', description: 'With argumentsSha256: the first 512 characters of `arguments` as JSON' },
     createdAt: { type: 'string', format: 'date-time' },
     expiresAt: { type: 'string', format: 'date-time' },
     decidedBy: { type: 'string' },
     decidedAt: { type: 'string', format: 'date-time' },
     result: { $ref: 'ToolResult#' },
-  },
-} as const;
-
-/** A listed approval: arguments inline up to LISTED_ARGUMENTS_BYTES, else their size, digest and a preview. */
-const listedApproval = {
-  ...approval,
-  properties: {
-    ...approval.properties,
-    argumentsBytes: { type: 'integer', description: 'Size of the larger of `arguments` and `modelArguments` as UTF-8 JSON' },
-    argumentsSha256: { type: 'string', description: `Present instead of \`arguments\` and \`modelArguments\` when they exceed ${LISTED_ARGUMENTS_BYTES} bytes: SHA-256 (hex) of \`arguments\` as JSON; \`GET /v1/approvals/{id}\` has them whole` },
-    argumentsPreview: { type: 'string', description: 'With argumentsSha256: the first 512 characters of `arguments` as JSON' },
   },
 } as const;
 
@@ -83,7 +78,7 @@ const routes: RoutePlugin = async (app) => {
             type: 'object',
             required: ['approvals'],
             properties: {
-              approvals: { type: 'array', items: listedApproval },
+              approvals: { type: 'array', items: approval },
               nextCursor: { type: 'string', description: 'Present when more approvals follow: pass it as `cursor`' },
             },
           },

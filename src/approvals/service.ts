@@ -7,6 +7,7 @@ import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { ErrorType, Principal, ToolResult } from '../types.js';
 import { pageOf } from './page.js';
+import { storedRecord } from './view.js';
 import { ApprovalError, type ApprovalRecord, type ApprovalService, type CreateApprovalInput, type RunApproved } from './types.js';
 
 const APPROVER_ROLES: readonly string[] = ['approver', 'admin'];
@@ -67,7 +68,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
 
   /** Moves a pending record to a final state in one compareAndSet; CONFLICT when someone else got there first. */
   const transition = async (raw: string, next: ApprovalRecord): Promise<ApprovalRecord> => {
-    const written = await store.compareAndSet(keyOf(next.tenant, next.id), raw, JSON.stringify(next));
+    const written = await store.compareAndSet(keyOf(next.tenant, next.id), raw, JSON.stringify(storedRecord(next)));
     if (!written) throw new ApprovalError('CONFLICT', 'approval was already decided');
     await uncount(next);
     options.onDecided?.(next);
@@ -225,7 +226,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       // Only this approver moved the record to `approved`, so nobody else writes it now. The call has run:
       // a store that stopped answering meanwhile must not turn its result into an error (a retry would
       // then only meet CONFLICT); the record stays `approved`, without the result.
-      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(approved), JSON.stringify(done)).catch((error: unknown) => {
+      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(storedRecord(approved)), JSON.stringify(storedRecord(done))).catch((error: unknown) => {
         if (!isStoreUnavailable(error)) throw error;
       });
       return done;

@@ -4,6 +4,16 @@ import type { JsonObject, Principal, ToolMode, ToolResult, ToolSourceKind } from
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
 
+/**
+ * What a decided record keeps of arguments larger than a listing shows (LISTED_ARGUMENTS_BYTES): their size,
+ * SHA-256 and a preview; the arguments themselves are dropped (`{}`) once nothing will run them.
+ */
+export interface ArgumentsSummary {
+  bytes: number;
+  sha256: string;
+  preview: string;
+}
+
 /** A call waiting for (or decided by) a human. Stored as JSON in the StateStore. */
 export interface ApprovalRecord {
   id: string;
@@ -18,7 +28,7 @@ export interface ApprovalRecord {
    * `arguments` are the model's own (replayed through the whole execution path on approval, where
    * bindings are applied again for the requester); `boundArguments` is what the approver is shown.
    */
-  call: { name: string; arguments: JsonObject; boundArguments?: JsonObject; callId: string; resolvedFrom?: string; source: ToolSourceKind | null };
+  call: { name: string; arguments: JsonObject; boundArguments?: JsonObject; callId: string; resolvedFrom?: string; source: ToolSourceKind | null; argumentsSummary?: ArgumentsSummary };
   requestId: string;
   depth: number;
   mode?: ToolMode;

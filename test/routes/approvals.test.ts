@@ -176,6 +176,14 @@ describe('the approvals listing', () => {
     expect(listed.argumentsPreview).toHaveLength(512);
     expect(listed).not.toHaveProperty('arguments');
     expect((await get('bob', `/v1/approvals/${approvalId}`, paged)).json().arguments).toEqual({ title });
+    // Decided, only the summary is kept: the record a tenant leaves behind for a day stays small.
+    const denied = await decide('bob', approvalId, 'deny', paged);
+    expect(denied.statusCode).toBe(200);
+    const kept = (await get('bob', `/v1/approvals/${approvalId}`, paged)).json();
+    expect(kept).toMatchObject({ status: 'denied', argumentsBytes: listed.argumentsBytes, argumentsSha256: listed.argumentsSha256, argumentsPreview: listed.argumentsPreview });
+    expect(kept).not.toHaveProperty('arguments');
+    const stored = await paged.governance.store.scan('approval:acme:');
+    expect(stored.find((entry) => entry.key.endsWith(approvalId))!.value.length).toBeLessThan(4096);
     // Small arguments stay inline.
     const small = (await get('bob', '/v1/approvals?limit=1', paged)).json().approvals[0];
     expect(small).toMatchObject({ arguments: { title: expect.any(String) }, argumentsBytes: expect.any(Number) });

@@ -2718,6 +2718,12 @@ export interface operations {
                             modelArguments?: {
                                 [key: string]: unknown;
                             };
+                            /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                            argumentsBytes?: number;
+                            /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                            argumentsSha256?: string;
+                            /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                            argumentsPreview?: string;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
@@ -2726,12 +2732,6 @@ export interface operations {
                             /** Format: date-time */
                             decidedAt?: string;
                             result?: components["schemas"]["ToolResult"];
-                            /** @description Size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
-                            argumentsBytes?: number;
-                            /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON; `GET /v1/approvals/{id}` has them whole */
-                            argumentsSha256?: string;
-                            /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
-                            argumentsPreview?: string;
                         }[];
                         /** @description Present when more approvals follow: pass it as `cursor` */
                         nextCursor?: string;
@@ -2816,6 +2816,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -2916,6 +2922,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -3022,6 +3034,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */

@@ -15,7 +15,9 @@ const MAX_PAGE = 200;
 function Arguments({ approval }: { approval: ListedApproval }) {
   const [whole, setWhole] = useState<Approval | null>(null);
   const action = useAction();
-  const shown = whole ?? (approval.argumentsSha256 === undefined ? approval : null);
+  // Loaded whole, it has its arguments, unless it was decided meanwhile (then only the summary is kept).
+  const loaded = whole && whole.argumentsSha256 === undefined ? whole : null;
+  const shown = loaded ?? (approval.argumentsSha256 === undefined ? approval : null);
   if (shown) {
     return (
       <div class="side-by-side">
@@ -38,7 +40,11 @@ function Arguments({ approval }: { approval: ListedApproval }) {
     <section>
       <h4>Arguments ({approval.argumentsBytes ?? '?'} bytes, SHA-256 {approval.argumentsSha256?.slice(0, 12)}…)</h4>
       <pre class="json" aria-label="arguments preview" tabIndex={0}>{`${approval.argumentsPreview ?? ''}…`}</pre>
-      <button type="button" disabled={action.busy} onClick={load}>Load the whole arguments</button>
+      {approval.status === 'pending' ? (
+        <button type="button" disabled={action.busy} onClick={load}>Load the whole arguments</button>
+      ) : (
+        <p class="hint">Once decided, only this summary of large arguments is kept.</p>
+      )}
       <ErrorNote error={action.error} />
     </section>
   );

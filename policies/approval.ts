@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import Type from 'typebox';
-import type { ApprovalRecord } from '../src/approvals/types.js';
+import { MAX_PENDING_PER_TENANT } from '../src/approvals/service.js';
+import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { activeSpanLink } from '../src/observability/tracing.js';
@@ -12,6 +13,11 @@ export const ApprovalOptions = Type.Object(
   {
     tools: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     expiresMs: Type.Integer({ minimum: 1, default: 900_000 }),
+    // What may wait for a human at once (docs/security-model.md#limits): a request beyond is answered
+    // RATE_LIMITED, arguments beyond the size VALIDATION_ERROR; neither runs nor is stored.
+    maxPendingPerUser: Type.Integer({ minimum: 1, maximum: MAX_PENDING_PER_TENANT, default: 20 }),
+    maxPendingPerTenant: Type.Integer({ minimum: 1, maximum: MAX_PENDING_PER_TENANT, default: 200 }),
+    maxArgumentsBytes: Type.Integer({ minimum: 1, maximum: 16_777_216, default: 65_536 }),
   },
   { additionalProperties: false },
 );
@@ -22,7 +28,7 @@ export const ApprovalOptions = Type.Object(
  * and passes here once; the approvals service guarantees it is resumed at most once.
  */
 export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
-  const { tools, expiresMs } = parsePolicyOptions('approval', ApprovalOptions, options);
+  const { tools, expiresMs, ...bounds } = parsePolicyOptions('approval', ApprovalOptions, options);
   if (tools.length === 0) return undefined;
   const needsApproval = picomatch(tools, { dot: true });
   const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
@@ -38,8 +44,11 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer 
         expiresMs,
         // The call's own span (tracing on): the approved run, in the approver's request, links back to it.
         traceOrigin: activeSpanLink(),
+        bounds,
       });
     } catch (error) {
+      if (error instanceof ApprovalError && error.code === 'TOO_LARGE') return answer(callFailure(call, 'VALIDATION_ERROR', error.message));
+      if (error instanceof ApprovalError && error.code === 'TOO_MANY') return answer(callFailure(call, 'RATE_LIMITED', error.message, { retryAfterMs: error.retryAfterMs }));
       // Fails closed: without a stored request nobody can approve it, so the call does not run.
       if (!isStoreUnavailable(error)) throw error;
       return answer(

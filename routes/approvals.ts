@@ -3,8 +3,10 @@ import fp from 'fastify-plugin';
 import { isApprover } from '../src/approvals/service.js';
 import { resumeApproved } from '../src/approvals/resume.js';
 import { auditedDecision } from '../src/approvals/decision-audit.js';
-import type { ApprovalRecord } from '../src/approvals/types.js';
+import { pageOf } from '../src/approvals/page.js';
+import { approvalView as view, LISTED_ARGUMENTS_BYTES, listedApprovalView } from '../src/approvals/view.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
+import type { Principal } from '../src/types.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const approval = {
@@ -19,6 +21,12 @@ const approval = {
     callId: { type: 'string' },
     arguments: { type: 'object', additionalProperties: true, description: 'The call as it will run, server-side bindings applied' },
     modelArguments: { type: 'object', additionalProperties: true, description: 'The arguments as the model sent them (bound keys are overwritten before the call runs)' },
+    argumentsBytes: { type: 'integer', description: 'In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON' },
+    argumentsSha256: {
+      type: 'string',
+      description: `Present instead of \`arguments\` and \`modelArguments\` when they exceed ${LISTED_ARGUMENTS_BYTES} bytes: SHA-256 (hex) of \`arguments\` as JSON. In a listing always; \`GET /v1/approvals/{id}\` has them whole until the call is decided, after which only this summary is kept`,
+    },
+    argumentsPreview: { type: 'string', description: 'With argumentsSha256: the first 512 characters of `arguments` as JSON' },
     createdAt: { type: 'string', format: 'date-time' },
     expiresAt: { type: 'string', format: 'date-time' },
     decidedBy: { type: 'string' },
@@ -27,31 +35,23 @@ const approval = {
   },
 } as const;
 
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+
 const conflict = { 404: { $ref: 'ErrorBody#' }, 409: { $ref: 'ErrorBody#' } } as const;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 128 } } } as const;
-
-/** The public view of a record: the requester's claims stay server-side. */
-function view(record: ApprovalRecord) {
-  return {
-    id: record.id,
-    status: record.status,
-    tenant: record.tenant,
-    requester: record.requester.user,
-    tool: record.call.name,
-    callId: record.call.callId,
-    arguments: record.call.boundArguments ?? record.call.arguments,
-    modelArguments: record.call.arguments,
-    createdAt: new Date(record.createdAt).toISOString(),
-    expiresAt: new Date(record.expiresAt).toISOString(),
-    ...(record.decidedBy ? { decidedBy: record.decidedBy } : {}),
-    ...(record.decidedAt ? { decidedAt: new Date(record.decidedAt).toISOString() } : {}),
-    ...(record.result ? { result: record.result } : {}),
-  };
-}
 
 /** Human approval (docs/architecture.md#human-approval): approvers are role approver/admin of the same tenant, never the requester. */
 const routes: RoutePlugin = async (app) => {
   const { approvals, audit } = app.governance;
+
+  /** Decided (newest first) or all (oldest first) records still kept, the viewer's own unless an approver. */
+  const decidedPage = async (principal: Principal, status: 'decided' | 'all', limit: number, cursor: string | undefined) => {
+    const records = await approvals.list(principal.tenant);
+    const visible = isApprover(principal, principal.tenant) ? records : records.filter((record) => record.requester.user === principal.user);
+    const wanted = status === 'decided' ? visible.filter((record) => record.status !== 'pending') : visible;
+    return pageOf(wanted, (record) => ({ at: record.createdAt, id: record.id }), status === 'decided' ? 'descending' : 'ascending', limit, cursor);
+  };
 
   app.get(
     '/v1/approvals',
@@ -60,15 +60,28 @@ const routes: RoutePlugin = async (app) => {
       schema: {
         tags: ['approvals'],
         operationId: 'listApprovals',
-        summary: 'Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. ETag / If-None-Match for polling',
+        summary: 'Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. One page at a time; ETag / If-None-Match for polling',
+        description:
+          '`pending`: soonest to expire first; `all` oldest first; `decided` newest first; `limit` per page; `nextCursor`, when present, fetches the next page. Large arguments are listed by size, SHA-256 and a preview; `GET /v1/approvals/{id}` has them whole.',
         security: bearerSecurity,
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { status: { type: 'string', enum: ['pending', 'decided', 'all'], default: 'pending' } },
+          properties: {
+            status: { type: 'string', enum: ['pending', 'decided', 'all'], default: 'pending' },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Approvals per page' },
+            cursor: { type: 'string', maxLength: 200, description: "The previous page's `nextCursor`" },
+          },
         },
         response: {
-          200: { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: approval } } },
+          200: {
+            type: 'object',
+            required: ['approvals'],
+            properties: {
+              approvals: { type: 'array', items: approval },
+              nextCursor: { type: 'string', description: 'Present when more approvals follow: pass it as `cursor`' },
+            },
+          },
           304: { description: 'Unchanged since the ETag sent in If-None-Match', type: 'null' },
           ...errorResponses,
         },
@@ -76,11 +89,10 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       const { principal } = request;
-      const { status } = request.query;
-      const records = status === 'pending' ? await approvals.listPending(principal.tenant) : await approvals.list(principal.tenant);
-      const wanted = status === 'decided' ? records.filter((record) => record.status !== 'pending').reverse() : records;
-      const visible = isApprover(principal, principal.tenant) ? wanted : wanted.filter((record) => record.requester.user === principal.user);
-      const body = JSON.stringify({ approvals: visible.map(view) });
+      const { status, limit, cursor } = request.query;
+      const approver = isApprover(principal, principal.tenant);
+      const page = status === 'pending' ? await approvals.pendingPage(principal.tenant, { limit, ...(cursor ? { cursor } : {}), ...(approver ? {} : { requester: principal.user }) }) : await decidedPage(principal, status, limit, cursor);
+      const body = JSON.stringify({ approvals: page.items.map(listedApprovalView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
       // Polling clients (the console's inbox) send the ETag back and get 304 while nothing changed.
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
       reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization');

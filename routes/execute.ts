@@ -6,7 +6,7 @@ import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, too
 import type { RoutePlugin, Validated } from '../src/schemas/type-provider.js';
 import type { ToolResult } from '../src/types.js';
 import { taskView } from '../src/tasks/view.js';
-import { runTask } from '../src/tasks/run.js';
+import { startTask } from '../src/tasks/run.js';
 
 /** HTTP status of a finished call (docs/architecture.md#request-path): 202 waiting for a human, 429 rate-limited, else 200. */
 export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
@@ -38,9 +38,18 @@ async function startAsync(app: FastifyInstance, request: FastifyRequest<{ Body: 
   const owner = { tenant: principal.tenant, user: principal.user };
   const callId = body.callId ?? defaultCallId(body.step, 0);
   const { tasks } = app.governance;
-  const task = await tasks.create(owner, { tool: body.name, callId, via: 'rest', requestId: request.id }, app.gateway.config.mcpServer.tasks);
   const call = { name: body.name, arguments: body.arguments, callId };
-  void runTask({ tasks, owner, task, requestId: request.id, drain: app.drain, log: request.log, execute: (signal) => app.gateway.execute(call, callOptionsFor(request, callId, signal), body.toolset) });
+  const { task } = await startTask({
+    tasks,
+    owner,
+    input: { tool: body.name, callId, via: 'rest', requestId: request.id },
+    limits: app.gateway.config.mcpServer.tasks,
+    slots: app.tenantSlots,
+    requestId: request.id,
+    drain: app.drain,
+    log: request.log,
+    execute: (signal) => app.gateway.execute(call, callOptionsFor(request, callId, signal), body.toolset),
+  });
   return taskView(task);
 }
 

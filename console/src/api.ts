@@ -68,6 +68,9 @@ export type ApiBody<Operation extends keyof operations> = operations[Operation] 
 export type Me = ApiBody<'getMe'>;
 export type ToolResult = components['schemas']['ToolResult'];
 export type Approval = ApiBody<'getApproval'>;
+/** An approval as a listing shows it: large arguments are replaced by their size, SHA-256 and a preview. */
+export type ListedApproval = ApiBody<'listApprovals'>['approvals'][number];
+export type ApprovalList = ApiBody<'listApprovals'>;
 
 /** A tool of `GET /v1/tools?format=native` (the listing's schema depends on `format`, so it is not typed per entry there). */
 export interface ToolEntry {

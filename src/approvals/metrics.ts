@@ -11,14 +11,14 @@ export interface ApprovalMetrics {
   decided(record: ApprovalRecord): void;
   /** Reports the backlog of `approvals` from now on (read when metrics are scraped). */
   watch(approvals: ApprovalService): void;
-  /** Starts the decision counts of these (configured) tenants at 0, one per decision. */
+  /** The configured tenants (the whole list, on every change): decision counts start at 0, and the backlog gauges report them. */
   knownTenants(tenants: Iterable<string>): void;
 }
 
 /**
  * Approval metrics, labelled by tenant (records are only created for configured tenants) and decision.
- * The backlog gauges read the shared store, so every replica reports the same figure: aggregate them with
- * `max by (tenant)`, not `sum`.
+ * The backlog gauges read the count the shared store keeps per tenant (one read per configured tenant, never
+ * the records), so every replica reports the same figure: aggregate them with `max by (tenant)`, not `sum`.
  */
 type Backlog = Map<string, { count: number; nextExpiresAt: number }>;
 
@@ -26,13 +26,14 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
   const decisions = counter(registry, METRICS.approvalDecisions);
   const wait = histogram(registry, METRICS.approvalWait);
   let approvals: ApprovalService | undefined;
+  let tenants: readonly string[] = [];
   let backlog: { at: number; read: Promise<Backlog> } | undefined;
   // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
   const readBacklog = (): Promise<Backlog> => {
     const at = now();
     if (!approvals) return Promise.resolve(new Map());
     if (!backlog || at - backlog.at > BACKLOG_MAX_AGE_MS) {
-      backlog = { at, read: approvals.pendingByTenant().catch((): Backlog => new Map()) };
+      backlog = { at, read: approvals.pendingByTenant(tenants).catch((): Backlog => new Map()) };
     }
     return backlog.read;
   };
@@ -62,7 +63,8 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     watch(service) {
       approvals = service;
     },
-    knownTenants(tenants) {
+    knownTenants(known) {
+      tenants = [...known];
       for (const tenant of tenants) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };

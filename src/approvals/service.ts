@@ -1,9 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { keyMinters } from '../auth/key-holders.js';
 import { failureResult } from '../execution/tool-result.js';
+import { jsonSizeUpTo } from '../shared/json-size.js';
+import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { ErrorType, Principal, ToolResult } from '../types.js';
+import { pageOf } from './page.js';
+import { storedRecord } from './view.js';
 import { ApprovalError, type ApprovalRecord, type ApprovalService, type CreateApprovalInput, type RunApproved } from './types.js';
 
 const APPROVER_ROLES: readonly string[] = ['approver', 'admin'];
@@ -25,6 +29,18 @@ export const isApprover = (principal: Principal, tenant: string): boolean =>
 const keyOf = (tenant: string, id: string): string => `approval:${encodeURIComponent(tenant)}:${id}`;
 const ID_PATTERN = /^[A-Za-z0-9_-]{22,64}$/;
 
+// Pending requests are counted in lease groups (src/store/types.ts): one per requester and one per tenant,
+// each holding the ids of the undecided requests until their expiry, so the bounds, the pending listing and
+// the metrics read a count or an index, never every record. Keys one script touches share the tenant's tag.
+const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
+const tagOf = (tenant: string): string => hashTag(digest(tenant));
+const pendingGroup = (tenant: string): string => `approvals-pending:${tagOf(tenant)}`;
+const requesterGroup = (tenant: string, user: string): string => `approvals-of:${tagOf(tenant)}:${digest(`${tenant}\u0000${user}`)}`;
+const leasePrefix = (tenant: string): string => `approval-pending:${tagOf(tenant)}:`;
+/** The most pending requests read for one tenant (the schema's bound on approval.maxPendingPerTenant). */
+export const MAX_PENDING_PER_TENANT = 10_000;
+
+
 /**
  * Approval records in the StateStore. Every state change is a compareAndSet from the exact pending
  * record, so two approvers clicking at once (on one replica or two) run the call once: one wins, the
@@ -44,12 +60,53 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   const refusal = (record: ApprovalRecord, errorType: ErrorType, message: string): ToolResult =>
     failureResult(errorType, message, { callId: record.call.callId, name: record.call.name, source: record.call.source, resolvedFrom: record.call.resolvedFrom });
 
+  /** Uncounts a request that left `pending`; a lease left behind (store down) ends at the request's expiry anyway. */
+  const uncount = (record: ApprovalRecord): Promise<void> =>
+    store
+      .releaseLease({ id: record.id, record: { key: leasePrefix(record.tenant) + record.id, value: record.id }, groups: [requesterGroup(record.tenant, record.requester.user), pendingGroup(record.tenant)] })
+      .then(() => undefined, () => undefined);
+
   /** Moves a pending record to a final state in one compareAndSet; CONFLICT when someone else got there first. */
   const transition = async (raw: string, next: ApprovalRecord): Promise<ApprovalRecord> => {
-    const written = await store.compareAndSet(keyOf(next.tenant, next.id), raw, JSON.stringify(next));
+    const written = await store.compareAndSet(keyOf(next.tenant, next.id), raw, JSON.stringify(storedRecord(next)));
     if (!written) throw new ApprovalError('CONFLICT', 'approval was already decided');
+    await uncount(next);
     options.onDecided?.(next);
     return next;
+  };
+
+  /** Refuses arguments too large to park: each of the model's and the bound arguments, in UTF-8 JSON bytes. */
+  const checkSize = (input: CreateApprovalInput): void => {
+    const { maxArgumentsBytes } = input.bounds;
+    const { arguments: model, boundArguments } = input.call;
+    if ([model, boundArguments].some((value) => value !== undefined && jsonSizeUpTo(value, maxArgumentsBytes) > maxArgumentsBytes)) {
+      throw new ApprovalError('TOO_LARGE', `the arguments of ${input.call.name} are larger than ${maxArgumentsBytes} bytes, the most a call that waits for approval may carry (approval.maxArgumentsBytes)`);
+    }
+  };
+
+  /** Counts a new request in its requester's and its tenant's group, or refuses it when either is full. */
+  const count = async (record: ApprovalRecord, input: CreateApprovalInput): Promise<void> => {
+    const { maxPendingPerUser, maxPendingPerTenant } = input.bounds;
+    const own = requesterGroup(record.tenant, record.requester.user);
+    const shared = pendingGroup(record.tenant);
+    const grant = await store.acquireLease({
+      id: record.id,
+      record: { key: leasePrefix(record.tenant) + record.id, value: record.id },
+      ttlMs: input.expiresMs,
+      own: { key: own, limit: maxPendingPerUser, recordPrefix: leasePrefix(record.tenant), evict: false },
+      shared: { key: shared, limit: maxPendingPerTenant },
+    });
+    if (grant.granted) return;
+    const byUser = grant.full === 'own';
+    const soonest = (await store.readLeases(byUser ? own : shared, 1).catch(() => undefined))?.soonest[0];
+    const retryAfterMs = Math.max(1000, (soonest?.expiresAt ?? now() + 60_000) - now());
+    throw new ApprovalError(
+      'TOO_MANY',
+      byUser
+        ? `you already have ${maxPendingPerUser} calls waiting for approval (approval.maxPendingPerUser); the call did not run: retry once one is decided or expires`
+        : `your tenant already has ${maxPendingPerTenant} calls waiting for approval (approval.maxPendingPerTenant); the call did not run: retry once one is decided or expires`,
+      retryAfterMs,
+    );
   };
 
   /** A pending record past its time becomes `expired` (lazily, on the first touch after expiry). */
@@ -87,14 +144,27 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     return { raw, record };
   };
 
+  const oldestFirst = (a: ApprovalRecord, b: ApprovalRecord): number => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
   const list = async (tenant: string): Promise<ApprovalRecord[]> => {
     const entries = await store.scan(`approval:${encodeURIComponent(tenant)}:`);
     const settled = await Promise.all(entries.map(({ value }) => settleExpiry(value, JSON.parse(value) as ApprovalRecord)));
-    return settled.sort((a, b) => a.createdAt - b.createdAt);
+    return settled.sort(oldestFirst);
+  };
+
+  /** Pages the ids first (the index holds every pending id with its expiry), then reads only the page's records. */
+  const pendingPage: ApprovalService['pendingPage'] = async (tenant, { requester, limit, cursor }) => {
+    const group = requester === undefined ? pendingGroup(tenant) : requesterGroup(tenant, requester);
+    const { soonest } = await store.readLeases(group, MAX_PENDING_PER_TENANT);
+    const page = pageOf(soonest, ({ expiresAt, id }) => ({ at: expiresAt, id }), 'ascending', limit, cursor);
+    const raws = await Promise.all(page.items.map(({ id }) => store.get(keyOf(tenant, id))));
+    const settled = await Promise.all(raws.filter((raw): raw is string => raw !== null).map((raw) => settleExpiry(raw, JSON.parse(raw) as ApprovalRecord)));
+    return { items: settled.filter((record) => record.status === 'pending'), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   };
 
   return {
     async create(input: CreateApprovalInput) {
+      checkSize(input);
       const createdAt = now();
       const record: ApprovalRecord = {
         id: randomBytes(24).toString('base64url'), // 192 random bits
@@ -109,7 +179,11 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         createdAt,
         expiresAt: createdAt + input.expiresMs,
       };
-      const written = await store.setIfAbsent(keyOf(record.tenant, record.id), JSON.stringify(record), { ttlMs: input.expiresMs + retentionMs });
+      await count(record, input);
+      const written = await store.setIfAbsent(keyOf(record.tenant, record.id), JSON.stringify(record), { ttlMs: input.expiresMs + retentionMs }).catch(async (error: unknown) => {
+        await uncount(record);
+        throw error;
+      });
       if (!written) throw new Error('approval id collision'); // 192 random bits: never in practice
       return record;
     },
@@ -123,22 +197,19 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     },
 
     async listPending(tenant) {
-      return (await list(tenant)).filter((record) => record.status === 'pending');
+      return (await pendingPage(tenant, { limit: MAX_PENDING_PER_TENANT })).items.sort(oldestFirst);
     },
+    pendingPage,
 
     list,
-    async pendingByTenant() {
+    async pendingByTenant(tenants) {
       const pending = new Map<string, { count: number; nextExpiresAt: number }>();
-      const at = now();
-      for (const { value } of await store.scan('approval:')) {
-        const record = JSON.parse(value) as ApprovalRecord;
-        if (record.status !== 'pending' || record.expiresAt <= at) continue;
-        const entry = pending.get(record.tenant);
-        if (entry) {
-          entry.count += 1;
-          entry.nextExpiresAt = Math.min(entry.nextExpiresAt, record.expiresAt);
-        } else pending.set(record.tenant, { count: 1, nextExpiresAt: record.expiresAt });
-      }
+      await Promise.all(
+        [...new Set(tenants)].map(async (tenant) => {
+          const { count, soonest } = await store.readLeases(pendingGroup(tenant), 1);
+          if (count > 0 && soonest[0]) pending.set(tenant, { count, nextExpiresAt: soonest[0].expiresAt });
+        }),
+      );
       return pending;
     },
 
@@ -155,7 +226,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       // Only this approver moved the record to `approved`, so nobody else writes it now. The call has run:
       // a store that stopped answering meanwhile must not turn its result into an error (a retry would
       // then only meet CONFLICT); the record stays `approved`, without the result.
-      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(approved), JSON.stringify(done)).catch((error: unknown) => {
+      await store.compareAndSet(keyOf(record.tenant, id), JSON.stringify(storedRecord(approved)), JSON.stringify(storedRecord(done))).catch((error: unknown) => {
         if (!isStoreUnavailable(error)) throw error;
       });
       return done;

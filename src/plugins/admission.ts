@@ -1,8 +1,13 @@
 import type { FastifyReply, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
+import type { TenantSlots } from '../http/tenant-slots.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The tenants' in-flight slots, for calls that run apart from a request (a task's detached run). */
+    tenantSlots: TenantSlots;
+  }
   interface FastifyRequest {
     /** Hands the release of the slot the request just took to its response's close; false when already closed. */
     holdSlot: ((release: () => void) => boolean) | null;
@@ -55,6 +60,25 @@ export const admissionPlugin = fp(
 
     app.decorateRequest('holdSlot', null);
     app.decorateRequest('releaseSlot', null);
+    /** A slot of the tenant's bound, or the bound (undefined for a tenant a reload removed) when all are taken. */
+    const enterTenant = (tenant: string): { entered: true } | { entered: false; limit: number | undefined } => {
+      const limit = gateway.tenant(tenant)?.config.limits.maxInFlight;
+      if (limit === undefined || !tenantInFlight.tryEnter(tenant, limit)) {
+        if (limit !== undefined) metrics.countOverload('tenant');
+        return { entered: false, limit };
+      }
+      return { entered: true };
+    };
+    app.decorate('tenantSlots', {
+      take(tenant) {
+        if (!enterTenant(tenant).entered) return undefined;
+        let held = true;
+        return () => {
+          if (held) tenantInFlight.leave(tenant);
+          held = false;
+        };
+      },
+    } satisfies TenantSlots);
 
     app.addHook('onRoute', (route) => {
       const label = route.url;
@@ -111,13 +135,10 @@ export const admissionPlugin = fp(
               // Once a shutdown cancelled the running calls, a request only now reaching its calls has not started:
               // 503 + Retry-After rather than a call cut short.
               if (drain.cancelled) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
-              const limit = gateway.tenant(tenant)?.config.limits.maxInFlight;
+              const entry = enterTenant(tenant);
               // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
-              if (limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
-              if (!tenantInFlight.tryEnter(tenant, limit)) {
-                metrics.countOverload('tenant');
-                return done(overloaded(reply, `tenant has ${limit} calls in flight`));
-              }
+              if (!entry.entered && entry.limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
+              if (!entry.entered) return done(overloaded(reply, `tenant has ${entry.limit} calls in flight`));
             }
             inFlight += 1;
             const release = (): void => {

@@ -1,4 +1,4 @@
-import type { LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
+import type { LeaseCount, LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -62,7 +62,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     const own = liveGroup(lease.own.key, at);
     const shared = liveGroup(lease.shared.key, at);
     const evict = Math.max(0, own.size - lease.own.limit + 1);
-    if (shared.size - evict >= lease.shared.limit) return { granted: false };
+    if (evict > 0 && lease.own.evict === false) return { granted: false, full: 'own' };
+    if (shared.size - evict >= lease.shared.limit) return { granted: false, full: 'shared' };
     const evicted = [...own].sort((a, b) => a[1] - b[1]).slice(0, evict).map(([id]) => id);
     const sides = Object.entries(lease.sides ?? {});
     for (const id of evicted) {
@@ -77,6 +78,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     count(lease.own.key, lease.id, expiresAt);
     count(lease.shared.key, lease.id, expiresAt);
     return { granted: true, evicted };
+  };
+
+  const readLeases = (key: string, limit: number): LeaseCount => {
+    const at = now();
+    const live = [...(leases.get(key) ?? [])].filter(([, expiresAt]) => expiresAt > at);
+    const soonest = live.sort((a, b) => a[1] - b[1]).slice(0, limit).map(([id, expiresAt]) => ({ id, expiresAt }));
+    return { count: live.length, soonest };
   };
 
   const live = (key: string): Entry | undefined => {
@@ -182,6 +190,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
       for (const suffix of sides) entries.delete(record.key + suffix);
       for (const key of groups) leases.get(key)?.delete(id);
       return true;
+    },
+    async readLeases(group, limit) {
+      return readLeases(group, limit);
     },
     async close() {
       entries.clear();

@@ -96,6 +96,7 @@ end
 `;
 
 // KEYS: record, own group, shared group. ARGV: id, value, ttlMs, own limit, shared limit, own record prefix,
+// '0' when a full own group refuses instead of ending its oldest leases (a refusal answers {0, 'own' | 'shared'}),
 // then side suffix and value pairs. Side records share the record's slot: their keys extend its hash-tagged key.
 const ACQUIRE_LEASE = `${LEASE_CLOCK}
 local ttl = tonumber(ARGV[3])
@@ -103,17 +104,18 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local evict = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4]) + 1
 if evict < 0 then evict = 0 end
-if redis.call('ZCARD', KEYS[3]) - evict >= tonumber(ARGV[5]) then return {0} end
+if evict > 0 and ARGV[7] == '0' then return {0, 'own'} end
+if redis.call('ZCARD', KEYS[3]) - evict >= tonumber(ARGV[5]) then return {0, 'shared'} end
 local ended = {}
 if evict > 0 then ended = redis.call('ZRANGE', KEYS[2], 0, evict - 1) end
 for _, id in ipairs(ended) do
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
   redis.call('DEL', ARGV[6] .. id)
-  for i = 7, #ARGV, 2 do redis.call('DEL', ARGV[6] .. id .. ARGV[i]) end
+  for i = 8, #ARGV, 2 do redis.call('DEL', ARGV[6] .. id .. ARGV[i]) end
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
-for i = 7, #ARGV, 2 do redis.call('SET', KEYS[1] .. ARGV[i], ARGV[i + 1], 'PX', ttl) end
+for i = 8, #ARGV, 2 do redis.call('SET', KEYS[1] .. ARGV[i], ARGV[i + 1], 'PX', ttl) end
 redis.call('ZADD', KEYS[2], latest(KEYS[2], now + ttl), ARGV[1])
 redis.call('ZADD', KEYS[3], latest(KEYS[3], now + ttl), ARGV[1])
 outlive(KEYS[2])
@@ -134,6 +136,15 @@ end
 return 1
 `;
 
+// KEYS: the group. ARGV: how many of the soonest to answer. Reads only: expired members stay until a write drops them.
+const READ_LEASES = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local count = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+local soonest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+return {count, soonest}
+`;
+
 // KEYS: record, then every group. ARGV: id, expected value, then the side suffixes.
 const RELEASE_LEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
@@ -144,7 +155,8 @@ return 1
 `;
 
 type ScriptClient = RedisClient & {
-  tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string, ...sides: string[]): Promise<[number, ...string[]]>;
+  tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string, evict: string, ...sides: string[]): Promise<[number, ...string[]]>;
+  tgReadLeases(group: string, limit: number): Promise<[number, string[]]>;
   tgRenewLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgReleaseLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
   tgHitWindow(key: string, windowMs: number, limit: number, nonce: string, weight: number): Promise<[number, number, number]>;
@@ -174,6 +186,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   client.defineCommand('tgCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
   client.defineCommand('tgPushCapped', { numberOfKeys: 1, lua: PUSH_CAPPED });
   client.defineCommand('tgAcquireLease', { numberOfKeys: 3, lua: ACQUIRE_LEASE });
+  client.defineCommand('tgReadLeases', { numberOfKeys: 1, lua: READ_LEASES });
   // Without numberOfKeys the first argument says how many keys follow (a lease counts in any number of groups).
   client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
   client.defineCommand('tgReleaseLease', { lua: RELEASE_LEASE });
@@ -319,8 +332,8 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
     acquireLease({ id, record, ttlMs, own, shared, sides = {} }): Promise<LeaseGrant> {
       return guarded('acquireLease', record.key, async () => {
-        const [granted, ...evicted] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix), ...Object.entries(sides).flat());
-        return granted === 1 ? { granted: true, evicted } : { granted: false };
+        const [granted, ...rest] = await client.tgAcquireLease(k(record.key), k(own.key), k(shared.key), id, record.value, ttlMs, own.limit, shared.limit, k(own.recordPrefix), own.evict === false ? '0' : '1', ...Object.entries(sides).flat());
+        return granted === 1 ? { granted: true, evicted: rest } : { granted: false, full: rest[0] === 'own' ? 'own' : 'shared' };
       });
     },
     renewLease({ id, record, groups, ttlMs, sides = [] }) {
@@ -328,6 +341,14 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
     releaseLease({ id, record, groups, sides = [] }) {
       return guarded('releaseLease', record.key, async () => (await client.tgReleaseLease(1 + groups.length, k(record.key), ...groups.map(k), id, record.value, ...sides)) === 1);
+    },
+    readLeases(group, limit) {
+      return guarded('readLeases', group, async () => {
+        const [count, flat] = await client.tgReadLeases(k(group), limit);
+        const soonest: Array<{ id: string; expiresAt: number }> = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) soonest.push({ id: flat[i]!, expiresAt: Math.floor(Number(flat[i + 1])) });
+        return { count, soonest };
+      });
     },
     verifyConnection: () => firstAttempt,
     async close() {

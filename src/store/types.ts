@@ -43,6 +43,11 @@ export interface StateStore {
   renewLease(lease: LeaseRef): Promise<boolean>;
   /** Ends a lease (record deleted, uncounted in its groups); false unless its record equals `record.value`. */
   releaseLease(lease: Omit<LeaseRef, 'ttlMs'>): Promise<boolean>;
+  /**
+   * Reads a lease group without changing it: how many leases are live, and the `limit` soonest to expire
+   * (id and expiry, epoch ms), soonest first. Cost is bounded by the group's size, never by the keyspace.
+   */
+  readLeases(group: string, limit: number): Promise<LeaseCount>;
   close(): Promise<void>;
 }
 
@@ -58,8 +63,11 @@ export interface LeaseRequest {
   /** The lease's own record (a string value under `key`), written with `ttlMs`. */
   record: { key: string; value: string };
   ttlMs: number;
-  /** The owner's leases: at `limit` its least recently renewed ones end; their records are `recordPrefix` + id. */
-  own: LeaseGroup & { recordPrefix: string };
+  /**
+   * The owner's leases: at `limit` its least recently renewed ones end (their records are `recordPrefix` +
+   * id), or with `evict: false` the request is refused instead, like at `shared`'s limit.
+   */
+  own: LeaseGroup & { recordPrefix: string; evict?: boolean };
   /** Everyone's leases (e.g. the tenant's): at `limit` the request is refused, nobody else's lease ends. */
   shared: LeaseGroup;
   /**
@@ -69,7 +77,13 @@ export interface LeaseRequest {
   sides?: Record<string, string>;
 }
 
-export type LeaseGrant = { granted: true; evicted: string[] } | { granted: false };
+/** A refusal names the group that was full: `own` only when `own.evict` is false. */
+export type LeaseGrant = { granted: true; evicted: string[] } | { granted: false; full: 'own' | 'shared' };
+
+export interface LeaseCount {
+  count: number;
+  soonest: Array<{ id: string; expiresAt: number }>;
+}
 
 export interface LeaseRef {
   id: string;

@@ -1,8 +1,9 @@
 import { failureResult } from '../execution/tool-result.js';
 import type { Drain } from '../http/drain.js';
+import type { TenantSlots } from '../http/tenant-slots.js';
 import type { Logger, ToolResult } from '../types.js';
-import type { TaskService } from './service.js';
-import type { TaskOwner, TaskRecord } from './types.js';
+import type { NewTask, TaskLimits, TaskService } from './service.js';
+import { TaskError, type TaskOwner, type TaskRecord } from './types.js';
 
 export interface TaskRun {
   tasks: TaskService;
@@ -13,6 +14,33 @@ export interface TaskRun {
   log: Logger;
   /** The call, through the one execution path; `signal` ends with a cancel of the task or a shutdown, never with the request that made it. */
   execute(signal: AbortSignal): Promise<ToolResult>;
+  /** Told once the run has ended, whatever the way (e.g. to give back the tenant's slot). */
+  onEnd?: () => void;
+}
+
+export interface TaskStart extends Omit<TaskRun, 'task' | 'onEnd'> {
+  input: NewTask;
+  limits: TaskLimits;
+  slots: TenantSlots;
+}
+
+/**
+ * Creates the owner's task and starts its run, which holds one of the tenant's in-flight slots until its
+ * call ends (a detached call is in flight like any other): TaskError LIMIT when the tenant has none free
+ * or the owner is at `maxPerUser`. Answers the task and the run's first decision (see runTask).
+ */
+export async function startTask(start: TaskStart): Promise<{ task: TaskRecord; decided: Promise<void> }> {
+  const { slots, input, limits, ...run } = start;
+  const release = slots.take(run.owner.tenant);
+  if (!release) throw new TaskError('LIMIT', 'your tenant has every call slot in use (limits.maxInFlight); retry once some calls finish');
+  let task: TaskRecord;
+  try {
+    task = await run.tasks.create(run.owner, input, limits);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return { task, decided: runTask({ ...run, task, onEnd: release }) };
 }
 
 /**
@@ -39,6 +67,7 @@ export function runTask(run: TaskRun): Promise<void> {
     } finally {
       tracked.done();
       release();
+      run.onEnd?.();
     }
   })();
 }

@@ -35,7 +35,11 @@ export interface NewTask {
 }
 
 export interface TaskService {
-  /** A new `working` task of `owner`; TaskError LIMIT when the owner already holds `maxPerUser` live tasks. */
+  /**
+   * A new `working` task of `owner`, holding a place among the owner's running calls until `track`'s `done`
+   * (or RUN_LEASE_MS without a run); TaskError LIMIT when the owner already holds `maxPerUser` live tasks or
+   * running calls.
+   */
   create(owner: TaskOwner, input: NewTask, limits: TaskLimits): Promise<TaskRecord>;
   /** The owner's task, its approval's decision applied; TaskError NOT_FOUND for any id that is not the owner's. */
   get(owner: TaskOwner, id: string): Promise<TaskRecord>;
@@ -52,7 +56,7 @@ export interface TaskService {
   approvalDecided(approval: ApprovalRecord): Promise<void>;
   /** Cancels a task that is not terminal: its run stops wherever it runs, a pending approval is withdrawn. */
   cancel(owner: TaskOwner, id: string, requestId: string): Promise<TaskRecord>;
-  /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it). */
+  /** The cancellation of a run on this replica, until `done` (a cancel on any replica aborts it); `done` also gives back its place. */
   track(owner: TaskOwner, id: string): { cancellation: Cancellation; done(): void };
   /** Told of every status change this replica's store write made (e.g. to notify the task's MCP session). */
   onChange(listener: (owner: TaskOwner, task: TaskRecord) => void): () => void;
@@ -66,6 +70,14 @@ const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.t
 /** The owner's tasks counted against `maxPerUser` (a lease group), and the ids of its newest tasks (a capped list) for listing. */
 const ownerGroup = (owner: TaskOwner): string => `tasks-of:${ownerPrefix(owner)}`;
 const indexKey = (owner: TaskOwner): string => `task-index:${ownerPrefix(owner)}`;
+/**
+ * The owner's running calls (a lease group with a lease per run, renewed while it runs): counted against
+ * `maxPerUser` from the task's creation until its call ends, however short the task's own ttl.
+ */
+const runGroup = (owner: TaskOwner): string => `task-runs:${ownerPrefix(owner)}`;
+const runPrefix = (owner: TaskOwner): string => `task-run:${ownerPrefix(owner)}`;
+/** A run's place outlives a replica that died mid-call by at most this long; renewed every third of it. */
+export const RUN_LEASE_MS = 60_000;
 /** The task an approval request belongs to (set when its call asks for approval). */
 const approvalKey = (owner: TaskOwner, approvalId: string): string => `task-approval:${ownerPrefix(owner)}${approvalId}`;
 /** tasks/list reads at most this many of the newest ids (mcpServer.tasks.maxPerUser is at most 10000). */
@@ -94,6 +106,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   const running = new Map<string, Cancellation>();
 
   const keyOf = (owner: TaskOwner, id: string): string => ownerPrefix(owner) + id;
+  const runRecord = (owner: TaskOwner, id: string) => ({ key: runPrefix(owner) + id, value: id });
+  /** Gives back a run's place; one left behind (store down) ends by itself after RUN_LEASE_MS. */
+  const endRun = (owner: TaskOwner, id: string): Promise<void> =>
+    store.releaseLease({ id, record: runRecord(owner, id), groups: [runGroup(owner)] }).then(() => undefined, () => undefined);
 
   const load = async (owner: TaskOwner, id: string): Promise<{ raw: string; task: TaskRecord }> => {
     const raw = TASK_ID.test(id) ? await store.get(keyOf(owner, id)) : null;
@@ -192,17 +208,35 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         ttlMs: Math.max(1000, Math.min(requested, limits.maxTtlMs)),
         pollIntervalMs: POLL_INTERVAL_MS,
       };
+      // The call's place first: a task whose record expires while its call runs still counts until the call ends.
+      const runs = runGroup(owner);
+      const running = await store.acquireLease({
+        id: task.id,
+        record: runRecord(owner, task.id),
+        ttlMs: RUN_LEASE_MS,
+        own: { key: runs, limit: limits.maxPerUser, recordPrefix: runPrefix(owner), evict: false },
+        shared: { key: runs, limit: limits.maxPerUser },
+      });
+      if (!running.granted) throw new TaskError('LIMIT', `you have ${limits.maxPerUser} task calls running (mcpServer.tasks.maxPerUser); wait until some finish`);
       // The owner's tasks are counted in a lease group (no keyspace scan): at `maxPerUser` a new one is
       // refused. The same group as `own` with one more place never ends an older task to make room.
       const group = ownerGroup(owner);
-      const grant = await store.acquireLease({
-        id: task.id,
-        record: { key: keyOf(owner, task.id), value: JSON.stringify(task) },
-        ttlMs: task.ttlMs,
-        own: { key: group, limit: limits.maxPerUser + 1, recordPrefix: ownerPrefix(owner) },
-        shared: { key: group, limit: limits.maxPerUser },
-      });
-      if (!grant.granted) throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some finish and expire`);
+      const grant = await store
+        .acquireLease({
+          id: task.id,
+          record: { key: keyOf(owner, task.id), value: JSON.stringify(task) },
+          ttlMs: task.ttlMs,
+          own: { key: group, limit: limits.maxPerUser + 1, recordPrefix: ownerPrefix(owner) },
+          shared: { key: group, limit: limits.maxPerUser },
+        })
+        .catch(async (error: unknown) => {
+          await endRun(owner, task.id);
+          throw error;
+        });
+      if (!grant.granted) {
+        await endRun(owner, task.id);
+        throw new TaskError('LIMIT', `you hold ${limits.maxPerUser} tasks (mcpServer.tasks.maxPerUser); wait until some finish and expire`);
+      }
       await store.pushCapped(indexKey(owner), task.id, limits.maxPerUser * 2);
       audit(owner, null, task, input.requestId);
       return task;
@@ -250,10 +284,19 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const key = keyOf(owner, id);
       const cancellation = new Cancellation();
       running.set(key, cancellation);
+      const renew = setInterval(() => {
+        store.renewLease({ id, record: runRecord(owner, id), groups: [runGroup(owner)], ttlMs: RUN_LEASE_MS }).catch(() => undefined);
+      }, RUN_LEASE_MS / 3);
+      renew.unref();
+      let ended = false;
       return {
         cancellation,
         done: () => {
+          if (ended) return;
+          ended = true;
+          clearInterval(renew);
           if (running.get(key) === cancellation) running.delete(key);
+          void endRun(owner, id);
         },
       };
     },

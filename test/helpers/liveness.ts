@@ -63,3 +63,19 @@ export async function victimLatenciesDuring(attack: () => Promise<void>, victimC
   const [latencies] = await Promise.all([victimLoop(), ...Array.from({ length: attackLoops }, attackLoop)]);
   return latencies;
 }
+
+/**
+ * Runs `attack` once while `victimRound` runs every `intervalMs` until the attack has ended (at least
+ * `minRounds`, at most `maxRounds` rounds): the victim measures its own calls.
+ */
+export async function whileAttacked(attack: () => Promise<void>, victimRound: (i: number) => Promise<void>, options: { intervalMs?: number; minRounds?: number; maxRounds?: number } = {}): Promise<void> {
+  const { intervalMs = 100, minRounds = 3, maxRounds = 600 } = options;
+  let attackDone = false;
+  const victim = async () => {
+    for (let i = 0; i < maxRounds && (!attackDone || i < minRounds); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      await victimRound(i);
+    }
+  };
+  await Promise.all([victim(), attack().finally(() => (attackDone = true))]);
+}

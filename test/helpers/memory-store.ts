@@ -53,6 +53,7 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
       return grant;
     },
     renewLease: (lease) => leases.renewLease(lease),
+    readLeases: (group, limit) => leases.readLeases(group, limit),
     async releaseLease(lease) {
       const released = await leases.releaseLease(lease);
       if (released) data.delete(lease.record.key);
@@ -85,6 +86,7 @@ export function unavailableStore(): StateStore {
     acquireLease: fail('acquireLease'),
     renewLease: fail('renewLease'),
     releaseLease: fail('releaseLease'),
+    readLeases: fail('readLeases'),
     async close() {},
   };
 }

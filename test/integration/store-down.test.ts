@@ -80,8 +80,9 @@ describe('a gateway whose Redis does not answer', () => {
 
     const metrics = await app.metrics.registry.metrics();
     expect(metrics).toMatch(/^toolgate_store_up 0$/m);
-    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="setIfAbsent"\} 1$/m);
-    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="scan"\} 1$/m);
+    // The approval request is counted before it is stored; the pending listing reads that count.
+    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="acquireLease"\} 1$/m);
+    expect(metrics).toMatch(/^toolgate_store_unavailable_total\{operation="readLeases"\} 1$/m);
   });
 
   // Listing the caller's own MCP servers is a store read (`get`): a call whose outcome they cannot change

@@ -138,3 +138,66 @@ describe('separation of duties with runtime keys', () => {
     expect((await decide('bob', approvalId, 'approve')).statusCode).toBe(200);
   });
 });
+
+describe('the approvals listing', () => {
+  let paged: FastifyInstance;
+  beforeAll(async () => {
+    paged = await buildTestApp(governedConfig({ tenants: { acme: { policies: { approval: { tools: ['create_ticket'], maxPendingPerUser: 3 } } } } }));
+  });
+  afterAll(() => paged.close());
+
+  it('pages with limit and cursor, soonest to expire first, each approval once; a cursor it never gave is a 400', async () => {
+    const ids: string[] = [];
+    for (const who of ['alice', 'dave', 'carol'] as const) {
+      for (let i = 0; i < 2; i += 1) ids.push((await requestTicket(who, `page-${who}-${i}`, paged)).json().approvalId);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 5; i += 1) {
+      const page = await get('bob', `/v1/approvals?limit=4${cursor ? `&cursor=${cursor}` : ''}`, paged);
+      expect(page.statusCode).toBe(200);
+      seen.push(...page.json().approvals.map((approval: { id: string }) => approval.id));
+      cursor = page.json().nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(ids);
+    // A requester pages through their own only.
+    expect((await get('dave', '/v1/approvals?limit=1', paged)).json()).toMatchObject({ approvals: [{ requester: 'dave' }], nextCursor: expect.any(String) });
+    expect((await get('bob', '/v1/approvals?cursor=bm90LWEtY3Vyc29y', paged)).json()).toMatchObject({ statusCode: 400, code: 'TG_BAD_REQUEST' });
+    expect((await get('bob', '/v1/approvals?limit=201', paged)).statusCode).toBe(400);
+  });
+
+  it('lists large arguments by size, digest and preview; the approval itself has them whole', async () => {
+    const title = `big-${'z'.repeat(10_000)}`;
+    const asked = await paged.inject({ method: 'POST', url: '/v1/execute', headers: as('carol'), payload: { name: 'create_ticket', arguments: { title }, callId: 'c-big' } });
+    const { approvalId } = asked.json();
+    const listed = (await get('bob', '/v1/approvals?status=pending&limit=200', paged)).json().approvals.find((approval: { id: string }) => approval.id === approvalId);
+    expect(listed).toMatchObject({ argumentsBytes: JSON.stringify({ title }).length, argumentsSha256: expect.stringMatching(/^[0-9a-f]{64}$/), argumentsPreview: expect.stringMatching(/^\{"title":"big-z+$/) });
+    expect(listed.argumentsPreview).toHaveLength(512);
+    expect(listed).not.toHaveProperty('arguments');
+    expect((await get('bob', `/v1/approvals/${approvalId}`, paged)).json().arguments).toEqual({ title });
+    // Decided, only the summary is kept: the record a tenant leaves behind for a day stays small.
+    const denied = await decide('bob', approvalId, 'deny', paged);
+    expect(denied.statusCode).toBe(200);
+    const kept = (await get('bob', `/v1/approvals/${approvalId}`, paged)).json();
+    expect(kept).toMatchObject({ status: 'denied', argumentsBytes: listed.argumentsBytes, argumentsSha256: listed.argumentsSha256, argumentsPreview: listed.argumentsPreview });
+    expect(kept).not.toHaveProperty('arguments');
+    const stored = await paged.governance.store.scan('approval:acme:');
+    expect(stored.find((entry) => entry.key.endsWith(approvalId))!.value.length).toBeLessThan(4096);
+    // Small arguments stay inline.
+    const small = (await get('bob', '/v1/approvals?limit=1', paged)).json().approvals[0];
+    expect(small).toMatchObject({ arguments: { title: expect.any(String) }, argumentsBytes: expect.any(Number) });
+  });
+
+  it("refuses a requester's call past maxPendingPerUser with RATE_LIMITED and Retry-After, and arguments past maxArgumentsBytes with VALIDATION_ERROR", async () => {
+    tokens['sam-x'] = await signToken({ sub: 'sam-x' });
+    const fresh = [];
+    for (let i = 0; i < 4; i += 1) fresh.push(await requestTicket('sam-x', `cap-${i}`, paged));
+    expect(fresh.map((answer) => answer.statusCode)).toEqual([202, 202, 202, 429]);
+    expect(Number(fresh[3]!.headers['retry-after'])).toBeGreaterThan(800);
+    expect(fresh[3]!.json()).toMatchObject({ ok: false, error: { errorType: 'RATE_LIMITED', error: expect.stringContaining('approval.maxPendingPerUser') } });
+    const huge = await paged.inject({ method: 'POST', url: '/v1/execute', headers: as('alice'), payload: { name: 'create_ticket', arguments: { title: 'h'.repeat(70_000) }, callId: 'c-huge' } });
+    expect(huge.statusCode).toBe(200);
+    expect(huge.json()).toMatchObject({ ok: false, error: { errorType: 'VALIDATION_ERROR', error: expect.stringContaining('approval.maxArgumentsBytes') } });
+  });
+});

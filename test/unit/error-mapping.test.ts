@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { RuntimeKeyError } from '../../src/admin/api-keys.js';
+import { BadCursorError } from '../../src/approvals/page.js';
 import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalErrorCode } from '../../src/approvals/types.js';
 import { AuthenticationError } from '../../src/auth/authenticator.js';
 import { ConfigError } from '../../src/config/interpolate.js';
@@ -44,6 +45,7 @@ const DOMAIN_ERRORS: Record<string, Array<[DomainError, ErrorCode]>> = {
     [new TaskError('TERMINAL', 'task is already completed'), 'TG_CONFLICT'],
   ],
   ApprovalError: (Object.keys(APPROVAL_ERROR_CODES) as ApprovalErrorCode[]).map((code) => [new ApprovalError(code, `refused: ${code}`), APPROVAL_ERROR_CODES[code]]),
+  BadCursorError: [[new BadCursorError(), 'TG_BAD_REQUEST']],
 };
 
 /** Error classes that never end a request themselves, and why (each is turned into something else first). */

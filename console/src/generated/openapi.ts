@@ -490,7 +490,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. ETag / If-None-Match for polling */
+        /**
+         * Approvals (pending by default; decided ones while kept): every one of the tenant for approvers, your own otherwise. One page at a time; ETag / If-None-Match for polling
+         * @description `pending`: soonest to expire first; `all` oldest first; `decided` newest first; `limit` per page; `nextCursor`, when present, fetches the next page. Large arguments are listed by size, SHA-256 and a preview; `GET /v1/approvals/{id}` has them whole.
+         */
         get: operations["listApprovals"];
         put?: never;
         post?: never;
@@ -2791,6 +2794,10 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "decided" | "all";
+                /** @description Approvals per page */
+                limit?: number;
+                /** @description The previous page's `nextCursor` */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2821,6 +2828,12 @@ export interface operations {
                             modelArguments?: {
                                 [key: string]: unknown;
                             };
+                            /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                            argumentsBytes?: number;
+                            /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                            argumentsSha256?: string;
+                            /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                            argumentsPreview?: string;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
@@ -2830,6 +2843,8 @@ export interface operations {
                             decidedAt?: string;
                             result?: components["schemas"]["ToolResult"];
                         }[];
+                        /** @description Present when more approvals follow: pass it as `cursor` */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -2911,6 +2926,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -3011,6 +3032,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -3117,6 +3144,12 @@ export interface operations {
                         modelArguments?: {
                             [key: string]: unknown;
                         };
+                        /** @description In a listing: size of the larger of `arguments` and `modelArguments` as UTF-8 JSON */
+                        argumentsBytes?: number;
+                        /** @description Present instead of `arguments` and `modelArguments` when they exceed 4096 bytes: SHA-256 (hex) of `arguments` as JSON. In a listing always; `GET /v1/approvals/{id}` has them whole until the call is decided, after which only this summary is kept */
+                        argumentsSha256?: string;
+                        /** @description With argumentsSha256: the first 512 characters of `arguments` as JSON */
+                        argumentsPreview?: string;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */

@@ -1,9 +1,54 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, isApprover, type Approval, type Me } from '../api.js';
+import { api, isApprover, type Approval, type ApprovalList, type ListedApproval, type Me } from '../api.js';
 import { ErrorNote, JsonBlock, ResultView, useAction, useApi } from '../components.js';
 import { duration, time } from '../format.js';
 
 const POLL_MS = 2000;
+/** Pending approvals shown at first, and added by "Show more" (the API's largest page is 200). */
+const PAGE = 50;
+const MAX_PAGE = 200;
+
+/**
+ * The call's arguments: inline when the listing carries them; large ones are listed by size and preview
+ * only, and loaded whole from the approval itself on request.
+ */
+function Arguments({ approval }: { approval: ListedApproval }) {
+  const [whole, setWhole] = useState<Approval | null>(null);
+  const action = useAction();
+  // Loaded whole, it has its arguments, unless it was decided meanwhile (then only the summary is kept).
+  const loaded = whole && whole.argumentsSha256 === undefined ? whole : null;
+  const shown = loaded ?? (approval.argumentsSha256 === undefined ? approval : null);
+  if (shown) {
+    return (
+      <div class="side-by-side">
+        <section>
+          <h4>Model arguments</h4>
+          <JsonBlock value={shown.modelArguments ?? shown.arguments ?? {}} label="model arguments" />
+        </section>
+        <section>
+          <h4>Runs with (server-bound)</h4>
+          <JsonBlock value={shown.arguments ?? {}} label="server-bound arguments" />
+        </section>
+      </div>
+    );
+  }
+  const load = () =>
+    action.run(async () => {
+      setWhole((await api<Approval>('GET', `/v1/approvals/${encodeURIComponent(approval.id)}`)).body);
+    });
+  return (
+    <section>
+      <h4>Arguments ({approval.argumentsBytes ?? '?'} bytes, SHA-256 {approval.argumentsSha256?.slice(0, 12)}…)</h4>
+      <pre class="json" aria-label="arguments preview" tabIndex={0}>{`${approval.argumentsPreview ?? ''}…`}</pre>
+      {approval.status === 'pending' ? (
+        <button type="button" disabled={action.busy} onClick={load}>Load the whole arguments</button>
+      ) : (
+        <p class="hint">Once decided, only this summary of large arguments is kept.</p>
+      )}
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
 
 function useNow(everyMs: number): number {
   const [now, setNow] = useState(Date.now());
@@ -14,7 +59,7 @@ function useNow(everyMs: number): number {
   return now;
 }
 
-function PendingCard({ approval, me, now, onDecided }: { approval: Approval; me: Me; now: number; onDecided: () => void }) {
+function PendingCard({ approval, me, now, onDecided }: { approval: ListedApproval; me: Me; now: number; onDecided: () => void }) {
   const [reason, setReason] = useState('');
   const action = useAction();
   const canDecide = isApprover(me) && approval.requester !== me.user;
@@ -39,16 +84,7 @@ function PendingCard({ approval, me, now, onDecided }: { approval: Approval; me:
         <dt>Call id</dt>
         <dd>{approval.callId}</dd>
       </dl>
-      <div class="side-by-side">
-        <section>
-          <h4>Model arguments</h4>
-          <JsonBlock value={approval.modelArguments ?? approval.arguments ?? {}} label="model arguments" />
-        </section>
-        <section>
-          <h4>Runs with (server-bound)</h4>
-          <JsonBlock value={approval.arguments ?? {}} label="server-bound arguments" />
-        </section>
-      </div>
+      <Arguments approval={approval} />
       {canDecide ? (
         <div class="decide">
           <label for={reasonId}>Reason (sent with Deny)</label>
@@ -65,8 +101,9 @@ function PendingCard({ approval, me, now, onDecided }: { approval: Approval; me:
 }
 
 export function ApprovalsPage({ me }: { me: Me }) {
-  const pending = useApi<{ approvals: Approval[] }>('/v1/approvals?status=pending', POLL_MS);
-  const decided = useApi<{ approvals: Approval[] }>('/v1/approvals?status=decided', POLL_MS * 2);
+  const [limit, setLimit] = useState(PAGE);
+  const pending = useApi<ApprovalList>(`/v1/approvals?status=pending&limit=${limit}`, POLL_MS);
+  const decided = useApi<ApprovalList>(`/v1/approvals?status=decided&limit=${PAGE}`, POLL_MS * 2);
   const now = useNow(1000);
   const refresh = () => {
     pending.reload();
@@ -80,24 +117,31 @@ export function ApprovalsPage({ me }: { me: Me }) {
       </p>
       <ErrorNote error={pending.error} />
       <section aria-labelledby="pending-heading">
-        <h2 id="pending-heading">Pending ({open.length})</h2>
+        <h2 id="pending-heading">Pending ({open.length}{pending.data?.nextCursor ? '+' : ''})</h2>
         {pending.data && open.length === 0 ? <p class="empty">Nothing waits for a decision.</p> : null}
         {open.map((approval) => (
           <PendingCard key={approval.id} approval={approval} me={me} now={now} onDecided={refresh} />
         ))}
+        {pending.data?.nextCursor ? (
+          limit < MAX_PAGE ? (
+            <button type="button" onClick={() => setLimit(Math.min(MAX_PAGE, limit + PAGE))}>Show more</button>
+          ) : (
+            <p class="hint">More calls wait: the {MAX_PAGE} that expire soonest are shown; decide some to see the rest.</p>
+          )
+        ) : null}
       </section>
       <section aria-labelledby="decided-heading">
         <h2 id="decided-heading">Decided</h2>
         <ErrorNote error={decided.error} />
         {decided.data && decided.data.approvals.length === 0 ? <p class="empty">No decided calls kept.</p> : null}
-        {(decided.data?.approvals ?? []).slice(0, 50).map((approval) => (
+        {(decided.data?.approvals ?? []).map((approval) => (
           <details class="card decided" key={approval.id}>
             <summary>
               <span class={`badge ${approval.status}`}>{approval.status}</span> {approval.tool} · by {approval.requester}
               {approval.decidedBy ? ` · decided by ${approval.decidedBy}` : ''}
               {approval.decidedAt ? ` · ${time(approval.decidedAt)}` : ''}
             </summary>
-            <JsonBlock value={approval.arguments ?? {}} label="arguments" />
+            <Arguments approval={approval} />
             {approval.result ? <ResultView result={approval.result} /> : <p class="hint">Running…</p>}
           </details>
         ))}

@@ -55,6 +55,7 @@ function serverFor(
     drain: app.drain,
     log: request.log,
     limits: () => app.gateway.config.mcpServer.tasks,
+    slots: app.tenantSlots,
   };
   const server = new Server(
     { name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' },

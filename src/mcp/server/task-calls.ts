@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, GetTaskPayloadRequestSchema, McpError, RELATED_TASK_META_KEY, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Drain } from '../../http/drain.js';
-import { runTask } from '../../tasks/run.js';
+import type { TenantSlots } from '../../http/tenant-slots.js';
+import { startTask } from '../../tasks/run.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
 import type { Logger, ToolResult } from '../../types.js';
@@ -27,6 +28,7 @@ export interface TaskCallContext {
   drain: Pick<Drain, 'track'>;
   log: Logger;
   limits: () => TaskLimits & { resultWaitMs: number };
+  slots: TenantSlots;
 }
 
 /** Creates the caller's task for one tools/call, starts its run on this replica and answers CreateTaskResult. */
@@ -46,12 +48,17 @@ export interface TaskCall {
  */
 export async function startTask(context: TaskCallContext, call: TaskCall, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<TaskRecord> {
   const { tasks, owner } = context;
-  const task = await tasks.create(
+  const { task, decided } = await startTask({
+    tasks,
     owner,
-    { tool: call.name, callId: call.callId, via: 'mcp', requestId: context.requestId, ttlMs: call.ttl ?? null, ...(context.session !== undefined ? { session: context.session } : {}) },
-    context.limits(),
-  );
-  const decided = runTask({ tasks, owner, task, requestId: context.requestId, drain: context.drain, log: context.log, execute });
+    input: { tool: call.name, callId: call.callId, via: 'mcp', requestId: context.requestId, ttlMs: call.ttl ?? null, ...(context.session !== undefined ? { session: context.session } : {}) },
+    limits: context.limits(),
+    slots: context.slots,
+    requestId: context.requestId,
+    drain: context.drain,
+    log: context.log,
+    execute,
+  });
   await Promise.race([decided, sleep(FIRST_DECISION_WAIT_MS, undefined, { ref: false })]);
   return tasks.get(owner, task.id);
 }

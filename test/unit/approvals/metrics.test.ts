@@ -1,6 +1,9 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createApprovalMetrics } from '../../../src/approvals/metrics.js';
+import { createApprovalService } from '../../../src/approvals/service.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import type { StateStore } from '../../../src/store/types.js';
 import type { ApprovalRecord } from '../../../src/approvals/types.js';
 
 const record = (overrides: Partial<ApprovalRecord>): ApprovalRecord => ({
@@ -29,5 +32,38 @@ describe('approval metrics', () => {
     expect(text).toContain('toolgate_approval_wait_seconds_sum{decision="approved"} 30');
     expect(text).toContain('toolgate_approval_wait_seconds_sum{decision="expired"} 600');
     expect(text).not.toContain('alice');
+  });
+
+  it('report the backlog from the count the store keeps per tenant, reading no approval record', async () => {
+    const inner = createMemoryStore();
+    const reads: string[] = [];
+    const store: StateStore = {
+      ...inner,
+      get: (key) => (reads.push(`get ${key}`), inner.get(key)),
+      scan: (prefix) => (reads.push(`scan ${prefix}`), inner.scan(prefix)),
+    };
+    const approvals = createApprovalService({ store });
+    const bounds = { maxPendingPerUser: 100, maxPendingPerTenant: 100, maxArgumentsBytes: 100_000 };
+    for (let i = 0; i < 30; i += 1) {
+      await approvals.create({
+        principal: { tenant: i % 3 === 0 ? 'globex' : 'acme', user: `u${i}`, roles: [], claims: {} },
+        call: { name: 'create_ticket', arguments: { title: 'x'.repeat(10_000) }, callId: `c${i}`, source: 'function' },
+        requestId: 'r',
+        depth: 0,
+        expiresMs: 60_000,
+        bounds,
+      });
+    }
+    const registry = new Registry();
+    const metrics = createApprovalMetrics(registry);
+    metrics.watch(approvals);
+    metrics.knownTenants(['acme', 'globex', 'initech']);
+    reads.length = 0;
+    const text = await registry.metrics();
+    expect(text).toContain('toolgate_approvals_pending{tenant="acme"} 20');
+    expect(text).toContain('toolgate_approvals_pending{tenant="globex"} 10');
+    expect(text).not.toContain('toolgate_approvals_pending{tenant="initech"}');
+    expect(text).toMatch(/toolgate_approvals_next_expiry_seconds\{tenant="acme"\} (59|60)/);
+    expect(reads).toEqual([]);
   });
 });

@@ -25,6 +25,7 @@ const input = (overrides: Partial<CreateApprovalInput> = {}): CreateApprovalInpu
   requestId: 'req-1',
   depth: 0,
   expiresMs: 60_000,
+  bounds: { maxPendingPerUser: 20, maxPendingPerTenant: 200, maxArgumentsBytes: 65_536 },
   ...overrides,
 });
 
@@ -140,5 +141,29 @@ describe.each(stores)('approvals on the %s store', (_kind, makeStore) => {
     expect(read.result?.error?.errorType).toBe('APPROVAL_EXPIRED');
     const other = await approvals.create(input());
     expect((await approvals.expire(other.id, 'acme')).status).toBe('expired');
+  });
+
+  it('bounds pending requests per requester and per tenant, frees a place on decision, and refuses oversized arguments', async () => {
+    const tenant = `bounded-${randomBytes(4).toString('hex')}`;
+    const who = (user: string): Principal => ({ tenant, user, roles: [], claims: {} });
+    const decider: Principal = { tenant, user: 'boss', roles: ['approver'], claims: {} };
+    const approvals = createApprovalService({ store });
+    const bounds = { maxPendingPerUser: 2, maxPendingPerTenant: 3, maxArgumentsBytes: 64 };
+    const ask = (user: string, title = 't') => approvals.create(input({ principal: who(user), bounds, call: { name: 'create_ticket', arguments: { title }, callId: 'c', source: 'function' } }));
+    const first = await ask('mallory');
+    await ask('mallory');
+    const refused = await ask('mallory').then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApprovalError);
+    expect(refused).toMatchObject({ code: 'TOO_MANY', message: expect.stringContaining('approval.maxPendingPerUser') });
+    expect((refused as ApprovalError).retryAfterMs).toBeGreaterThan(50_000);
+    await ask('trent');
+    expect(await codeOf(ask('walter'))).toBe('TOO_MANY');
+    expect(await codeOf(ask('walter', 'x'.repeat(64)))).toBe('TOO_LARGE');
+    expect((await approvals.pendingByTenant([tenant, 'nobody'])).get(tenant)).toMatchObject({ count: 3 });
+    expect((await approvals.listPending(tenant)).map((record) => record.requester.user)).toEqual(['mallory', 'mallory', 'trent']);
+    await approvals.deny(first.id, decider);
+    expect((await approvals.pendingByTenant([tenant])).get(tenant)?.count).toBe(2);
+    await ask('walter');
+    expect(await codeOf(ask('mallory'))).toBe('TOO_MANY');
   });
 });

@@ -5,6 +5,7 @@
 import clusterKeySlot from 'cluster-key-slot';
 import { describe, expect, it } from 'vitest';
 import { createRuntimeKeys } from '../../../src/admin/api-keys.js';
+import { createApprovalService } from '../../../src/approvals/service.js';
 import { createMcpSessions } from '../../../src/mcp/server/sessions.js';
 import { createWindowLimit } from '../../../src/rate-limit/window-limit.js';
 import { hashTag } from '../../../src/store/hash-tag.js';
@@ -75,6 +76,23 @@ describe('the key layout on a Redis Cluster', () => {
       // Revoking the first key also revokes the one it minted: both uncounted.
       await keys.revoke(tenant, first.record.id);
       expect(await keys.list(tenant)).toHaveLength(0);
+    }
+    expect(calls.map((call) => call.method)).toEqual(expect.arrayContaining(['acquireLease', 'releaseLease']));
+    const crossSlot = calls.filter((call) => clusterKeySlot.generateMulti(call.keys) === -1);
+    expect(crossSlot).toEqual([]);
+  });
+
+  it.each(PREFIXES)('keeps every key of the pending-approval count (create, refusal, decision) in one slot (prefix %j)', async (prefix) => {
+    const { store, calls } = recordingMultiKeyCalls(createMemoryStore(), prefix);
+    const approvals = createApprovalService({ store });
+    const bounds = { maxPendingPerUser: 1, maxPendingPerTenant: 10, maxArgumentsBytes: 1000 };
+    for (const tenant of TENANTS) {
+      for (const user of USERS) {
+        const ask = () => approvals.create({ principal: principal(tenant, user), call: { name: 't', arguments: {}, callId: 'c', source: 'function' }, requestId: 'r', depth: 0, expiresMs: 60_000, bounds });
+        const record = await ask();
+        await expect(ask()).rejects.toMatchObject({ code: 'TOO_MANY' });
+        await approvals.deny(record.id, { ...principal(tenant, 'decider'), roles: ['approver'] });
+      }
     }
     expect(calls.map((call) => call.method)).toEqual(expect.arrayContaining(['acquireLease', 'releaseLease']));
     const crossSlot = calls.filter((call) => clusterKeySlot.generateMulti(call.keys) === -1);

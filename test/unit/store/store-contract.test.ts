@@ -147,12 +147,12 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(await store.get(`${ns}lease:a:a2`)).toBeNull();
     expect(await store.renewLease(ref('a2', 'a'))).toBe(false);
     expect(await store.acquireLease(lease('b1', 'b', 40))).toEqual({ granted: true, evicted: [] });
-    expect(await store.acquireLease(lease('c1', 'c'))).toEqual({ granted: false });
+    expect(await store.acquireLease(lease('c1', 'c'))).toEqual({ granted: false, full: 'shared' });
     expect(await store.get(`${ns}lease:c:c1`)).toBeNull();
     expect(await store.releaseLease({ ...ref('a3', 'a'), record: { key: `${ns}lease:a:a3`, value: 'other' } })).toBe(false);
     expect(await store.releaseLease(ref('a3', 'a'))).toBe(true);
     expect(await store.acquireLease(lease('c1', 'c'))).toEqual({ granted: true, evicted: [] });
-    expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: false });
+    expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: false, full: 'shared' });
     await sleep(80); // b1 expired: its slot is free again
     expect(await store.acquireLease(lease('c2', 'c'))).toEqual({ granted: true, evicted: [] });
   });
@@ -208,6 +208,30 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(await store.get(`${ns}side:s3:client`)).toBeNull();
     expect(await store.get(`${ns}side:s4:client`)).toBe('client of s4');
     expect(await store.get(`${ns}side:s5:client`)).toBe('client of s5');
+  });
+
+  it('refuses at a full own group when it may not evict, and counts a group without changing it', async () => {
+    const lease = (id: string, owner: string, ttlMs = 60_000) => ({
+      id,
+      record: { key: `${ns}held:${owner}:${id}`, value: id },
+      ttlMs,
+      own: { key: `${ns}held-own:${owner}`, limit: 2, recordPrefix: `${ns}held:${owner}:`, evict: false },
+      shared: { key: `${ns}held-shared`, limit: 3 },
+    });
+    expect(await store.acquireLease(lease('a1', 'a', 40))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('a2', 'a'))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('a3', 'a'))).toEqual({ granted: false, full: 'own' });
+    expect(await store.get(`${ns}held:a:a1`)).toBe('a1');
+    expect(await store.acquireLease(lease('b1', 'b'))).toEqual({ granted: true, evicted: [] });
+    expect(await store.acquireLease(lease('b2', 'b'))).toEqual({ granted: false, full: 'shared' });
+    const counted = await store.readLeases(`${ns}held-shared`, 2);
+    expect(counted.count).toBe(3);
+    expect(counted.soonest.map((entry) => entry.id)).toEqual(['a1', 'a2']);
+    expect(counted.soonest[0]!.expiresAt).toBeGreaterThan(Date.now() - 1000);
+    expect(await store.readLeases(`${ns}held-none`, 5)).toEqual({ count: 0, soonest: [] });
+    await sleep(80); // a1 expired: no longer counted, and its owner may take another
+    expect((await store.readLeases(`${ns}held-own:a`, 5)).soonest.map((entry) => entry.id)).toEqual(['a2']);
+    expect(await store.acquireLease(lease('a3', 'a'))).toEqual({ granted: true, evicted: [] });
   });
 
   it('evicts the least recently used lease also when leases are taken and renewed within one millisecond', async () => {

@@ -66,6 +66,7 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
     drain: app.drain,
     log: request.log,
     limits: () => app.gateway.config.mcpServer.tasks,
+    slots: app.tenantSlots,
   };
 
   server.setRequestHandler('tools/list', async () => {

@@ -4,7 +4,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, GetTaskPayloadRequestSchema, McpError, RELATED_TASK_META_KEY, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Drain } from '../../http/drain.js';
 import type { TenantSlots } from '../../http/tenant-slots.js';
-import { startTask } from '../../tasks/run.js';
+import { startTask as startTaskRun } from '../../tasks/run.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
 import type { Logger, ToolResult } from '../../types.js';
@@ -48,7 +48,7 @@ export interface TaskCall {
  */
 export async function startTask(context: TaskCallContext, call: TaskCall, execute: (signal: AbortSignal) => Promise<ToolResult>): Promise<TaskRecord> {
   const { tasks, owner } = context;
-  const { task, decided } = await startTask({
+  const { task, decided } = await startTaskRun({
     tasks,
     owner,
     input: { tool: call.name, callId: call.callId, via: 'mcp', requestId: context.requestId, ttlMs: call.ttl ?? null, ...(context.session !== undefined ? { session: context.session } : {}) },

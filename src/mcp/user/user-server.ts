@@ -2,8 +2,7 @@
 // (src/mcp/client/upstream-session.ts) over the pinned egress fetch, a listing cached until the server says it
 // changed, and the owner's tools built from it. Only the user-specific parts live here: the owner
 // check, per-user names, fail-closed annotations.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Tool as McpTool } from '@modelcontextprotocol/client';
 import type { FetchLike } from '../../egress/pinned-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
 import { toToolOutput } from '../client/result.js';

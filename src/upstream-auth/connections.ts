@@ -9,6 +9,7 @@ import type { UpstreamAuthConfig } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
+import { redirectUriOf } from './client-metadata.js';
 import { freshUntil } from './token-cache.js';
 import { VaultError, type Vault } from './vault.js';
 
@@ -138,7 +139,6 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The one redirect URI of every connect flow (and of a registered client). */
-export const redirectUriOf = (publicUrl: string): string => `${publicUrl}/oauth/callback`;
 
 export function createConnections(deps: ConnectionsDeps) {
   const { store } = deps;

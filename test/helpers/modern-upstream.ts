@@ -18,6 +18,8 @@ export interface ModernUpstream {
   methods: string[];
   /** The `params` of every POST received, in order. */
   params: unknown[];
+  /** Tells every open `subscriptions/listen` stream that the tool list changed (after the tools array was changed). */
+  toolsChanged(): void;
   close(): Promise<void>;
 }
 
@@ -53,12 +55,13 @@ async function serve(handler: ReturnType<typeof createMcpHandler>, req: Incoming
   Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>).pipe(res);
 }
 
+/** `tools` is read on every request: a test may change it, then call toolsChanged(). */
 export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUpstream> {
   const methods: string[] = [];
   const params: unknown[] = [];
   const handler = createMcpHandler(
     () => {
-      const server = new Server({ name: 'modern-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
+      const server = new Server({ name: 'modern-upstream', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
       server.setRequestHandler('tools/list', async () => ({ tools: tools.map((tool) => tool.definition) }));
       server.setRequestHandler('tools/call', async (request, ctx) => {
         const tool = tools.find((candidate) => candidate.definition.name === request.params.name);
@@ -81,6 +84,7 @@ export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUp
     url: `http://127.0.0.1:${port}/mcp`,
     methods,
     params,
+    toolsChanged: () => handler.notify.toolsChanged(),
     close: async () => {
       await handler.close();
       await new Promise<void>((done) => {

@@ -12,27 +12,30 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, scrapeMetrics, signToken, testConfig } from '../../helpers/build.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';
-import { startModernUpstream, type ModernUpstream } from '../../helpers/modern-upstream.js';
+import { startModernUpstream, type ModernTool, type ModernUpstream } from '../../helpers/modern-upstream.js';
 
 const askStdio = fileURLToPath(new URL('../../fixtures/mcp/ask-stdio.mjs', import.meta.url));
+const modernStdio = fileURLToPath(new URL('../../fixtures/mcp/modern-stdio.mjs', import.meta.url));
 let modern: ModernUpstream;
 let legacy: TestUpstream;
 let app: FastifyInstance;
 let baseUrl: string;
 let alice: string;
 
-beforeAll(async () => {
-  modern = await startModernUpstream([
-    { definition: { name: 'm_echo', description: 'modern echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, call: (args) => ({ content: [{ type: 'text', text: `modern:${String(args.text)}` }] }) },
-    {
-      definition: { name: 'm_confirm', description: 'asks before answering', inputSchema: { type: 'object', properties: {} } },
-      call: (_args, ctx) => {
-        const answer = acceptedContent<{ colour: string }>(ctx.mcpReq.inputResponses, 'colour');
-        if (answer) return { content: [{ type: 'text', text: `modern asked:${answer.colour}` }] };
-        return inputRequired({ inputRequests: { colour: inputRequired.elicit({ message: 'Which colour (modern)?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } }, required: ['colour'] } }) } });
-      },
+const modernTools: ModernTool[] = [
+  { definition: { name: 'm_echo', description: 'modern echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, call: (args) => ({ content: [{ type: 'text', text: `modern:${String(args.text)}` }] }) },
+  {
+    definition: { name: 'm_confirm', description: 'asks before answering', inputSchema: { type: 'object', properties: {} } },
+    call: (_args, ctx) => {
+      const answer = acceptedContent<{ colour: string }>(ctx.mcpReq.inputResponses, 'colour');
+      if (answer) return { content: [{ type: 'text', text: `modern asked:${answer.colour}` }] };
+      return inputRequired({ inputRequests: { colour: inputRequired.elicit({ message: 'Which colour (modern)?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } }, required: ['colour'] } }) } });
     },
-  ]);
+  },
+];
+
+beforeAll(async () => {
+  modern = await startModernUpstream(modernTools);
   legacy = await startMcpUpstream([textTool('l_echo', (args) => `legacy:${String(args.text)}`)]);
   app = await buildTestApp(
     testConfig({
@@ -43,9 +46,10 @@ beforeAll(async () => {
           { id: 'modern', transport: 'streamable-http', url: modern.url, required: true },
           { id: 'legacy', transport: 'streamable-http', url: legacy.url, required: true },
           { id: 'pipe', transport: 'stdio', command: process.execPath, args: [askStdio], required: true, prefix: true },
+          { id: 'mpipe', transport: 'stdio', command: process.execPath, args: [modernStdio], required: true, prefix: true },
         ],
       },
-      tenants: { acme: { mcpServices: ['modern', 'legacy', 'pipe'] } },
+      tenants: { acme: { mcpServices: ['modern', 'legacy', 'pipe', 'mpipe'] } },
     }),
   );
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -79,6 +83,16 @@ describe('global upstreams of either era', () => {
     expect(await execute(alice, 'l_echo', { text: 'b' })).toMatchObject({ ok: true, output: 'legacy:b' });
   });
 
+  it("follows a modern upstream's list change, which comes through subscriptions/listen", async () => {
+    modernTools.push({ definition: { name: 'm_late', description: 'added later', inputSchema: { type: 'object', properties: {} } }, call: () => ({ content: [{ type: 'text', text: 'late' }] }) });
+    modern.toolsChanged();
+    const names = async () => ((await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(alice) })).json() as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
+    for (let waited = 0; waited < 5_000 && !(await names()).includes('m_late'); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await names()).toContain('m_late');
+    expect(modern.methods).toContain('subscriptions/listen');
+    expect(await execute(alice, 'm_late')).toMatchObject({ ok: true, output: 'late' });
+  });
+
   it('probed the modern upstream with server/discover and never sent it initialize', () => {
     expect(modern.methods[0]).toBe('server/discover');
     expect(modern.methods).not.toContain('initialize');
@@ -88,7 +102,7 @@ describe('global upstreams of either era', () => {
   it('shows each upstream’s era to operators and in toolgate_upstream_era', async () => {
     const res = await app.inject({ method: 'GET', url: '/v1/admin/upstreams', headers: bearer(OPERATOR_KEY) });
     const byService = new Map((res.json().upstreams as Array<{ service: string; detail?: { era?: string } }>).map((entry) => [entry.service, entry.detail?.era]));
-    expect(Object.fromEntries([...byService].filter(([service]) => ['modern', 'legacy', 'pipe', 'asker'].includes(service)))).toEqual({ modern: 'modern', legacy: 'legacy', pipe: 'legacy', asker: 'legacy' });
+    expect(Object.fromEntries([...byService].filter(([service]) => ['modern', 'legacy', 'pipe', 'mpipe', 'asker'].includes(service)))).toEqual({ modern: 'modern', legacy: 'legacy', pipe: 'legacy', mpipe: 'modern', asker: 'legacy' });
     const metrics = await scrapeMetrics(app);
     expect(metrics).toContain('toolgate_upstream_era{service="modern",era="modern"} 1');
     expect(metrics).toContain('toolgate_upstream_era{service="modern",era="legacy"} 0');
@@ -152,6 +166,19 @@ describe("a stdio upstream's question", () => {
     try {
       const result = (await client.callTool({ name: 'pipe_ask', arguments: {} })) as CallToolResult;
       expect(text(result)).toBe('accept:red');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("of a modern stdio upstream (input_required) is asked of the one caller too, and a plain call is answered", async () => {
+    expect(await execute(alice, 'mpipe_hello')).toMatchObject({ ok: true, output: 'hello from a modern stdio server' });
+    const asked: string[] = [];
+    const client = await caller('amber', asked);
+    try {
+      const result = (await client.callTool({ name: 'mpipe_confirm', arguments: {} })) as CallToolResult;
+      expect(text(result)).toBe('modern stdio asked:amber');
+      expect(asked).toEqual(['Which colour (modern stdio)?']);
     } finally {
       await client.close();
     }

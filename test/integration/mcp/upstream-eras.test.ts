@@ -16,6 +16,7 @@ import { startModernUpstream, type ModernTool, type ModernUpstream } from '../..
 
 const askStdio = fileURLToPath(new URL('../../fixtures/mcp/ask-stdio.mjs', import.meta.url));
 const modernStdio = fileURLToPath(new URL('../../fixtures/mcp/modern-stdio.mjs', import.meta.url));
+const strictStdio = fileURLToPath(new URL('../../fixtures/mcp/strict-stdio.mjs', import.meta.url));
 let modern: ModernUpstream;
 let legacy: TestUpstream;
 let app: FastifyInstance;
@@ -47,9 +48,10 @@ beforeAll(async () => {
           { id: 'legacy', transport: 'streamable-http', url: legacy.url, required: true },
           { id: 'pipe', transport: 'stdio', command: process.execPath, args: [askStdio], required: true, prefix: true },
           { id: 'mpipe', transport: 'stdio', command: process.execPath, args: [modernStdio], required: true, prefix: true },
+          { id: 'strict', transport: 'stdio', command: process.execPath, args: [strictStdio], required: true },
         ],
       },
-      tenants: { acme: { mcpServices: ['modern', 'legacy', 'pipe', 'mpipe'] } },
+      tenants: { acme: { mcpServices: ['modern', 'legacy', 'pipe', 'mpipe', 'strict'] } },
     }),
   );
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -93,6 +95,10 @@ describe('global upstreams of either era', () => {
     expect(await execute(alice, 'm_late')).toMatchObject({ ok: true, output: 'late' });
   });
 
+  it('speaks legacy to a stdio server that exits on the server/discover probe (started again, not probed)', async () => {
+    expect(await execute(alice, 'strict_hello')).toMatchObject({ ok: true, output: 'hello from a strict legacy server' });
+  });
+
   it('probed the modern upstream with server/discover and never sent it initialize', () => {
     expect(modern.methods[0]).toBe('server/discover');
     expect(modern.methods).not.toContain('initialize');
@@ -102,7 +108,7 @@ describe('global upstreams of either era', () => {
   it('shows each upstream’s era to operators and in toolgate_upstream_era', async () => {
     const res = await app.inject({ method: 'GET', url: '/v1/admin/upstreams', headers: bearer(OPERATOR_KEY) });
     const byService = new Map((res.json().upstreams as Array<{ service: string; detail?: { era?: string } }>).map((entry) => [entry.service, entry.detail?.era]));
-    expect(Object.fromEntries([...byService].filter(([service]) => ['modern', 'legacy', 'pipe', 'mpipe', 'asker'].includes(service)))).toEqual({ modern: 'modern', legacy: 'legacy', pipe: 'legacy', mpipe: 'modern', asker: 'legacy' });
+    expect(Object.fromEntries([...byService].filter(([service]) => ['modern', 'legacy', 'pipe', 'mpipe', 'strict', 'asker'].includes(service)))).toEqual({ modern: 'modern', legacy: 'legacy', pipe: 'legacy', mpipe: 'modern', strict: 'legacy', asker: 'legacy' });
     const metrics = await scrapeMetrics(app);
     expect(metrics).toContain('toolgate_upstream_era{service="modern",era="modern"} 1');
     expect(metrics).toContain('toolgate_upstream_era{service="modern",era="legacy"} 0');

@@ -1,7 +1,7 @@
 // A modern-only MCP server for tests: SDK v2's createMcpHandler with `legacy: 'reject'` (2026-07-28 only,
 // stateless, no initialize), a fresh low-level Server per request, on node:http bound to 127.0.0.1:0. It
 // records the JSON-RPC methods it was sent, so tests can see the probe and the absence of `initialize`.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createMcpHandler, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
@@ -18,6 +18,8 @@ export interface ModernUpstream {
   methods: string[];
   /** The `params` of every POST received, in order. */
   params: unknown[];
+  /** The headers of every POST received, in order. */
+  headers: IncomingHttpHeaders[];
   /** Tells every open `subscriptions/listen` stream that the tool list changed (after the tools array was changed). */
   toolsChanged(): void;
   close(): Promise<void>;
@@ -30,14 +32,15 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** Node request → web Request → the SDK handler → node response (a JSON body or an event stream, streamed). */
-async function serve(handler: ReturnType<typeof createMcpHandler>, req: IncomingMessage, res: ServerResponse, methods: string[], params: unknown[]): Promise<void> {
+async function serve(handler: ReturnType<typeof createMcpHandler>, req: IncomingMessage, res: ServerResponse, seen: Pick<ModernUpstream, 'methods' | 'params' | 'headers'>): Promise<void> {
   const raw = req.method === 'POST' ? await body(req) : undefined;
   if (raw) {
     try {
       const message = JSON.parse(raw.toString('utf8')) as { method?: unknown; params?: unknown };
       if (typeof message.method === 'string') {
-        methods.push(message.method);
-        params.push(message.params);
+        seen.methods.push(message.method);
+        seen.params.push(message.params);
+        seen.headers.push(req.headers);
       }
     } catch {
       // Not JSON: the handler answers it.
@@ -57,8 +60,7 @@ async function serve(handler: ReturnType<typeof createMcpHandler>, req: Incoming
 
 /** `tools` is read on every request: a test may change it, then call toolsChanged(). */
 export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUpstream> {
-  const methods: string[] = [];
-  const params: unknown[] = [];
+  const seen: Pick<ModernUpstream, 'methods' | 'params' | 'headers'> = { methods: [], params: [], headers: [] };
   const handler = createMcpHandler(
     () => {
       const server = new Server({ name: 'modern-upstream', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
@@ -73,7 +75,7 @@ export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUp
     { legacy: 'reject' },
   );
   const http: HttpServer = createServer((req, res) => {
-    serve(handler, req, res, methods, params).catch(() => {
+    serve(handler, req, res, seen).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
@@ -82,8 +84,7 @@ export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUp
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
-    methods,
-    params,
+    ...seen,
     toolsChanged: () => handler.notify.toolsChanged(),
     close: async () => {
       await handler.close();

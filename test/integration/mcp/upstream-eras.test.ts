@@ -44,7 +44,7 @@ beforeAll(async () => {
       mcp: {
         local: [{ service: 'asker', module: './test/fixtures/mcp/ask-module.mjs' }],
         global: [
-          { id: 'modern', transport: 'streamable-http', url: modern.url, required: true },
+          { id: 'modern', transport: 'streamable-http', url: modern.url, required: true, forwardIdentity: { 'X-Toolgate-Tenant': '${principal.tenant}' } },
           { id: 'legacy', transport: 'streamable-http', url: legacy.url, required: true },
           { id: 'pipe', transport: 'stdio', command: process.execPath, args: [askStdio], required: true, prefix: true },
           { id: 'mpipe', transport: 'stdio', command: process.execPath, args: [modernStdio], required: true, prefix: true },
@@ -103,6 +103,13 @@ describe('global upstreams of either era', () => {
     expect(modern.methods[0]).toBe('server/discover');
     expect(modern.methods).not.toContain('initialize');
     expect(modern.methods).toContain('tools/call');
+  });
+
+  it('sends a modern call its depth and forwarded identity as headers, never in the message, and never the caller authorization', () => {
+    const at = modern.methods.indexOf('tools/call');
+    expect(modern.headers[at]).toMatchObject({ 'x-toolgate-depth': '1', 'x-toolgate-tenant': 'acme', 'mcp-method': 'tools/call', 'mcp-name': 'm_echo' });
+    expect(modern.headers.some((headers) => headers.authorization !== undefined)).toBe(false);
+    expect(JSON.stringify(modern.params[at])).not.toContain('io.toolgate');
   });
 
   it('shows each upstream’s era to operators and in toolgate_upstream_era', async () => {

@@ -129,6 +129,8 @@ class ManagedUpstream implements UpstreamClient {
   private fellBackToSse = false;
   /** The era the upstream spoke at its last connect (kept while it is down: what it will most likely speak again). */
   private era: UpstreamEra | undefined;
+  /** A stdio child that exited on the probe: its reconnects skip the probe (one spawn each, not two). */
+  private knownLegacy = false;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.service = options.service;
@@ -261,6 +263,7 @@ class ManagedUpstream implements UpstreamClient {
       log: this.log,
       timeoutMs: this.connectTimeoutMs,
       ...(this.fellBackToSse ? { mode: 'sse' as const } : {}),
+      ...(this.knownLegacy ? { era: 'legacy' as const } : {}),
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       onClose: () => this.lost(new Error('upstream transport closed'), generation),
       onError: (error) => {
@@ -280,8 +283,10 @@ class ManagedUpstream implements UpstreamClient {
     current = created;
     this.current = created;
     if (session.kind === 'sse' && config.transport === 'streamable-http') this.fellBackToSse = true;
-    // Each connect probes again: an upstream may have been upgraded or rolled back since.
+    // Each connect probes again (an upstream may have been upgraded or rolled back since), except a stdio
+    // child known to exit on the probe.
     this.era = session.era;
+    if (session.unprobed) this.knownLegacy = true;
     const listed = await listAllTools(session, { timeoutMs: this.connectTimeoutMs, maxPages: MAX_LIST_PAGES });
     if (this.current !== created) throw new Error('upstream connection replaced during start-up');
     this.listed = listed;

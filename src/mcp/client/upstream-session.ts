@@ -60,6 +60,8 @@ export interface UpstreamSession {
   readonly pid: number | undefined;
   /** The protocol era the connect negotiated: `modern` (2026-07-28, `server/discover`) or `legacy` (`initialize`). */
   readonly era: UpstreamEra;
+  /** Connected without a probe because the upstream is known to be legacy (`OpenSessionOptions.era`). */
+  readonly unprobed: boolean;
   /** The calls running on this connection, for tying a stdio upstream's questions to the one call that can ask. */
   readonly calls: InFlightCalls;
   /**
@@ -121,6 +123,7 @@ async function connectOver(config: UpstreamTransportConfig, options: OpenSession
     kind: opened.kind,
     calls,
     listed: new Map(),
+    unprobed: options.era === 'legacy',
     get pid() {
       return opened.pid;
     },

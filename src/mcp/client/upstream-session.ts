@@ -90,6 +90,12 @@ function probeFailedInPlace(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed;
 }
 
+/**
+ * Pages the SDK's own walk of a listing may read (the catalog's bound on a listing, src/mcp/server); past it
+ * the SDK fails the listing (ListPaginationExceeded) rather than read on.
+ */
+const SDK_LIST_MAX_PAGES = 20;
+
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -110,8 +116,9 @@ async function connectOver(config: UpstreamTransportConfig, options: OpenSession
       // A modern upstream's questions come as `input_required`: the SDK answers them through the same
       // elicitation/sampling handlers (relay.ts) and retries the call, at most as often as the relay allows.
       inputRequired: { autoFulfill: true, maxRounds: MAX_INPUT_ROUNDS },
-      // The SDK's own cap on auto-aggregated listings is not used: listAllTools pages with its own bound.
-      listMaxPages: 0,
+      // Tools are paged by listAllTools under its own bound; resources and prompts (toolgate's /mcp catalog)
+      // ask for a first page without a cursor, which the SDK walks to the end itself: bounded here.
+      listMaxPages: SDK_LIST_MAX_PAGES,
       // On a modern connection list changes arrive only through `subscriptions/listen`, which the SDK opens
       // for this; the listing itself stays ours (one relister per upstream), so no auto-refresh.
       ...(onToolsChanged ? { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolsChanged() } } } : {}),

@@ -3128,6 +3128,11 @@ export interface operations {
                                 hasClientSecret?: boolean;
                             };
                             createdAt?: string;
+                            /**
+                             * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                             * @enum {string}
+                             */
+                            era?: "modern" | "legacy";
                         }[];
                     };
                 };
@@ -3216,6 +3221,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };
@@ -3316,6 +3326,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };
@@ -3344,6 +3359,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };

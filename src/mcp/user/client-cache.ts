@@ -26,6 +26,8 @@ export interface ClientCache<T> {
   /** Closes entries unused for `idleMs`; called by a timer, and directly by tests. */
   evictIdle(): Promise<void>;
   readonly size: number;
+  /** The entry for `key` once it finished opening, without counting as a use (recency and idle time stay). */
+  peek(key: string): T | undefined;
   closeAll(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCach
     get size() {
       return entries.size;
     },
+    peek: (key) => entries.peek(key)?.resolved,
     closeAll: () => closingAfter(() => entries.clear()),
   };
 }

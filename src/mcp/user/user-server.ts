@@ -7,6 +7,7 @@ import type { FetchLike } from '../../egress/pinned-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
 import { toToolOutput } from '../client/result.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type UpstreamSession } from '../client/upstream-session.js';
+import type { UpstreamEra } from '../client/upstream-era.js';
 import { defineTool } from '../../registry/define-tool.js';
 import { userServiceKey, userToolName } from '../../registry/user-names.js';
 import type { JsonObject, Logger, Principal, ServiceCredentials, Tool, ToolContext } from '../../types.js';
@@ -100,6 +101,11 @@ export class UserServer {
 
   close(): Promise<void> {
     return this.session.close();
+  }
+
+  /** The protocol era this server's connection negotiated (docs/mcp.md#upstream-eras). */
+  get era(): UpstreamEra {
+    return this.session.era;
   }
 
   /** The owner's connected SDK client (resources and prompts of this server). */

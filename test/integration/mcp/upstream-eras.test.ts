@@ -131,6 +131,9 @@ describe("a user's own servers of either era", () => {
     }
     expect(await execute(alice, 'user_alice_tool_m_echo', { text: 'c' })).toMatchObject({ ok: true, output: 'modern:c' });
     expect(await execute(alice, 'user_alice_tool_l_echo', { text: 'd' })).toMatchObject({ ok: true, output: 'legacy:d' });
+    // The owner sees the era of each connected server.
+    const listed = (await app.inject({ url: '/v1/users/alice/mcp-servers', headers: bearer(alice) })).json() as { servers: Array<{ serviceId: string; era?: string }> };
+    expect(Object.fromEntries(listed.servers.map((server) => [server.serviceId, server.era]))).toEqual({ mod: 'modern', leg: 'legacy' });
   });
 });
 

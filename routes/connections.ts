@@ -3,6 +3,7 @@ import { errors } from '../src/errors.js';
 import { connectionCompleted } from '../src/mcp/server/url-elicitation.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import { CLIENT_METADATA_PATH, clientMetadataDocument } from '../src/upstream-auth/client-metadata.js';
 import { FlowError } from '../src/upstream-auth/connections.js';
 import type { UpstreamIdentity } from '../src/upstream-auth/identity.js';
 
@@ -151,8 +152,51 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
   );
 };
 
+/**
+ * toolgate's OAuth Client ID Metadata Document, at the URL that is its client id where an authorization server
+ * accepts one (docs/security-model.md#client-id-metadata-document). Public: an authorization server fetches
+ * it without credentials. Built from the live `server.publicUrl`, never from the request's Host.
+ */
+const clientMetadataRoutes: RoutePlugin = async (app) => {
+  app.get(
+    CLIENT_METADATA_PATH,
+    {
+      schema: {
+        tags: ['connections'],
+        operationId: 'getClientMetadataDocument',
+        summary: "toolgate's OAuth Client ID Metadata Document (its client id at authorization servers that accept one); 404 without server.publicUrl",
+        security: [],
+        response: {
+          200: {
+            type: 'object',
+            required: ['client_id', 'client_name', 'redirect_uris', 'grant_types', 'response_types', 'token_endpoint_auth_method'],
+            properties: {
+              client_id: { type: 'string' },
+              client_name: { type: 'string' },
+              client_uri: { type: 'string' },
+              redirect_uris: { type: 'array', items: { type: 'string' } },
+              grant_types: { type: 'array', items: { type: 'string' } },
+              response_types: { type: 'array', items: { type: 'string' } },
+              token_endpoint_auth_method: { type: 'string' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (_request, reply) => {
+      const { publicUrl } = app.gateway.config.server;
+      if (publicUrl === undefined) throw new errors.TG_NOT_FOUND('server.publicUrl is not configured');
+      reply.header('cache-control', 'public, max-age=300');
+      return clientMetadataDocument(publicUrl);
+    },
+  );
+};
+
 async function connectionsOf(identity: UpstreamIdentity, owner: { tenant: string; user: string }): Promise<string[]> {
   return (await identity.targets(owner)).map((target) => target.service);
 }
+
+export const clientMetadataDocumentRoutes = fp(clientMetadataRoutes, { name: 'toolgate-routes-client-metadata', dependencies: ['toolgate-gateway', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
 
 export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

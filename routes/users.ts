@@ -67,6 +67,7 @@ const registration = {
     headerNames: { type: 'array', items: { type: 'string' } },
     auth: authView,
     createdAt: { type: 'string' },
+    era: { type: 'string', enum: ['modern', 'legacy'], description: 'The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)' },
   },
 } as const;
 
@@ -82,6 +83,11 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
     }
     return { tenant: principal.tenant, sub: userId };
   }
+  /** A registration's view with the era of its live connection on this replica, when there is one. */
+  function withEra<View extends { serviceId: string }>(tenant: string, sub: string, view: View): View & { era?: string } {
+    const era = provider.eraOf(tenant, sub, view.serviceId);
+    return era === undefined ? view : { ...view, era };
+  }
   const onRequest = [app.authenticate];
   const doc = (operationId: string, summary: string) => ({ tags: ['users'], operationId, summary, security: bearerSecurity });
   const responses = <const Own extends object>(own: Own) => ({ ...own, ...errorResponses, 404: { $ref: 'ErrorBody#' } }) as const;
@@ -91,7 +97,7 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
     { onRequest, schema: { ...doc('listUserMcpServers', "List a user's own MCP servers"), params: userParams, response: responses({ 200: { type: 'object', properties: { servers: { type: 'array', items: registration } } } }) } },
     async (request) => {
       const { tenant, sub } = owner(request.principal, request.params.userId);
-      return { servers: (await registrations.list(tenant, sub)).map((registration) => registrationView(sub, registration)) };
+      return { servers: (await registrations.list(tenant, sub)).map((registration) => withEra(tenant, sub, registrationView(sub, registration))) };
     },
   );
 
@@ -103,7 +109,7 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
       const { serviceId } = request.params;
       const registration = await registrations.get(tenant, sub, serviceId);
       if (!registration) throw new errors.TG_NOT_FOUND(`no MCP server ${serviceId}`);
-      return registrationView(sub, registration);
+      return withEra(tenant, sub, registrationView(sub, registration));
     },
   );
 

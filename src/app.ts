@@ -53,7 +53,7 @@ import { createUserMcpRegistrations } from './mcp/user/registrations.js';
 import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './mcp/user/registration-auth.js';
 import { userServiceKey } from './registry/user-names.js';
-import { connectionRoutes } from '../routes/connections.js';
+import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connections.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -245,6 +245,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });
   await app.register(connectionRoutes, { identity });
+  await app.register(clientMetadataDocumentRoutes);
   await app.register(mcpRoutes);
   return app;
 }

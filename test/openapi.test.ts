@@ -138,6 +138,7 @@ describe('the OpenAPI document', () => {
       'get /.well-known/oauth-protected-resource/mcp/{toolset}',
       'get /healthz',
       'get /oauth/callback',
+      'get /oauth/client-metadata.json',
       'get /readyz',
     ]);
     const unsecured = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.security === undefined).map(([m]) => `${m} ${path}`));

@@ -48,6 +48,7 @@ export const METRICS = {
   upstreamDuration: { name: 'toolgate_upstream_call_duration_seconds', type: 'histogram', help: 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', labelNames: ['service', 'outcome'], buckets: DEFAULT_DURATION_BUCKETS },
   // Upstreams (src/mcp, src/upstream-auth)
   upstreamUp: { name: 'toolgate_upstream_up', type: 'gauge', help: 'Whether an MCP upstream is connected (1) or not (0)', labelNames: ['service'] },
+  upstreamEra: { name: 'toolgate_upstream_era', type: 'gauge', help: 'The MCP protocol era a connected upstream negotiated (1), by era: modern (2026-07-28) or legacy', labelNames: ['service', 'era'] },
   toolDefinitionChanged: { name: 'toolgate_tool_definition_changed_total', type: 'counter', help: 'Upstream tool definitions that changed after they were pinned (held out until accepted)', labelNames: ['service'] },
   upstreamTokenFetches: { name: 'toolgate_upstream_token_fetches_total', type: 'counter', help: 'Tokens obtained from upstream authorization servers (client credentials, exchange, refresh, connect)', labelNames: ['service', 'kind'] },
   upstreamTokenFailures: { name: 'toolgate_upstream_token_failures_total', type: 'counter', help: 'Failed token requests to upstream authorization servers', labelNames: ['service', 'kind'] },

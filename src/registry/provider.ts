@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Logger, Principal, Tool, ToolSourceKind } from '../types.js';
 
 /** Where an MCP service is configured: its namespace in resource URIs and prompt names (docs/architecture.md#resources-and-prompts). */

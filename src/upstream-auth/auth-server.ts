@@ -8,6 +8,7 @@ import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';
 import { createBreaker, type Breaker } from './breaker.js';
+import { acceptsClientMetadataDocument } from './client-metadata.js';
 import { forgetRegisteredClient, registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
 import { discoverAuthServer, registerAtServer, type DiscoveredAuthServer } from './discovery.js';
 
@@ -126,8 +127,12 @@ export interface DiscoveryTarget {
   serviceUrl: string;
   /** The policy every URL the upstream names must pass (its own origin is the operator's choice). */
   egress: EgressOptions;
-  /** Where a client registered at the discovered server is kept, when no `clientId` is configured (RFC 7591). */
-  registration?: { deps: ClientRegistrationDeps; service: string; redirectUri?: string };
+  /**
+   * How toolgate identifies itself when no `clientId` is configured: by its Client ID Metadata Document
+   * (`clientMetadataUrl`, a user connection at a server that accepts one), else as a client registered at the
+   * discovered server (RFC 7591), kept in the store.
+   */
+  registration?: { deps: ClientRegistrationDeps; service: string; redirectUri?: string; clientMetadataUrl?: string };
 }
 
 /** Discovery (configured or found through the service) is asked for when neither `issuer` nor `tokenUrl` is given. */
@@ -175,11 +180,20 @@ export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () =
     });
   }
 
+  /** The document's URL as a public client id, where the server accepts one and a user connection is what it is for. */
+  function documentClient(target: DiscoveryTarget, found: DiscoveredAuthServer): RegisteredClient | undefined {
+    const url = target.registration?.clientMetadataUrl;
+    if (url === undefined || auth.type !== 'userOAuth' || !acceptsClientMetadataDocument(found.metadata)) return undefined;
+    return { clientId: url };
+  }
+
   async function discovered(target: DiscoveryTarget): Promise<oauth.Configuration> {
     const found = await discoverAuthServer(target.serviceUrl, fetcher, trustedIssuersOf(auth));
     discoveredResource = found.resource;
-    const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : await registered(target, found);
-    registeredAs = auth.clientId === undefined ? { issuer: found.issuer, clientId: client.clientId } : undefined;
+    // The MCP authorization order: a pre-registered client, then the metadata document, then registration.
+    const byDocument = auth.clientId === undefined ? documentClient(target, found) : undefined;
+    const client = auth.clientId !== undefined ? { clientId: auth.clientId, clientSecret: auth.clientSecret } : (byDocument ?? (await registered(target, found)));
+    registeredAs = auth.clientId === undefined && byDocument === undefined ? { issuer: found.issuer, clientId: client.clientId } : undefined;
     const config = new oauth.Configuration(found.metadata as oauth.ServerMetadata, client.clientId, undefined, clientAuthOf(client));
     // Plain http only where the operator chose it for the service itself.
     if (target.serviceUrl.startsWith('http:')) oauth.allowInsecureRequests(config);

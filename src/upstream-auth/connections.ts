@@ -10,6 +10,7 @@ import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { StateStore } from '../store/types.js';
 import type { Principal } from '../types.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
+import { redirectUriOf } from './client-metadata.js';
 import { freshUntil } from './token-cache.js';
 import { VaultError, type Vault } from './vault.js';
 
@@ -154,7 +155,6 @@ function checkIssuer(server: AuthServer, config: oauth.Configuration, issuer: st
 }
 
 /** The one redirect URI of every connect flow (and of a registered client). */
-export const redirectUriOf = (publicUrl: string): string => `${publicUrl}/oauth/callback`;
 
 export function createConnections(deps: ConnectionsDeps) {
   const { store } = deps;

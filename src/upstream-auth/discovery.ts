@@ -3,9 +3,16 @@
 // well-known URL of its origin holds it); the metadata names the authorization server, whose RFC 8414 / OIDC
 // metadata gives the endpoints. The upstream chooses every URL after the first, so the caller hands a fetch
 // that sends other origins through the egress policy; the metadata must describe this very service.
-import { discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
-import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
-import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import {
+  checkResourceAllowed,
+  discoverAuthorizationServerMetadata,
+  discoverOAuthProtectedResourceMetadata,
+  extractWWWAuthenticateParams,
+  registerClient,
+  type AuthorizationServerMetadata,
+  type OAuthClientInformationFull,
+  type OAuthClientMetadata,
+} from '@modelcontextprotocol/client';
 import type { CustomFetch } from 'openid-client';
 import type { FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';

@@ -14,7 +14,8 @@ import type { Principal, ServiceCredentials, UpstreamCredential, UpstreamCredent
 import type { EgressOptions, Resolve } from '../egress/check-egress.js';
 import { createPinnedFetch } from '../egress/pinned-fetch.js';
 import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
-import { createConnections, NotConnectedError, redirectUriOf, type ConnectionTarget, type Connections } from './connections.js';
+import { clientMetadataUrlOf, redirectUriOf } from './client-metadata.js';
+import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
 import { createTokenMetrics, type TokenTarget } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
 import { createVault, type Vault } from './vault.js';
@@ -99,7 +100,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     return {
       serviceUrl: entry.url,
       egress: { allow: config.egress.allow, ...(deps.resolve ? { resolve: deps.resolve } : {}) },
-      registration: { deps: { store: deps.store, vault }, service, ...(publicUrl ? { redirectUri: redirectUriOf(publicUrl) } : {}) },
+      registration: { deps: { store: deps.store, vault }, service, ...(publicUrl ? { redirectUri: redirectUriOf(publicUrl), clientMetadataUrl: clientMetadataUrlOf(publicUrl) } : {}) },
     };
   }
 

@@ -32,6 +32,15 @@ export interface TestAuthServer {
   metadataOverrides: Record<string, unknown>;
   /** Clients the server no longer knows: their token requests answer 401 invalid_client. */
   forgottenClients: Set<string>;
+  /**
+   * Client ID Metadata Documents: set, the server advertises `client_id_metadata_document_supported` and takes
+   * an https URL as a client id, fetching the document through this (the test maps the URL to loopback).
+   */
+  clientMetadataFetch: ((url: string) => Promise<Response>) | undefined;
+  /** Each document fetched for a URL client id, with the step that fetched it. */
+  metadataDocuments: Array<{ at: 'authorize' | 'token'; url: string; document: Record<string, unknown> }>;
+  /** Whether each token request of a URL client id came with client credentials (it must not: a public client). */
+  urlClientCredentials: boolean[];
   close(): Promise<void>;
 }
 
@@ -61,7 +70,7 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
   const codeUsers = new Map<string, string>();
   const refreshUsers = new Map<string, string>();
   const usedCodes = new Set<string>();
-  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, forgottenClients: new Set(), close: async () => {} };
+  const state: TestAuthServer = { url: '', jwksUrl: '', grants: [], issued: [], revoked: new Set(), expiresIn: 3600, mode: 'normal', loginAs: 'johndoe', registrations: [], registrationDelayMs: 0, metadataOverrides: {}, forgottenClients: new Set(), clientMetadataFetch: undefined, metadataDocuments: [], urlClientCredentials: [], close: async () => {} };
 
   // Who logged in at the authorization endpoint (the test's browser says so with login_hint).
   mock.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
@@ -142,10 +151,41 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
     res.writeHead(answer.status, outHeaders).end(Buffer.from(await answer.arrayBuffer()));
   }
 
+  /** The document a URL client id names, when it is one and names that very URL and the redirect URI; else the refusal. */
+  async function clientDocument(at: 'authorize' | 'token', clientId: string, redirectUri: string | null): Promise<string | undefined> {
+    const fetchDocument = state.clientMetadataFetch;
+    if (!fetchDocument) return 'client id metadata documents are not supported here';
+    const answer = await fetchDocument(clientId);
+    if (answer.status !== 200) return `client metadata document answered ${answer.status}`;
+    const document = (await answer.json()) as Record<string, unknown>;
+    state.metadataDocuments.push({ at, url: clientId, document });
+    if (document.client_id !== clientId) return 'client metadata document names another client_id';
+    if (redirectUri !== null && !(Array.isArray(document.redirect_uris) && document.redirect_uris.includes(redirectUri))) return 'redirect_uri is not in the client metadata document';
+    return undefined;
+  }
+  const isUrlClient = (clientId: string | null | undefined): clientId is string => typeof clientId === 'string' && clientId.startsWith('https://');
+
   const front: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
-      const path = new URL(req.url ?? '/', 'http://front').pathname;
+      const url = new URL(req.url ?? '/', 'http://front');
+      const path = url.pathname;
+      if (req.method === 'GET' && path === '/authorize' && isUrlClient(url.searchParams.get('client_id'))) {
+        const refused = await clientDocument('authorize', url.searchParams.get('client_id') ?? '', url.searchParams.get('redirect_uri'));
+        if (refused) {
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: refused }));
+          return;
+        }
+      }
+      if (req.method === 'POST' && path === '/token' && isUrlClient(new URLSearchParams(body).get('client_id'))) {
+        const form = new URLSearchParams(body);
+        state.urlClientCredentials.push(req.headers.authorization !== undefined || form.has('client_secret'));
+        const refused = await clientDocument('token', form.get('client_id') ?? '', form.get('redirect_uri'));
+        if (refused) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: refused }));
+          return;
+        }
+      }
       if (req.method === 'POST' && path === '/token') {
         const form = new URLSearchParams(body);
         state.grants.push(form.get('grant_type') ?? '');
@@ -183,7 +223,8 @@ export async function startAuthServer(options: { subjectSecret: string }): Promi
       }
       if (req.method === 'GET' && (path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server')) {
         const metadata = (await (await fetch(`${mockUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, registration_endpoint: `${state.url}/register`, ...state.metadataOverrides }));
+        const documents = state.clientMetadataFetch ? { client_id_metadata_document_supported: true } : {};
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, registration_endpoint: `${state.url}/register`, ...documents, ...state.metadataOverrides }));
         return;
       }
       if (req.method === 'POST' && path === '/revoke') {

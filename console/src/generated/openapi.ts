@@ -659,6 +659,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** toolgate's OAuth Client ID Metadata Document (its client id at authorization servers that accept one); 404 without server.publicUrl */
+        get: operations["getClientMetadataDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -3254,6 +3271,11 @@ export interface operations {
                                 hasClientSecret?: boolean;
                             };
                             createdAt?: string;
+                            /**
+                             * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                             * @enum {string}
+                             */
+                            era?: "modern" | "legacy";
                         }[];
                     };
                 };
@@ -3342,6 +3364,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };
@@ -3442,6 +3469,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };
@@ -3470,6 +3502,11 @@ export interface operations {
                             hasClientSecret?: boolean;
                         };
                         createdAt?: string;
+                        /**
+                         * @description The MCP protocol era the server spoke, while the answering replica holds a connection to it (docs/mcp.md#upstream-eras)
+                         * @enum {string}
+                         */
+                        era?: "modern" | "legacy";
                     };
                 };
             };
@@ -3868,6 +3905,70 @@ export interface operations {
                 };
                 content: {
                     "application/json": string;
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getClientMetadataDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_name: string;
+                        client_uri?: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                    };
                 };
             };
             /** @description Fastify's standard error body with a stable TG_* code */

@@ -1,6 +1,6 @@
 // Global MCP services (docs/architecture.md#routing-precedence, precedence 5): shared upstreams, named by upstream tool name
 // (sanitized) or with a prefix; the tenant's `mcpServices` allowlist is the registry's job.
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpGlobalEntry, UpstreamAuthConfig } from '../../config/types.js';
 import type { Principal, ServiceCredentials, ToolSpec } from '../../types.js';
 import { resolveIdentityHeaders } from './identity-headers.js';

@@ -1,7 +1,7 @@
 // The part local and global MCP providers share: a set of upstream clients in config order, pinning,
 // naming with first-wins collisions, and a cached tool list rebuilt whenever an upstream changes.
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { Registry } from 'prom-client';
 import type { ToolProvider, UpstreamStatus } from '../../registry/provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
@@ -11,6 +11,7 @@ import { METRICS, sharedGauge } from '../../observability/metric-table.js';
 import { createNameMap } from './naming.js';
 import { createPinRegistry, type HeldTool, type PinRegistry } from './pinning.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';
+import { UPSTREAM_ERAS } from './upstream-era.js';
 import type { UpstreamTransportConfig } from './upstream-transport.js';
 import { sessionCredentialFetch } from './upstream-fetch.js';
 
@@ -58,6 +59,7 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
   const log = deps.log.child({ provider: kind });
   const pins = deps.pins ?? createPinRegistry({ log: deps.log, metrics: deps.metrics });
   const upGauge = sharedGauge(deps.metrics, METRICS.upstreamUp);
+  const eraGauge = sharedGauge(deps.metrics, METRICS.upstreamEra);
   const names = createNameMap();
   const shadowedOnce = new Set<string>();
   const listeners: Array<() => void> = [];
@@ -82,7 +84,9 @@ export function createMcpProvider(kind: ToolSourceKind, specs: McpServiceSpec[],
     const owner = new Map<string, string>();
     names.clear();
     for (const { spec, client } of clients) {
-      upGauge.set({ service: spec.service }, client.status().state === 'ready' ? 1 : 0);
+      const status = client.status();
+      upGauge.set({ service: spec.service }, status.state === 'ready' ? 1 : 0);
+      for (const era of UPSTREAM_ERAS) eraGauge.set({ service: spec.service, era }, status.state === 'ready' && status.detail?.era === era ? 1 : 0);
       const listed = client.tools();
       for (const tool of listed) names.set(spec.exposedName(tool.name), spec.service, tool.name);
       for (const tool of pins.filter(spec.service, listed, { pin: spec.pin })) {

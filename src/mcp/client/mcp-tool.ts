@@ -1,5 +1,5 @@
 // An upstream MCP tool as a toolgate Tool: one defineTool per listed tool, handler → upstream client.
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import { ToolError } from '../../execution/tool-error.js';
 import { defineTool } from '../../registry/define-tool.js';
 import type { JsonObject, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';

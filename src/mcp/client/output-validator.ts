@@ -2,7 +2,7 @@
 // with its own ajv, which would run the server's patterns on V8's backtracking engine. Every upstream MCP
 // client gets this validator instead: the gateway's schema validator, patterns on the linear-time engine
 // and those it refuses taken out first (docs/security-model.md#untrusted-patterns-and-schemas).
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
 import { createSchemaValidator } from '../../execution/schema-validator.js';
 import { withRunnablePatterns } from '../../patterns/schema-patterns.js';
 import type { JsonObject } from '../../types.js';

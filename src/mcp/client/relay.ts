@@ -1,8 +1,8 @@
 // Requests an upstream MCP server sends back while serving a call — elicitation/create, sampling/createMessage —
 // relayed to the MCP client session that made the call (docs/mcp.md#elicitation-and-sampling).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, McpError, type CreateMessageResult, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type Client, type CreateMessageResult, type ElicitResult } from '@modelcontextprotocol/client';
+import type { OpenedTransport } from './upstream-transport.js';
 
 export type RelayKind = 'elicitation' | 'sampling';
 
@@ -27,11 +27,11 @@ export class RelayRefused extends Error {
 }
 
 /**
- * The relay of the call being executed. The upstream's request arrives on the response stream of the
- * call's own POST; the SDK transport reads that stream in continuations of the call's async context, so
- * the handler below finds exactly the relay of the call that the upstream is serving — never another
- * call's, session's, user's or tenant's. Traffic outside a call (the GET stream, stdio) finds none and is
- * refused.
+ * The relay of the call being executed. Over HTTP the upstream's request (or a modern upstream's
+ * `input_required` result) arrives on the response stream of the call's own POST; the SDK transport reads
+ * that stream in continuations of the call's async context, so the handler below finds exactly the relay of
+ * the call that the upstream is serving — never another call's, session's, user's or tenant's. A stdio
+ * child's messages arrive outside any call's context: see InFlightCalls.
  */
 const current = new AsyncLocalStorage<Relay>();
 
@@ -41,24 +41,71 @@ export function withRelay<T>(relay: Relay, work: () => Promise<T>): Promise<T> {
 }
 
 const NO_RELAY = 'the caller of this tool call cannot be asked (a REST caller, or traffic outside a call)';
+const NOT_ONE_CALL = 'a stdio upstream can ask only while exactly one call runs on its connection, and another call is running';
 
-async function relayed(kind: RelayKind, method: RelayRequest['method'], params: Record<string, unknown>, service: string, signal: AbortSignal): Promise<Record<string, unknown>> {
-  const relay = current.getStore();
+/**
+ * The calls running on one upstream connection, each with its relay. A stdio child's requests carry
+ * nothing that names the call they serve, and its pipe is read outside every call's async context; while
+ * exactly one call runs on the connection, though, that call is the only one the child can be serving, so
+ * its caller is asked. With two or more calls in flight the request is refused (the upstream hears why), as
+ * it is when the child asks between calls.
+ */
+export interface InFlightCalls {
+  /** Runs one call on this connection, counted (and its relay known) until it settles. */
+  track<T>(work: () => Promise<T>): Promise<T>;
+  /** The relay to answer a request that arrived outside any call's context, or the reason there is none. */
+  soleRelay(): Relay | string;
+}
+
+function createInFlightCalls(): InFlightCalls {
+  const running = new Map<symbol, Relay | undefined>();
+  return {
+    async track(work) {
+      const id = Symbol('call');
+      running.set(id, current.getStore());
+      try {
+        return await work();
+      } finally {
+        running.delete(id);
+      }
+    },
+    soleRelay() {
+      if (running.size === 0) return NO_RELAY;
+      if (running.size > 1) return NOT_ONE_CALL;
+      const [relay] = running.values();
+      return relay ?? NO_RELAY;
+    },
+  };
+}
+
+async function relayed(kind: RelayKind, method: RelayRequest['method'], params: Record<string, unknown>, service: string, signal: AbortSignal, calls: InFlightCalls | undefined): Promise<Record<string, unknown>> {
+  const relay = current.getStore() ?? calls?.soleRelay() ?? NO_RELAY;
   try {
-    if (relay === undefined) throw new RelayRefused(NO_RELAY);
+    if (typeof relay === 'string') throw new RelayRefused(relay);
     return await relay({ kind, method, params, service }, signal);
   } catch (error) {
     // The spec's answer for a request the client will not serve: a JSON-RPC error with the reason.
-    if (error instanceof McpError) throw error;
-    throw new McpError(ErrorCode.InvalidRequest, `toolgate: ${method} not relayed: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof ProtocolError) throw error;
+    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `toolgate: ${method} not relayed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
-/** The capabilities toolgate declares to every upstream: it can relay both, per tenant and per caller. */
-export const RELAY_CAPABILITIES = { elicitation: {}, sampling: {} } as const;
+/**
+ * The capabilities toolgate declares to every upstream: it can relay both, per tenant and per caller. In the
+ * shape the SDKs check: form-mode elicitation is `elicitation.form` (the v1 SDK's `elicitInput()` refuses
+ * a client that declares only `elicitation: {}`).
+ */
+export const RELAY_CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
 
-/** Installs the two request handlers on an upstream's client (before connect, with RELAY_CAPABILITIES declared). */
-export function handleUpstreamRequests(client: Client, service: string): void {
-  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => (await relayed('elicitation', 'elicitation/create', request.params, service, extra.signal)) as ElicitResult);
-  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => (await relayed('sampling', 'sampling/createMessage', request.params, service, extra.signal)) as CreateMessageResult);
+/**
+ * Installs the two request handlers on an upstream's client (before connect, with RELAY_CAPABILITIES
+ * declared); they also answer a modern upstream's `input_required`, which the SDK hands to them. Returns
+ * the connection's in-flight calls, which tie a stdio child's requests to a call.
+ */
+export function handleUpstreamRequests(client: Client, service: string, kind: OpenedTransport['kind']): InFlightCalls {
+  const calls = createInFlightCalls();
+  const untied = kind === 'stdio' ? calls : undefined;
+  client.setRequestHandler('elicitation/create', async (request, ctx) => (await relayed('elicitation', 'elicitation/create', request.params, service, ctx.mcpReq.signal, untied)) as ElicitResult);
+  client.setRequestHandler('sampling/createMessage', async (request, ctx) => (await relayed('sampling', 'sampling/createMessage', request.params, service, ctx.mcpReq.signal, untied)) as CreateMessageResult);
+  return calls;
 }

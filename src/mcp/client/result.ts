@@ -1,5 +1,5 @@
 // MCP CallToolResult → toolgate `{output, trace}` (docs/architecture.md#mcp-upstreams: text joined, the rest summarised, kept whole in trace).
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
 import { withMcpContent } from '../../execution/mcp-content.js';
 import { ToolError } from '../../execution/tool-error.js';
 
@@ -41,6 +41,8 @@ function isRichResult(result: CallToolResult): boolean {
  * Blocks the single `output` string cannot carry as sent (several blocks, non-text, structured content)
  * also travel, unchanged, to toolgate's own MCP endpoint (src/execution/mcp-content.ts).
  */
+const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 export function toToolOutput(result: CallToolResult): { output: string; trace: unknown } {
   const content = Array.isArray(result.content) ? result.content : [];
   // Most calls answer one text block and nothing else: its text is the output, with nothing to summarise,
@@ -60,5 +62,8 @@ export function toToolOutput(result: CallToolResult): { output: string; trace: u
   const rich = isRichResult(normalised);
   const mapped = { output: parts.join('\n'), trace: rich ? normalised : null };
   if (!rich && content.length <= 1) return mapped;
-  return withMcpContent(mapped, { content, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) });
+  const structured = result.structuredContent;
+  // A structured value that is not an object (allowed since 2026-07-28) is carried by the output text only.
+  const carried = isJsonObject(structured) ? { structuredContent: structured } : {};
+  return withMcpContent(mapped, { content, ...carried });
 }

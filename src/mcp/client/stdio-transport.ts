@@ -10,10 +10,9 @@
 // upstream reads them in one go. A lone call waits at most until the end of the current loop turn.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Readable } from 'node:stream';
+import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 
 export interface StdioServer {
   command: string;
@@ -52,6 +51,14 @@ export class CoalescingStdioTransport implements Transport {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * The child's stderr (read here, line by line, into the log). Also how the SDK client knows this is a
+   * stdio transport: a server/discover probe that times out then means a legacy server, not an outage.
+   */
+  get stderr(): Readable | null {
+    return this.child?.stderr ?? null;
   }
 
   start(): Promise<void> {

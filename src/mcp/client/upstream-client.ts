@@ -1,15 +1,15 @@
 // One managed connection to one configured MCP server (global or local): connect, list, follow
 // list_changed, detect loss, reconnect with jittered backoff, and call tools without ever hanging on a
 // dead upstream. The session itself (transport, listing, calls, error mapping) is upstream-session.ts.
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, Tool as McpTool } from '@modelcontextprotocol/client';
 import { ToolError } from '../../execution/tool-error.js';
 import type { UpstreamStatus } from '../../registry/provider.js';
 import type { JsonObject, Logger } from '../../types.js';
 import { backoffDelay, type BackoffOptions } from '../../shared/backoff.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';
 import { isHttpTransport, type UpstreamTransportConfig } from './upstream-transport.js';
+import type { UpstreamEra } from './upstream-era.js';
 
 export type { CallOptions } from './upstream-session.js';
 
@@ -127,6 +127,10 @@ class ManagedUpstream implements UpstreamClient {
   private connectedAt: string | undefined;
   /** Set once streamable HTTP was refused: later reconnects go straight to SSE. */
   private fellBackToSse = false;
+  /** The era the upstream spoke at its last connect (kept while it is down: what it will most likely speak again). */
+  private era: UpstreamEra | undefined;
+  /** A stdio child that exited on the probe: its reconnects skip the probe (one spawn each, not two). */
+  private knownLegacy = false;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.service = options.service;
@@ -179,6 +183,7 @@ class ManagedUpstream implements UpstreamClient {
       ...(this.lastError ? { lastError: this.lastError } : {}),
       detail: {
         transport: this.fellBackToSse ? 'sse' : this.options.config.transport,
+        ...(this.era ? { era: this.era } : {}),
         ...(pid !== undefined ? { pid } : {}),
         ...(this.connectedAt ? { connectedAt: this.connectedAt } : {}),
         ...(this.state === 'down' ? { reconnectAttempts: this.reconnects.attempts } : {}),
@@ -258,6 +263,7 @@ class ManagedUpstream implements UpstreamClient {
       log: this.log,
       timeoutMs: this.connectTimeoutMs,
       ...(this.fellBackToSse ? { mode: 'sse' as const } : {}),
+      ...(this.knownLegacy ? { era: 'legacy' as const } : {}),
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       onClose: () => this.lost(new Error('upstream transport closed'), generation),
       onError: (error) => {
@@ -277,6 +283,10 @@ class ManagedUpstream implements UpstreamClient {
     current = created;
     this.current = created;
     if (session.kind === 'sse' && config.transport === 'streamable-http') this.fellBackToSse = true;
+    // Each connect probes again (an upstream may have been upgraded or rolled back since), except a stdio
+    // child known to exit on the probe.
+    this.era = session.era;
+    if (session.unprobed) this.knownLegacy = true;
     const listed = await listAllTools(session, { timeoutMs: this.connectTimeoutMs, maxPages: MAX_LIST_PAGES });
     if (this.current !== created) throw new Error('upstream connection replaced during start-up');
     this.listed = listed;

@@ -1,6 +1,6 @@
 // The `fetch` handed to the SDK's HTTP transports: the service's static headers and each call's own.
 import { randomBytes } from 'node:crypto';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { ServiceCredentials } from '../../types.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */

@@ -2,11 +2,8 @@
 // open (with the SSE fallback), list every page, call a tool, and map what went wrong to TG_* errors.
 // Reconnecting and caching are the owner's business (upstream-client.ts for config upstreams,
 // src/mcp/user for user servers).
-import { handleUpstreamRequests, RELAY_CAPABILITIES } from './relay.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { handleUpstreamRequests, RELAY_CAPABILITIES, type InFlightCalls } from './relay.js';
+import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type CallToolResult, type FetchLike, type Progress, type Tool as McpTool } from '@modelcontextprotocol/client';
 import { ToolError } from '../../execution/tool-error.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME, ATTR_NETWORK_TRANSPORT, ATTR_UPSTREAM, clientSpan, isTracing } from '../../observability/tracing.js';
 import type { JsonObject, Logger, ProgressUpdate } from '../../types.js';
@@ -14,6 +11,7 @@ import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 import { collectPages } from '../../shared/pages.js';
 import { createOutputValidator } from './output-validator.js';
+import { eraOf, MAX_INPUT_ROUNDS, negotiationFor, type UpstreamEra } from './upstream-era.js';
 
 export interface SessionHandlers {
   /** The transport closed (child exit, stream ended, close()). */
@@ -31,6 +29,11 @@ export interface OpenSessionOptions extends SessionHandlers {
   timeoutMs: number;
   /** Streamable HTTP was refused before: go straight to SSE. */
   mode?: 'sse';
+  /**
+   * The era this upstream spoke when it last connected: `legacy` skips the `server/discover` probe where
+   * the probe itself is known to fail (a stdio child that exits on it); absent, the probe decides.
+   */
+  era?: UpstreamEra;
   /** The fetch under HTTP transports (the pinned egress fetch for user servers). */
   fetch?: FetchLike;
   clientName?: string;
@@ -55,6 +58,17 @@ export interface UpstreamSession {
   /** The wire in use: `sse` also when streamable HTTP fell back to it. */
   readonly kind: OpenedTransport['kind'];
   readonly pid: number | undefined;
+  /** The protocol era the connect negotiated: `modern` (2026-07-28, `server/discover`) or `legacy` (`initialize`). */
+  readonly era: UpstreamEra;
+  /** Connected without a probe because the upstream is known to be legacy (`OpenSessionOptions.era`). */
+  readonly unprobed: boolean;
+  /** The calls running on this connection, for tying a stdio upstream's questions to the one call that can ask. */
+  readonly calls: InFlightCalls;
+  /**
+   * Each tool of the last listing by upstream name: a call's result is checked against its `outputSchema`.
+   * (The SDK's client keeps such an index only from listings it pages itself; ours are bounded and paged here.)
+   */
+  readonly listed: Map<string, McpTool>;
   close(): Promise<void>;
 }
 
@@ -64,8 +78,23 @@ export function describeError(error: unknown): string {
 
 /** An HTTP 4xx on the first POST means an older server without streamable HTTP: try SSE. */
 function wantsSseFallback(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code >= 400 && error.code < 500;
+  return error instanceof SdkHttpError && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 403;
 }
+
+/**
+ * The probe of an upstream that is not a stdio child of the SDK's own transport runs in place; a stdio
+ * child that exits on an unknown request before `initialize` (servers built on SDKs that do) fails it.
+ * Such a server is legacy: the connect is retried with the probe skipped.
+ */
+function probeFailedInPlace(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed;
+}
+
+/**
+ * Pages the SDK's own walk of a listing may read (the catalog's bound on a listing, src/mcp/server); past it
+ * the SDK fails the listing (ListPaginationExceeded) rather than read on.
+ */
+const SDK_LIST_MAX_PAGES = 20;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -77,14 +106,36 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 
 async function connectOver(config: UpstreamTransportConfig, options: OpenSessionOptions): Promise<UpstreamSession> {
   const opened = await openTransport(config, options.log, { ...(options.mode ? { mode: options.mode } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
-  const client = new Client({ name: options.clientName ?? 'toolgate', version: '0.1.0' }, { capabilities: { ...RELAY_CAPABILITIES }, jsonSchemaValidator: createOutputValidator() });
-  // Elicitation and sampling the upstream asks while serving a call go to that call's caller (relay.ts).
-  handleUpstreamRequests(client, options.label);
+  const onToolsChanged = options.onToolsChanged;
+  const client = new Client(
+    { name: options.clientName ?? 'toolgate', version: '0.1.0' },
+    {
+      capabilities: structuredClone(RELAY_CAPABILITIES),
+      jsonSchemaValidator: createOutputValidator(),
+      versionNegotiation: negotiationFor(opened.kind, options.era, options.timeoutMs),
+      // A modern upstream's questions come as `input_required`: the SDK answers them through the same
+      // elicitation/sampling handlers (relay.ts) and retries the call, at most as often as the relay allows.
+      inputRequired: { autoFulfill: true, maxRounds: MAX_INPUT_ROUNDS },
+      // Tools are paged by listAllTools under its own bound; resources and prompts (toolgate's /mcp catalog)
+      // ask for a first page without a cursor, which the SDK walks to the end itself: bounded here.
+      listMaxPages: SDK_LIST_MAX_PAGES,
+      // On a modern connection list changes arrive only through `subscriptions/listen`, which the SDK opens
+      // for this; the listing itself stays ours (one relister per upstream), so no auto-refresh.
+      ...(onToolsChanged ? { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolsChanged() } } } : {}),
+    },
+  );
+  const calls = handleUpstreamRequests(client, options.label, opened.kind);
   const session: UpstreamSession = {
     client,
     kind: opened.kind,
+    calls,
+    listed: new Map(),
+    unprobed: options.era === 'legacy',
     get pid() {
       return opened.pid;
+    },
+    get era() {
+      return eraOf(client);
     },
     async close() {
       client.onclose = undefined;
@@ -93,7 +144,6 @@ async function connectOver(config: UpstreamTransportConfig, options: OpenSession
       await opened.dispose?.().catch(() => {});
     },
   };
-  if (options.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, options.onToolsChanged);
   try {
     await withTimeout(client.connect(opened.transport, { timeout: options.timeoutMs }), options.timeoutMs, `connect to ${options.label} timed out`);
   } catch (error) {
@@ -111,6 +161,10 @@ export async function openSession(config: UpstreamTransportConfig, options: Open
   try {
     return await connectOver(config, options);
   } catch (error) {
+    if (config.transport === 'stdio' && options.era === undefined && probeFailedInPlace(error)) {
+      options.log.info({ err: error }, 'server/discover probe failed on stdio; connecting as a legacy server');
+      return connectOver(config, { ...options, era: 'legacy' });
+    }
     if (config.transport !== 'streamable-http' || options.mode === 'sse' || !wantsSseFallback(error)) throw error;
     options.log.info({ err: error }, 'streamable HTTP refused; falling back to SSE');
     return connectOver(config, { ...options, mode: 'sse' });
@@ -118,11 +172,15 @@ export async function openSession(config: UpstreamTransportConfig, options: Open
 }
 
 /** Every page of the listing; bounded, so a server that pages forever cannot hold it hostage. */
-export function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number; maxItems?: number }): Promise<McpTool[]> {
-  return collectPages(async (cursor) => {
-    const result = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: options.timeoutMs });
+export async function listAllTools(session: UpstreamSession, options: { timeoutMs: number; maxPages: number; maxItems?: number }): Promise<McpTool[]> {
+  const tools = await collectPages(async (cursor) => {
+    // Page by page under our bounds: the SDK's listTools() without a cursor would walk every page itself.
+    const result = cursor === undefined ? await session.client.request({ method: 'tools/list', params: {} }, { timeout: options.timeoutMs }) : await session.client.listTools({ cursor }, { timeout: options.timeoutMs });
     return { items: result.tools, nextCursor: result.nextCursor };
   }, options);
+  session.listed.clear();
+  for (const tool of tools) session.listed.set(tool.name, tool);
+  return tools;
 }
 
 export interface CallTarget {
@@ -146,14 +204,23 @@ function mapCallError(error: unknown, label: string, signal: AbortSignal | undef
     const reason: unknown = signal.reason;
     return reason instanceof ToolError ? reason : new ToolError('TIMEOUT', `call to ${label} was cancelled`, { cause: error });
   }
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${label}: ${error.message}`, { cause: error });
-    if (error.code === ErrorCode.ConnectionClosed) onLost(error);
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return new ToolError('TIMEOUT', `${label}: ${error.message}`, { cause: error });
+    if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed) onLost(error);
+    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error });
+  }
+  if (error instanceof ProtocolError) {
     // The upstream refused this call's parameters: a definite answer to this caller, not a sign it is unwell.
-    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error, permanent: error.code === ErrorCode.InvalidParams });
+    return new ToolError('UPSTREAM_ERROR', `${label}: ${error.message}`, { cause: error, permanent: error.code === ProtocolErrorCode.InvalidParams });
   }
   onLost(error);
   return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });
+}
+
+/** The listed definition for the SDK's output check, when the tool was listed on this connection. */
+function definition(session: UpstreamSession, name: string): { toolDefinition?: McpTool } {
+  const tool = session.listed.get(name);
+  return tool ? { toolDefinition: tool } : {};
 }
 
 export function callUpstreamTool(target: CallTarget, name: string, args: JsonObject, options: CallOptions = {}): Promise<CallToolResult> {
@@ -180,7 +247,7 @@ async function callOnce(target: CallTarget, name: string, args: JsonObject, opti
     const { onProgress } = options;
     // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
     const progress = onProgress ? { onprogress: ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) }) } : {};
-    return (await session.client.callTool(params, undefined, { signal, timeout: target.timeoutMs ?? 300_000, ...progress })) as CallToolResult;
+    return await session.calls.track(() => session.client.callTool(params, { signal, timeout: target.timeoutMs ?? 300_000, ...progress, ...definition(session, name) }));
   } catch (error) {
     throw mapCallError(error, `${target.service}/${name}`, signal, target.onLost);
   }

@@ -1,8 +1,5 @@
 // One place that turns an upstream's config (global, local or a user's registration) into an SDK client transport.
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
 import type { McpRemoteEntry, McpStdioEntry } from '../../config/types.js';
 import type { Logger } from '../../types.js';
 import { CoalescingStdioTransport } from './stdio-transport.js';

@@ -1,7 +1,7 @@
 // Bounds on what a user's own MCP server may put in front of the gateway (docs/security-model.md#user-catalog-bounds).
 // Applied once per listing the server sends (and per change of the tenant's limits), never per request:
 // everything the user's requests use afterwards is the bounded result.
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { TenantConfig } from '../../config/types.js';
 import type { Logger } from '../../types.js';
 

@@ -28,6 +28,8 @@ export interface ClientCache<T> {
   readonly size: number;
   /** Entries whose key starts with `prefix` (at most `maxEntries` are looked at). */
   countPrefix(prefix: string): number;
+  /** The entry for `key` once it finished opening, without counting as a use (recency and idle time stay). */
+  peek(key: string): T | undefined;
   closeAll(): Promise<void>;
 }
 
@@ -115,6 +117,7 @@ export function createClientCache<T>(options: ClientCacheOptions<T>): ClientCach
       for (const key of entries.keys()) if (key.startsWith(prefix)) count += 1;
       return count;
     },
+    peek: (key) => entries.peek(key)?.resolved,
     closeAll: () => closingAfter(() => entries.clear()),
   };
 }

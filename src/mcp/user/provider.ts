@@ -11,6 +11,7 @@ import type { McpService, UserToolProvider, UpstreamStatus } from '../../registr
 import type { Logger, Principal, ServiceCredentials, Tool } from '../../types.js';
 import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
+import type { UpstreamEra } from '../client/upstream-era.js';
 import { userServiceKey } from '../../registry/user-names.js';
 import { registrationPrefix, tenantRegistrationPrefix, type UserMcpRegistration, type UserMcpRegistrations } from './registrations.js';
 import { UserServer, type SizedUserTool } from './user-server.js';
@@ -37,6 +38,8 @@ export interface UserMcpProviderDeps {
 export interface UserMcpProvider extends UserToolProvider {
   /** Drops a user's cached client (call after PUT/DELETE of a registration). */
   forget(tenant: string, sub: string, serviceId?: string): Promise<void>;
+  /** The era of the user's server while this replica holds a connection to it; undefined otherwise. */
+  eraOf(tenant: string, sub: string, serviceId: string): UpstreamEra | undefined;
   close(): Promise<void>;
 }
 
@@ -170,6 +173,9 @@ export function createUserMcpProvider(deps: UserMcpProviderDeps): UserMcpProvide
           }
         },
       }));
+    },
+    eraOf(tenant, sub, serviceId) {
+      return cache.peek(cacheKey(tenant, sub, serviceId))?.era;
     },
     async forget(tenant, sub, serviceId) {
       if (serviceId === undefined) await cache.evictPrefix(registrationPrefix(tenant, sub));

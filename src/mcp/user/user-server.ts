@@ -2,12 +2,12 @@
 // (src/mcp/client/upstream-session.ts) over the pinned egress fetch, a listing cached until the server says it
 // changed, and the owner's tools built from it. Only the user-specific parts live here: the owner
 // check, per-user names, fail-closed annotations.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Tool as McpTool } from '@modelcontextprotocol/client';
 import type { FetchLike } from '../../egress/pinned-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
 import { toToolOutput } from '../client/result.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type UpstreamSession } from '../client/upstream-session.js';
+import type { UpstreamEra } from '../client/upstream-era.js';
 import { defineTool } from '../../registry/define-tool.js';
 import { userServiceKey, userToolName } from '../../registry/user-names.js';
 import type { JsonObject, Logger, Principal, ServiceCredentials, Tool, ToolContext } from '../../types.js';
@@ -101,6 +101,11 @@ export class UserServer {
 
   close(): Promise<void> {
     return this.session.close();
+  }
+
+  /** The protocol era this server's connection negotiated (docs/mcp.md#upstream-eras). */
+  get era(): UpstreamEra {
+    return this.session.era;
   }
 
   /** The owner's connected SDK client (resources and prompts of this server). */

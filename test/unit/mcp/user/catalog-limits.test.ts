@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import { boundServerListing, DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes } from '../../../../src/mcp/user/catalog-limits.js';
 import { testConfig } from '../../../helpers/build.js';
 

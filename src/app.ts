@@ -31,6 +31,7 @@ import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
 import { adminToolsRoutes } from '../routes/admin-tools.js';
+import { adminTenantsRoutes } from '../routes/admin-tenants.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
 import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
@@ -54,6 +55,9 @@ import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './mcp/user/registration-auth.js';
 import { userServiceKey } from './registry/user-names.js';
 import { connectionRoutes } from '../routes/connections.js';
+import { createTenantRecords } from './tenants/records.js';
+import { createTenantService } from './tenants/service.js';
+import { storedTenantSource } from './tenants/stored-source.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -161,6 +165,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
         }
       }),
   });
+  // Tenants as data (docs/architecture.md#tenants-compiled-on-first-use): kept in the store, compiled on first use.
+  const tenantRecords = createTenantRecords(governance.store, governance.bus);
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     builtinPolicies,
@@ -170,6 +176,17 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
+    storedTenants: storedTenantSource(tenantRecords, app.log),
+  });
+  // A tenant changed on any replica: this one compiles it again on its next request.
+  const stopTenantChanges = tenantRecords.onChange((id) => gateway.invalidateTenant(id));
+  const tenants = createTenantService({
+    records: tenantRecords,
+    config: () => gateway.config,
+    check: (id, tenant) => gateway.checkTenant(id, tenant),
+    invalidate: (id) => gateway.invalidateTenant(id),
+    audit: governance.audit,
+    log: app.log,
   });
   liveConfig = () => gateway.config;
   reachesTools = (tenant, service) => {
@@ -201,6 +218,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   app.addHook('onClose', async () => {
+    stopTenantChanges();
     pins.close();
     await agent.close();
   });
@@ -237,6 +255,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(tasksRoutes);
   await app.register(resourcesRoutes);
   await app.register(adminRoutes);
+  await app.register(adminTenantsRoutes, { tenants });
   await app.register(adminKeysRoutes, { runtimeKeys });
   await app.register(adminActivityRoutes);
   await app.register(adminToolsRoutes);

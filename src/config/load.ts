@@ -1,17 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Static } from 'typebox';
 import { parse as parseYaml } from 'yaml';
-import { configSchema } from './schema.js';
+import { Type, type Static } from 'typebox';
+import { configSchema, tenantSchema } from './schema.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
-import type { GatewayConfig } from './types.js';
+import type { GatewayConfig, TenantConfig } from './types.js';
 import { isLoopbackHost } from '../shared/loopback-host.js';
 
 export { ConfigError };
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
 const validateConfig = ajv.compile<Static<typeof configSchema>>(configSchema);
+// One tenant as it sits in the file: the same schema (and so the same messages and key paths) as `tenants.<id>`.
+const oneTenantSchema = Type.Object({ tenants: configSchema.properties.tenants }, { additionalProperties: false });
+const validateOneTenant = ajv.compile<Static<typeof oneTenantSchema>>(oneTenantSchema);
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath || '/';
@@ -159,11 +162,7 @@ function checkReferences(config: GatewayConfig): void {
     if (seen.has(service)) throw new ConfigError(`config /mcp: service id "${service}" is declared twice`);
     seen.add(service);
   }
-  for (const [name, tenant] of Object.entries(config.tenants)) {
-    for (const id of tenant.mcpServices) {
-      if (!serviceIds.has(id)) throw new ConfigError(`config /tenants/${name}/mcpServices: unknown global MCP service "${id}"`);
-    }
-  }
+  for (const [name, tenant] of Object.entries(config.tenants)) checkTenantReferences(name, tenant, serviceIds);
   const keyIds = new Set(config.auth.apiKeys.map((key) => key.id));
   for (const [index, operator] of config.auth.operators.entries()) {
     if ('apiKey' in operator && !keyIds.has(operator.apiKey)) {
@@ -175,6 +174,28 @@ function checkReferences(config: GatewayConfig): void {
       throw new ConfigError(`config /auth/apiKeys/${index}/tenant: tenant "${key.tenant}" is not configured`);
     }
   }
+}
+
+function checkTenantReferences(name: string, tenant: TenantConfig, serviceIds: ReadonlySet<string>): void {
+  for (const id of tenant.mcpServices) {
+    if (!serviceIds.has(id)) throw new ConfigError(`config /tenants/${name}/mcpServices: unknown global MCP service "${id}"`);
+  }
+}
+
+/**
+ * Validates one tenant's configuration as `tenants.<id>` of a file (the tenant API): the same schema, defaults
+ * and messages, its references checked against `config`. Returns a copy with defaults filled; `raw` is not
+ * changed. Custom policy modules are refused here: a module path is code on this host, for the file only.
+ */
+export function validateTenantObject(id: string, raw: unknown, config: GatewayConfig): TenantConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`config /tenants/${id}: must be object`);
+  const candidate = { tenants: { [id]: structuredClone(raw) } };
+  if (!validateOneTenant(candidate)) throw new ConfigError(`config /tenants/${id} is invalid: ${explain(validateOneTenant.errors ?? [])}`);
+  const tenant = candidate.tenants[id]!;
+  fillBranchDefaults(tenantSchema, tenant);
+  if (Object.hasOwn(tenant.policies, 'custom')) throw new ConfigError(`config /tenants/${id}/policies/custom: custom policy modules are for tenants of the configuration file`);
+  checkTenantReferences(id, tenant, new Set(config.mcp.global.map((service) => service.id)));
+  return tenant;
 }
 
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */

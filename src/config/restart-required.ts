@@ -27,6 +27,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['admin', 'auditRecent'],
   ['metrics', 'durationBuckets'],
   ['telemetry'],
+  ['tenancy', 'compiledCacheSize'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

@@ -53,6 +53,10 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
       return grant;
     },
     renewLease: (lease) => leases.renewLease(lease),
+    // Sorted indexes (the tenant list) are kept by the real memory store too.
+    indexAdd: (key, member) => leases.indexAdd(key, member),
+    indexRemove: (key, member) => leases.indexRemove(key, member),
+    indexRange: (key, page) => leases.indexRange(key, page),
     async releaseLease(lease) {
       const released = await leases.releaseLease(lease);
       if (released) data.delete(lease.record.key);
@@ -83,6 +87,9 @@ export function unavailableStore(): StateStore {
     acquireLease: fail('acquireLease'),
     renewLease: fail('renewLease'),
     releaseLease: fail('releaseLease'),
+    indexAdd: fail('indexAdd'),
+    indexRemove: fail('indexRemove'),
+    indexRange: fail('indexRange'),
     async close() {},
   };
 }

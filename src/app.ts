@@ -106,7 +106,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // Off unless configured (telemetry block or OTEL_* variables): then the SDK is never even imported.
   // Checked here, started just before the plugins: a failure in between leaves no SDK running.
   const traces = traceSettings(config.telemetry, env);
-  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets });
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets, maxTenantSeries: config.metrics.maxTenantSeries });
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
   const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });

@@ -26,6 +26,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['console', 'enabled'],
   ['admin', 'auditRecent'],
   ['metrics', 'durationBuckets'],
+  ['metrics', 'maxTenantSeries'],
   ['telemetry'],
   ['tenancy', 'compiledCacheSize'],
 ];

@@ -488,6 +488,8 @@ export const configSchema = Section({
     token: Type.Optional(Type.String({ minLength: 16 })),
     /** Upper bounds in seconds of the call-duration histograms (tool calls, upstream calls), in any order. */
     durationBuckets: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 86400 }), { minItems: 1, maxItems: 40, uniqueItems: true })),
+    /** Tenants with series of their own in the per-tenant metrics, per replica; the rest count as `tenant="__other__"`. */
+    maxTenantSeries: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
   }, { default: {} }),
   reload: Section({ watch: Type.Boolean({ default: false }) }, { default: {} }),
   /**

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
-import type { GatewayConfig } from './config/types.js';
+import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
@@ -145,12 +145,16 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   let liveConfig = (): GatewayConfig => config;
   // Whether a tenant's pool can hold a tool of a service: answered once the gateway (its catalog) exists.
   let reachesTools = (_tenant: string, _service: string): boolean => false;
+  // A tenant's configuration: the file's while the gateway is being built, then the compiled tenant's (file or
+  // store; a request's tenant is compiled by its authentication).
+  let tenantConfig = (tenant: string): TenantConfig | undefined => (Object.hasOwn(config.tenants, tenant) ? config.tenants[tenant] : undefined);
   const identity = createUpstreamIdentity({
     store: governance.store,
     config: () => liveConfig(),
     metrics: metrics.registry,
     resolve: options.resolve,
     reachesTools: (tenant, service) => reachesTools(tenant, service),
+    tenantConfig: (tenant) => tenantConfig(tenant),
     userEgress: egress,
     // The user's own servers with userOAuth take connections too, named by their service key.
     userTargets: async (owner) =>
@@ -189,6 +193,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     log: app.log,
   });
   liveConfig = () => gateway.config;
+  tenantConfig = (tenant) => gateway.tenant(tenant)?.config;
   reachesTools = (tenant, service) => {
     const view = gateway.tenant(tenant);
     return view !== undefined && gateway.current().catalog.tools.some((tool) => tool.service === service && view.reaches(tool));

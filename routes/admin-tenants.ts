@@ -91,6 +91,7 @@ const routes: RoutePlugin<{ tenants: TenantService }> = async (app, { tenants })
         security: bearerSecurity,
         params: tenantIdParams,
         headers: conditionalHeaders,
+        consumes: ['application/merge-patch+json', 'application/json'],
         body: { type: 'object', additionalProperties: true, description: 'A JSON Merge Patch of the tenant configuration: `null` removes a key' },
         response: { 200: tenantDocument, ...errorResponses, ...conflictResponses },
       },

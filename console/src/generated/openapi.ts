@@ -2505,6 +2505,9 @@ export interface operations {
         /** @description A JSON Merge Patch of the tenant configuration: `null` removes a key */
         requestBody: {
             content: {
+                "application/merge-patch+json": {
+                    [key: string]: unknown;
+                };
                 "application/json": {
                     [key: string]: unknown;
                 };

@@ -99,7 +99,9 @@ export function createTenantService(deps: TenantServiceDeps) {
 
   const changed = async (caller: TenantCaller, kind: 'tenant_created' | 'tenant_changed' | 'tenant_deleted', id: string, reason: string): Promise<void> => {
     deps.invalidate(id);
-    auditSecurityEvent(deps.audit, caller.request, { kind, outcome: 'ok', reason, tenant: caller.principal.tenant, user: caller.principal.user, target: id });
+    // Filed under the tenant changed (its admins read it in their copy), never under the operator's own tenant,
+    // whose admins must not learn other tenants' ids; the caller's tenant goes to the operator-only detail.
+    auditSecurityEvent(deps.audit, caller.request, { kind, outcome: 'ok', reason, tenant: id, user: caller.principal.user, target: id, detail: `by ${by(caller)}` });
     await deps.records.announce(id).catch((error: unknown) => deps.log.warn({ err: error, tenant: id }, 'tenant change not announced to the other replicas; they revalidate within tenancy.revalidateMs'));
   };
   const digestLine = (before: StoredTenant | undefined, after: StoredTenant | undefined): string =>

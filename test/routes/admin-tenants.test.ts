@@ -69,7 +69,10 @@ describe('the tenant API', () => {
 
     const lines = (await readAuditLines(app, auditPath)).filter((line) => line.event === 'security' && String(line.kind).startsWith('tenant_') && line.target === 'shop');
     expect(lines.map((line) => line.kind)).toEqual(['tenant_created', 'tenant_changed', 'tenant_deleted', 'tenant_created']);
-    expect(lines[1]).toMatchObject({ tenant: 'acme', user: 'ops', outcome: 'ok' });
+    // Under the tenant changed, the operator's own tenant only in the operator-only detail.
+    expect(lines[1]).toMatchObject({ tenant: 'shop', user: 'ops', outcome: 'ok', detail: 'by acme/ops' });
+    const acmeCopy = await app.inject({ method: 'GET', url: '/v1/admin/audit?limit=100', headers: yamlAdmin });
+    expect(acmeCopy.body).not.toContain('shop');
     expect(String(lines[1]!.reason)).toMatch(/^patched to revision 2: before [0-9a-f]{32}, after [0-9a-f]{32}$/);
   });
 

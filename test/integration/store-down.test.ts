@@ -3,7 +3,7 @@
 // every other call and the listing keep working, nothing hangs, and the metrics say the store is down.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { API_KEY, buildTestApp, testConfig } from '../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 import { freeLoopbackPort } from '../helpers/redis-server.js';
 
 /** A Redis URL where nothing listens. */
@@ -113,5 +113,16 @@ describe('a gateway whose Redis does not answer', () => {
     const deferringAtStart = await storeGets(deferring);
     expect((await execute(deferring, 'with_trace')).json()).toMatchObject({ ok: true });
     expect((await storeGets(deferring)) - deferringAtStart).toBe(1);
+  });
+
+  it('keeps serving the file\'s tenants, and answers 503 for a tenant it would have to read from the store', async () => {
+    const app = await gatewayWithoutRedis('fail-open');
+    expect((await execute(app, 'with_trace')).json()).toMatchObject({ ok: true });
+    const elsewhere = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(await signToken({ tenant: 'from-the-store' })) });
+    expect(elsewhere.statusCode).toBe(503);
+    expect(elsewhere.headers['retry-after']).toBe('1');
+    expect(elsewhere.json()).toMatchObject({ code: 'TG_STORE_UNAVAILABLE' });
+    const tenants = await app.inject({ method: 'GET', url: '/v1/admin/tenants/from-the-store', headers: bearer(API_KEY) });
+    expect(tenants.statusCode).toBe(404);
   });
 });

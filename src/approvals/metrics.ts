@@ -75,7 +75,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
       approvals = service;
     },
     knownTenants(tenants) {
-      for (const tenant of tenants) for (const decision of DECISIONS) decisions.inc({ tenant: tenantLabel(tenant), decision }, 0);
+      for (const tenant of new Set(Array.from(tenants, tenantLabel))) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };
 }

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
 import { configSchema, tenantSchema } from './schema.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { GatewayConfig, TenantConfig } from './types.js';
 import { isLoopbackHost } from '../shared/loopback-host.js';
 
@@ -32,15 +33,46 @@ function explain(errors: readonly ErrorObject[]): string {
   return [...new Set(chosen.map(describe))].join('; ');
 }
 
+/**
+ * The tenants the last load validated, by id and the canonical JSON of what the file said: a reload validates
+ * (and fills the defaults of) only the tenants it changed, and hands the unchanged ones on as the same objects.
+ * Holds the last load's tenants only.
+ */
+let validatedTenants = new Map<string, TenantConfig>();
+const isMapping = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /** Validates a raw (env-resolved) config object and returns the complete GatewayConfig. */
 export function validateConfigObject(raw: unknown, baseDir: string, source: string | undefined): GatewayConfig {
   const candidate = raw ?? {};
   if (typeof candidate !== 'object' || Array.isArray(candidate)) throw new ConfigError('config: the file must hold a mapping');
-  if (!validateConfig(candidate)) {
-    throw new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(validateConfig.errors ?? [])}`);
+  const invalid = (errors: readonly ErrorObject[] | null | undefined): ConfigError => new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(errors ?? [])}`);
+  const { tenants: rawTenants, ...rest } = candidate as Record<string, unknown>;
+  if (!isMapping(rawTenants)) {
+    if (!validateConfig(candidate)) throw invalid(validateConfig.errors);
+    fillBranchDefaults(configSchema, candidate);
+  } else {
+    // Everything but the tenants, then the tenants not validated before, with the same schema and key paths.
+    if (!validateConfig(rest)) throw invalid(validateConfig.errors);
+    fillBranchDefaults(configSchema, rest);
+    // Keyed before validation fills defaults into the fresh ones.
+    const keys = new Map(Object.keys(rawTenants).map((id) => [id, `${id}\u0000${canonicalJson(rawTenants[id])}`]));
+    const fresh: Record<string, unknown> = {};
+    for (const [id, key] of keys) if (!validatedTenants.has(key)) fresh[id] = rawTenants[id];
+    const checked = { tenants: fresh };
+    if (!validateOneTenant(checked)) throw invalid(validateOneTenant.errors);
+    const tenants: Record<string, TenantConfig> = {};
+    const next = new Map<string, TenantConfig>();
+    for (const [id, key] of keys) {
+      let tenant = validatedTenants.get(key);
+      if (!tenant) fillBranchDefaults(tenantSchema, (tenant = checked.tenants[id]!));
+      tenants[id] = tenant;
+      next.set(key, tenant);
+    }
+    validatedTenants = next;
+    Object.assign(rest, { tenants });
   }
-  fillBranchDefaults(configSchema, candidate);
-  const config: GatewayConfig = { ...candidate, baseDir, source };
+  const validated = (isMapping(rawTenants) ? rest : candidate) as Static<typeof configSchema>;
+  const config: GatewayConfig = { ...validated, baseDir, source };
   checkOpenApiEntries(config);
   resolvePaths(config);
   checkReferences(config);

@@ -137,8 +137,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       for (const tool of tools) callChild(toolLabel(tool), tool.source, 'ok');
     },
     knownTenants(tenants) {
-      for (const tenant of tenants) {
-        const label = tenantLabel(tenant);
+      // Past the bound most tenants share one label: each label is started once.
+      for (const label of new Set(Array.from(tenants, tenantLabel))) {
         for (const outcome of OUTCOMES) tenantChild(label, outcome);
         mcpSessions.inc({ tenant: label }, 0);
       }

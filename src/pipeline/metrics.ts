@@ -75,7 +75,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     circuitState,
     rateLimited: (tenant) => rateLimits.inc({ tenant: tenantLabel(tenant) }),
     knownTenants: (tenants) => {
-      for (const tenant of tenants) rateLimits.inc({ tenant: tenantLabel(tenant) }, 0);
+      for (const tenant of new Set(Array.from(tenants, tenantLabel))) rateLimits.inc({ tenant }, 0);
     },
     upstreamCall: (tool, result, seconds) => {
       // prom-client refuses a non-finite observation.

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig } from '../config/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ToolProvider } from '../registry/provider.js';
@@ -55,7 +56,8 @@ export class LiveSnapshot {
       const kept = new Set(snapshot.providers.values());
       const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
       await Promise.allSettled(retired.map((provider) => provider.close?.()));
-      return { changed: JSON.stringify(previous.config) !== JSON.stringify(next) };
+      // Unchanged tenants are the same objects in both (src/config/load.ts): compared by identity, not walked.
+      return { changed: !isDeepStrictEqual(previous.config, next) };
     });
     this.reloading = run.catch(() => undefined);
     return run;

@@ -135,7 +135,19 @@ export class TenantTable {
   }
 
   private entryOf(parts: TenantParts, origin: TenantOrigin, checkedAt: number): Entry {
-    return { parts, origin, checkedAt, compiled: { ...parts, origin, pools: new PoolCache(this.catalog, this.deps.onShadowed) } };
+    // The pool cache is made on the tenant's first request on this snapshot: a reload carrying thousands of
+    // compiled tenants over makes none.
+    const { catalog } = this;
+    const { onShadowed } = this.deps;
+    let pools: PoolCache | undefined;
+    const compiled: CompiledTenant = {
+      ...parts,
+      origin,
+      get pools() {
+        return (pools ??= new PoolCache(catalog, onShadowed));
+      },
+    };
+    return { parts, origin, checkedAt, compiled };
   }
 
   private async compileEntry(id: string): Promise<Entry | undefined> {

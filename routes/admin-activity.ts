@@ -81,11 +81,12 @@ const routes: RoutePlugin = async (app) => {
     audit.write({ event: 'audit_read', time: Date.now(), requestId: request.id, tenant, user, via, filter, outcome: 'ok', ...(own ? {} : { detail: `tenant ${boundedName(principal.tenant)}, user ${boundedName(principal.user)}` }) });
   };
   // Roles are per tenant: only a global operator may name a tenant other than its own.
-  const tenantOf = (request: FastifyRequest, asked: string | undefined): string => {
+  // A tenant of the file or of the state store (compiled now if it was not yet).
+  const tenantOf = async (request: FastifyRequest, asked: string | undefined): Promise<string> => {
     const own = request.principal.tenant;
     if (asked === undefined || asked === own) return own;
     if (request.principal.operator !== true) throw new errors.TG_FORBIDDEN('only a global operator (auth.operators) may read another tenant');
-    if (!Object.hasOwn(app.gateway.config.tenants, asked)) throw new errors.TG_NOT_FOUND('no such tenant');
+    if (!(await app.gateway.loadTenant(asked))) throw new errors.TG_NOT_FOUND('no such tenant');
     return asked;
   };
 
@@ -116,7 +117,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request) => {
       const { since, until, tenant, ...filters } = request.query;
-      const scope = tenantOf(request, tenant);
+      const scope = await tenantOf(request, tenant);
       const events = await recentAudit.query(scope, { ...filters, ...(since ? { since: Date.parse(since) } : {}), ...(until ? { until: Date.parse(until) } : {}) });
       const { tenant: _scope, ...asked } = request.query;
       const filter = Object.fromEntries(Object.entries(asked).filter((entry): entry is [string, string | number] => entry[1] !== undefined));
@@ -139,7 +140,7 @@ const routes: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const scope = tenantOf(request, request.query.tenant);
+      const scope = await tenantOf(request, request.query.tenant);
       const report = verifyRecentCopy(await recentAudit.all(scope));
       auditRead(request, scope, 'verify', {});
       reply.header('cache-control', 'no-store');
@@ -179,7 +180,7 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return stats.view(tenantOf(request, request.query.tenant));
+      return stats.view(await tenantOf(request, request.query.tenant));
     },
   );
 };

@@ -51,21 +51,6 @@ const routes: RoutePlugin = async (app) => {
   );
 
   app.get(
-    '/v1/admin/tenants',
-    {
-      onRequest: operatorOnly,
-      schema: {
-        tags: ['admin'],
-        operationId: 'listTenants',
-        summary: "The configured tenants' ids — a global operator only (the console's tenant switcher)",
-        security: bearerSecurity,
-        response: { 200: { type: 'object', required: ['tenants'], properties: { tenants: { type: 'array', items: { type: 'string' } } } }, ...errorResponses },
-      },
-    },
-    async () => ({ tenants: Object.keys(app.gateway.config.tenants).sort() }),
-  );
-
-  app.get(
     '/v1/admin/upstreams',
     {
       onRequest: operatorOrAdmin,

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
-import type { GatewayConfig } from './config/types.js';
+import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
 import { createGovernance } from './governance.js';
@@ -31,6 +31,7 @@ import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
 import { adminToolsRoutes } from '../routes/admin-tools.js';
+import { adminTenantsRoutes } from '../routes/admin-tenants.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
 import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
@@ -54,6 +55,9 @@ import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './mcp/user/registration-auth.js';
 import { userServiceKey } from './registry/user-names.js';
 import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connections.js';
+import { createTenantRecords } from './tenants/records.js';
+import { createTenantService } from './tenants/service.js';
+import { storedTenantSource } from './tenants/stored-source.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -102,7 +106,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // Off unless configured (telemetry block or OTEL_* variables): then the SDK is never even imported.
   // Checked here, started just before the plugins: a failure in between leaves no SDK running.
   const traces = traceSettings(config.telemetry, env);
-  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets });
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets, maxTenantSeries: config.metrics.maxTenantSeries });
   const agent = createHttpAgent();
   // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
   const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });
@@ -141,12 +145,16 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   let liveConfig = (): GatewayConfig => config;
   // Whether a tenant's pool can hold a tool of a service: answered once the gateway (its catalog) exists.
   let reachesTools = (_tenant: string, _service: string): boolean => false;
+  // A tenant's configuration: the file's while the gateway is being built, then the compiled tenant's (file or
+  // store; a request's tenant is compiled by its authentication).
+  let tenantConfig = (tenant: string): TenantConfig | undefined => (Object.hasOwn(config.tenants, tenant) ? config.tenants[tenant] : undefined);
   const identity = createUpstreamIdentity({
     store: governance.store,
     config: () => liveConfig(),
     metrics: metrics.registry,
     resolve: options.resolve,
     reachesTools: (tenant, service) => reachesTools(tenant, service),
+    tenantConfig: (tenant) => tenantConfig(tenant),
     userEgress: egress,
     // The user's own servers with userOAuth take connections too, named by their service key.
     userTargets: async (owner) =>
@@ -161,6 +169,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
         }
       }),
   });
+  // Tenants as data (docs/architecture.md#tenants-compiled-on-first-use): kept in the store, compiled on first use.
+  const tenantRecords = createTenantRecords(governance.store, governance.bus);
   const gateway = await Gateway.create(config, {
     policyDeps: governance.policyDeps,
     builtinPolicies,
@@ -170,8 +180,20 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
+    storedTenants: storedTenantSource(tenantRecords, app.log),
+  });
+  // A tenant changed on any replica: this one compiles it again on its next request.
+  const stopTenantChanges = tenantRecords.onChange((id) => gateway.invalidateTenant(id));
+  const tenants = createTenantService({
+    records: tenantRecords,
+    config: () => gateway.config,
+    check: (id, tenant) => gateway.checkTenant(id, tenant),
+    invalidate: (id) => gateway.invalidateTenant(id),
+    audit: governance.audit,
+    log: app.log,
   });
   liveConfig = () => gateway.config;
+  tenantConfig = (tenant) => gateway.tenant(tenant)?.config;
   reachesTools = (tenant, service) => {
     const view = gateway.tenant(tenant);
     return view !== undefined && gateway.current().catalog.tools.some((tool) => tool.service === service && view.reaches(tool));
@@ -201,6 +223,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
 
   app.addHook('onClose', async () => {
+    stopTenantChanges();
     pins.close();
     await agent.close();
   });
@@ -237,6 +260,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(tasksRoutes);
   await app.register(resourcesRoutes);
   await app.register(adminRoutes);
+  await app.register(adminTenantsRoutes, { tenants });
   await app.register(adminKeysRoutes, { runtimeKeys });
   await app.register(adminActivityRoutes);
   await app.register(adminToolsRoutes);

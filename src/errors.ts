@@ -15,6 +15,8 @@ export const errors = {
   /** GET/DELETE /mcp while MCP sessions are off (`mcpServer.sessions: false`); answered with `Allow: POST`. */
   TG_METHOD_NOT_ALLOWED: createError('TG_METHOD_NOT_ALLOWED', '%s', 405),
   TG_CONFLICT: createError('TG_CONFLICT', '%s', 409),
+  /** A conditional write whose `If-Match` / `If-None-Match` no longer holds (the tenant API): read again, then write. */
+  TG_PRECONDITION_FAILED: createError('TG_PRECONDITION_FAILED', '%s', 412),
   TG_EGRESS_DENIED: createError('TG_EGRESS_DENIED', '%s', 400),
   TG_REQUEST_TIMEOUT: createError('TG_REQUEST_TIMEOUT', '%s', 408),
   TG_PAYLOAD_TOO_LARGE: createError('TG_PAYLOAD_TOO_LARGE', 'request body is too large', 413),

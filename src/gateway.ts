@@ -1,7 +1,7 @@
 import type { Agent } from 'undici';
 import { codeModeCounter } from './code-mode/metrics.js';
 import { createCodeModeTools } from './code-mode/tools.js';
-import type { GatewayConfig } from './config/types.js';
+import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { TenantInFlight } from './execution/tenant-in-flight.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
@@ -15,7 +15,8 @@ import { createToolSearchTool } from './registry/tool-search.js';
 import { userNamespace } from './registry/user-names.js';
 import { LiveSnapshot } from './snapshot/live-snapshot.js';
 import type { ToolsetView } from './snapshot/pool-cache.js';
-import type { ProviderSpec, Snapshot } from './snapshot/snapshot.js';
+import { compileTenant, type ProviderSpec, type Snapshot, type StoredTenantSource } from './snapshot/snapshot.js';
+import type { CompiledTenant } from './snapshot/tenant-table.js';
 import { isStoreUnavailable } from './store/unavailable.js';
 import type { Logger, Principal, Tool, ToolMode, ToolResult } from './types.js';
 import { DomainError, errors } from './errors.js';
@@ -32,6 +33,8 @@ export interface GatewayDeps {
   policyDeps: PolicyDeps;
   /** The built-in policies each tenant's chain is made of (policies/index.ts). */
   builtinPolicies: BuiltinPolicies;
+  /** Tenants created through the tenant API (src/tenants/records.ts); none without it. */
+  storedTenants?: StoredTenantSource;
 }
 
 /** The principal's tenant is not (or no longer) configured; its message names the tenant, for logs only. */
@@ -68,8 +71,27 @@ export class Gateway {
     return this.live.current.config;
   }
 
+  /**
+   * The tenant's view when it is compiled already (every request's tenant is: authentication compiles it
+   * with `loadTenant`), else undefined.
+   */
   tenant(id: string): TenantView | undefined {
-    return this.live.current.tenants.get(id);
+    return this.live.current.tenants.get(id)?.view;
+  }
+
+  /** The tenant's view, compiled now on its first use; undefined for a tenant configured nowhere. */
+  async loadTenant(id: string): Promise<TenantView | undefined> {
+    return (await this.live.current.tenants.load(id))?.view;
+  }
+
+  /** Compiles a tenant configuration on the live snapshot as its first request would, keeping nothing: a bad one throws. */
+  async checkTenant(id: string, tenant: TenantConfig): Promise<void> {
+    await compileTenant(id, tenant, this.config, this.deps);
+  }
+
+  /** One tenant changed (tenant API, on any replica): it is compiled again on its next request. */
+  invalidateTenant(id: string): void {
+    this.live.invalidateTenant(id);
   }
 
   /** Swaps in a snapshot of `next` (src/snapshot/live-snapshot.ts); the reload path is src/snapshot/reload.ts. */
@@ -85,20 +107,20 @@ export class Gateway {
   /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
   async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string, view: ToolsetView = 'listed'): Promise<Pool> {
     const snapshot = this.live.current;
-    const { pool } = await this.poolIn(snapshot, principal, requestedMode, true);
-    return toolset === undefined ? pool : this.subsetOf(snapshot, pool, principal.tenant, toolset, view);
+    const { pool, compiled } = await this.poolIn(snapshot, principal, requestedMode, true);
+    return toolset === undefined ? pool : this.subsetOf(compiled, pool, toolset, view);
   }
 
   /** Throws TG_NOT_FOUND unless the principal's tenant has this toolset in the live config. */
   assertToolset(principal: Principal, toolset: string): void {
-    if (!this.live.current.tenants.get(principal.tenant)?.toolset(toolset)) throw new errors.TG_NOT_FOUND(`unknown toolset: ${toolset}`);
+    if (!this.tenant(principal.tenant)?.toolset(toolset)) throw new errors.TG_NOT_FOUND(`unknown toolset: ${toolset}`);
   }
 
-  private subsetOf(snapshot: Snapshot, pool: Pool, tenantId: string, name: string, view: ToolsetView): Pool {
-    const toolset = snapshot.tenants.get(tenantId)?.toolset(name);
+  private subsetOf(compiled: CompiledTenant, pool: Pool, name: string, view: ToolsetView): Pool {
+    const toolset = compiled.view.toolset(name);
     // Another tenant's toolset is unknown here, exactly as a name nobody configured.
     if (!toolset) throw new errors.TG_NOT_FOUND(`unknown toolset: ${name}`);
-    return snapshot.pools.subset(pool, tenantId, toolset, view, this.codeToolsFor);
+    return compiled.pools.subset(pool, compiled.view.id, toolset, view, this.codeToolsFor);
   }
 
   /** The code-mode tools of a toolset: their scripts call the toolset's subset through the one execution path. */
@@ -124,19 +146,32 @@ export class Gateway {
    * The principal's pool, with the caller's own MCP tools when `ownTools` asks for them; without them (and
    * saying so) while the store cannot list them.
    */
-  private async poolIn(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, ownTools: boolean): Promise<{ pool: Pool; userToolsUnavailable?: true }> {
-    const tenant = snapshot.tenants.get(principal.tenant);
-    if (!tenant) throw new UnknownTenantError(principal.tenant);
+  private async poolIn(
+    snapshot: Snapshot,
+    principal: Principal,
+    requestedMode: ToolMode,
+    ownTools: boolean,
+    known?: CompiledTenant,
+  ): Promise<{ pool: Pool; compiled: CompiledTenant; userToolsUnavailable?: true }> {
+    const compiled = known ?? (await this.compiledTenant(snapshot, principal.tenant));
+    const { view: tenant, pools } = compiled;
     const mode = tenant.effectiveMode(requestedMode);
-    if (!ownTools || !this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: snapshot.pools.shared(tenant, principal, mode) };
+    if (!ownTools || !this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: pools.shared(tenant, principal, mode), compiled };
     let userTools: readonly Tool[];
     try {
       userTools = await this.deps.userProvider.toolsFor(principal, this.deps.log);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      return { pool: snapshot.pools.shared(tenant, principal, mode), userToolsUnavailable: true };
+      return { pool: pools.shared(tenant, principal, mode), compiled, userToolsUnavailable: true };
     }
-    return { pool: userTools.length > 0 ? snapshot.pools.withUserTools(tenant, principal, mode, userTools) : snapshot.pools.shared(tenant, principal, mode) };
+    return { pool: userTools.length > 0 ? pools.withUserTools(tenant, principal, mode, userTools) : pools.shared(tenant, principal, mode), compiled };
+  }
+
+  /** The tenant compiled on `snapshot` (now, on its first use); a tenant configured nowhere is unknown. */
+  private async compiledTenant(snapshot: Snapshot, id: string): Promise<CompiledTenant> {
+    const compiled = snapshot.tenants.get(id) ?? (await snapshot.tenants.load(id));
+    if (!compiled) throw new UnknownTenantError(id);
+    return compiled;
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
@@ -151,15 +186,14 @@ export class Gateway {
    * else stays usable; a call to one of them answers why (see executeCall).
    */
   async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
-    const tenant = snapshot.tenants.get(principal.tenant);
-    const chain = snapshot.chains.get(principal.tenant);
-    if (!tenant || !chain) throw new UnknownTenantError(principal.tenant);
+    const compiled = await this.compiledTenant(snapshot, principal.tenant);
+    const { view: tenant, chain, pools } = compiled;
     const ownTools = names.some((name) => callNeedsOwnTools(tenant, name));
-    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode, ownTools);
-    const pool = toolset === undefined ? whole : this.subsetOf(snapshot, whole, tenant.id, toolset, view);
+    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode, ownTools, compiled);
+    const pool = toolset === undefined ? whole : this.subsetOf(compiled, whole, toolset, view);
     const scope =
-      snapshot.pools.scopeOf(pool) ??
-      snapshot.pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit });
+      pools.scopeOf(pool) ??
+      pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit });
     return userToolsUnavailable ? { ...scope, userToolsUnavailable } : scope;
   }
 
@@ -168,7 +202,7 @@ export class Gateway {
    * docs/governance.md#human-approval), on the live snapshot: read from config, nothing runs.
    */
   approvalGate(principal: Principal): (tool: Tool) => boolean {
-    const chain = this.live.current.chains.get(principal.tenant);
+    const chain = this.live.current.tenants.get(principal.tenant)?.chain;
     return (tool) => chain?.applies('approval', tool) === true;
   }
 
@@ -199,8 +233,7 @@ export class Gateway {
    */
   async mcpServicesFor(principal: Principal): Promise<{ tenant: TenantView; services: McpService[] }> {
     const snapshot = this.live.current;
-    const tenant = snapshot.tenants.get(principal.tenant);
-    if (!tenant) throw new UnknownTenantError(principal.tenant);
+    const { view: tenant } = await this.compiledTenant(snapshot, principal.tenant);
     const allowed = new Set(tenant.config.mcpServices);
     const services = [...snapshot.providers.values()]
       .flatMap((provider) => provider.mcpServices?.() ?? [])

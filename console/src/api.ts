@@ -28,12 +28,19 @@ export interface ApiAnswer<T> {
 }
 
 /** One API request with the session's bearer; a 4xx/5xx answer becomes an ApiError carrying the server's message. */
-export async function api<T>(method: string, path: string, options: { body?: unknown; etag?: string | null; signal?: AbortSignal } = {}): Promise<ApiAnswer<T>> {
+export async function api<T>(
+  method: string,
+  path: string,
+  options: { body?: unknown; etag?: string | null; ifMatch?: string | null; createOnly?: boolean; signal?: AbortSignal } = {},
+): Promise<ApiAnswer<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const token = session.token();
   if (token) headers.authorization = `Bearer ${token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.etag) headers['if-none-match'] = options.etag;
+  // Conditional writes (the tenant API): only that version, or only when nothing exists yet.
+  if (options.ifMatch) headers['if-match'] = options.ifMatch;
+  if (options.createOnly) headers['if-none-match'] = '*';
   const response = await fetch(path, {
     method,
     headers,

@@ -8,6 +8,7 @@ import { ConnectionsPage } from './pages/connections.js';
 import { KeysPage } from './pages/keys.js';
 import { MyServersPage } from './pages/my-servers.js';
 import { OverviewPage } from './pages/overview.js';
+import { TenantsPage } from './pages/tenants.js';
 import { ToolsPage } from './pages/tools.js';
 import { UpstreamsPage } from './pages/upstreams.js';
 import './styles.css';
@@ -34,11 +35,12 @@ const PAGES: PageDef[] = [
   { path: 'audit', title: 'Audit', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <AuditPage key={tenant ?? ''} tenant={tenant} /> },
   { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
   { path: 'overview', title: 'Overview', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <OverviewPage tenant={tenant} /> },
+  { path: 'tenants', title: 'Tenants', allowed: (me) => me.operator, render: () => <TenantsPage /> },
 ];
 
 /** A global operator's choice of tenant for the per-tenant pages (the server checks it is an operator). */
 function TenantPicker({ me, tenant, onChange }: { me: Me; tenant: string | undefined; onChange: (tenant: string | undefined) => void }) {
-  const tenants = useApi<{ tenants: string[] }>('/v1/admin/tenants');
+  const tenants = useApi<{ tenants: string[] }>('/v1/admin/tenants?limit=1000');
   return (
     <div class="scope">
       <label for="view-tenant">Tenant</label>

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { tenantLabels } from '../observability/tenant-label.js';
 import { counter, gauge, histogram, METRICS } from '../observability/metric-table.js';
 import type { ApprovalRecord, ApprovalService } from './types.js';
 
@@ -25,6 +26,17 @@ type Backlog = Map<string, { count: number; nextExpiresAt: number }>;
 export function createApprovalMetrics(registry: Registry, now: () => number = Date.now): ApprovalMetrics {
   const decisions = counter(registry, METRICS.approvalDecisions);
   const wait = histogram(registry, METRICS.approvalWait);
+  const tenantLabel = tenantLabels(registry);
+  // Tenants past the label bound share one series: their backlogs add up, the soonest expiry wins.
+  const labelled = (pending: Backlog): Backlog => {
+    const merged: Backlog = new Map();
+    for (const [tenant, { count, nextExpiresAt }] of pending) {
+      const label = tenantLabel(tenant);
+      const seen = merged.get(label);
+      merged.set(label, seen ? { count: seen.count + count, nextExpiresAt: Math.min(seen.nextExpiresAt, nextExpiresAt) } : { count, nextExpiresAt });
+    }
+    return merged;
+  };
   let approvals: ApprovalService | undefined;
   let tenants: readonly string[] = [];
   let backlog: { at: number; read: Promise<Backlog> } | undefined;
@@ -33,7 +45,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     const at = now();
     if (!approvals) return Promise.resolve(new Map());
     if (!backlog || at - backlog.at > BACKLOG_MAX_AGE_MS) {
-      backlog = { at, read: approvals.pendingByTenant(tenants).catch((): Backlog => new Map()) };
+      backlog = { at, read: approvals.pendingByTenant(tenants).then(labelled, (): Backlog => new Map()) };
     }
     return backlog.read;
   };
@@ -54,7 +66,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
   });
   return {
     decided(record) {
-      decisions.inc({ tenant: record.tenant, decision: record.status });
+      decisions.inc({ tenant: tenantLabel(record.tenant), decision: record.status });
       // An expiry is settled lazily, on the first touch after it: the request waited until its expiry, not until then.
       const decidedAt = record.decidedAt ?? now();
       const end = record.status === 'expired' ? Math.min(decidedAt, record.expiresAt) : decidedAt;
@@ -65,7 +77,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     },
     knownTenants(known) {
       tenants = [...known];
-      for (const tenant of tenants) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
+      for (const tenant of new Set(tenants.map(tenantLabel))) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };
 }

@@ -100,9 +100,9 @@ export interface CatalogAuditEvent {
 /**
  * What a security event records (docs/security-model.md#audited-security-events): a refused token (401), a
  * token of a tenant that is not configured (403), a runtime key created or revoked, a user MCP registration
- * the egress policy refused.
+ * the egress policy refused, a tenant created, changed or deleted through the tenant API.
  */
-export const SECURITY_EVENT_KINDS = ['auth_refused', 'unknown_tenant', 'key_created', 'key_revoked', 'egress_refused'] as const;
+export const SECURITY_EVENT_KINDS = ['auth_refused', 'unknown_tenant', 'key_created', 'key_revoked', 'egress_refused', 'tenant_created', 'tenant_changed', 'tenant_deleted'] as const;
 export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
 
 /**

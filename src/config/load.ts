@@ -2,18 +2,22 @@ import { createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Static } from 'typebox';
 import { parse as parseYaml } from 'yaml';
-import { configSchema } from './schema.js';
+import { Type, type Static } from 'typebox';
+import { configSchema, tenantSchema } from './schema.js';
 import { heldCredentialOf } from './discovered-issuers.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
-import type { GatewayConfig } from './types.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import type { GatewayConfig, TenantConfig } from './types.js';
 import { isLoopbackHost } from '../shared/loopback-host.js';
 
 export { ConfigError };
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
 const validateConfig = ajv.compile<Static<typeof configSchema>>(configSchema);
+// One tenant as it sits in the file: the same schema (and so the same messages and key paths) as `tenants.<id>`.
+const oneTenantSchema = Type.Object({ tenants: configSchema.properties.tenants }, { additionalProperties: false });
+const validateOneTenant = ajv.compile<Static<typeof oneTenantSchema>>(oneTenantSchema);
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath || '/';
@@ -31,15 +35,46 @@ function explain(errors: readonly ErrorObject[]): string {
   return [...new Set(chosen.map(describe))].join('; ');
 }
 
+/**
+ * The tenants the last load validated, by id and the canonical JSON of what the file said: a reload validates
+ * (and fills the defaults of) only the tenants it changed, and hands the unchanged ones on as the same objects.
+ * Holds the last load's tenants only.
+ */
+let validatedTenants = new Map<string, TenantConfig>();
+const isMapping = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /** Validates a raw (env-resolved) config object and returns the complete GatewayConfig. */
 export function validateConfigObject(raw: unknown, baseDir: string, source: string | undefined): GatewayConfig {
   const candidate = raw ?? {};
   if (typeof candidate !== 'object' || Array.isArray(candidate)) throw new ConfigError('config: the file must hold a mapping');
-  if (!validateConfig(candidate)) {
-    throw new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(validateConfig.errors ?? [])}`);
+  const invalid = (errors: readonly ErrorObject[] | null | undefined): ConfigError => new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(errors ?? [])}`);
+  const { tenants: rawTenants, ...rest } = candidate as Record<string, unknown>;
+  if (!isMapping(rawTenants)) {
+    if (!validateConfig(candidate)) throw invalid(validateConfig.errors);
+    fillBranchDefaults(configSchema, candidate);
+  } else {
+    // Everything but the tenants, then the tenants not validated before, with the same schema and key paths.
+    if (!validateConfig(rest)) throw invalid(validateConfig.errors);
+    fillBranchDefaults(configSchema, rest);
+    // Keyed before validation fills defaults into the fresh ones.
+    const keys = new Map(Object.keys(rawTenants).map((id) => [id, `${id}\u0000${canonicalJson(rawTenants[id])}`]));
+    const fresh: Record<string, unknown> = {};
+    for (const [id, key] of keys) if (!validatedTenants.has(key)) fresh[id] = rawTenants[id];
+    const checked = { tenants: fresh };
+    if (!validateOneTenant(checked)) throw invalid(validateOneTenant.errors);
+    const tenants: Record<string, TenantConfig> = {};
+    const next = new Map<string, TenantConfig>();
+    for (const [id, key] of keys) {
+      let tenant = validatedTenants.get(key);
+      if (!tenant) fillBranchDefaults(tenantSchema, (tenant = checked.tenants[id]!));
+      tenants[id] = tenant;
+      next.set(key, tenant);
+    }
+    validatedTenants = next;
+    Object.assign(rest, { tenants });
   }
-  fillBranchDefaults(configSchema, candidate);
-  const config: GatewayConfig = { ...candidate, baseDir, source };
+  const validated = (isMapping(rawTenants) ? rest : candidate) as Static<typeof configSchema>;
+  const config: GatewayConfig = { ...validated, baseDir, source };
   checkOpenApiEntries(config);
   resolvePaths(config);
   checkReferences(config);
@@ -194,11 +229,7 @@ function checkReferences(config: GatewayConfig): void {
     if (seen.has(service)) throw new ConfigError(`config /mcp: service id "${service}" is declared twice`);
     seen.add(service);
   }
-  for (const [name, tenant] of Object.entries(config.tenants)) {
-    for (const id of tenant.mcpServices) {
-      if (!serviceIds.has(id)) throw new ConfigError(`config /tenants/${name}/mcpServices: unknown global MCP service "${id}"`);
-    }
-  }
+  for (const [name, tenant] of Object.entries(config.tenants)) checkTenantReferences(name, tenant, serviceIds);
   const keyIds = new Set(config.auth.apiKeys.map((key) => key.id));
   for (const [index, operator] of config.auth.operators.entries()) {
     if ('apiKey' in operator && !keyIds.has(operator.apiKey)) {
@@ -210,6 +241,28 @@ function checkReferences(config: GatewayConfig): void {
       throw new ConfigError(`config /auth/apiKeys/${index}/tenant: tenant "${key.tenant}" is not configured`);
     }
   }
+}
+
+function checkTenantReferences(name: string, tenant: TenantConfig, serviceIds: ReadonlySet<string>): void {
+  for (const id of tenant.mcpServices) {
+    if (!serviceIds.has(id)) throw new ConfigError(`config /tenants/${name}/mcpServices: unknown global MCP service "${id}"`);
+  }
+}
+
+/**
+ * Validates one tenant's configuration as `tenants.<id>` of a file (the tenant API): the same schema, defaults
+ * and messages, its references checked against `config`. Returns a copy with defaults filled; `raw` is not
+ * changed. Custom policy modules are refused here: a module path is code on this host, for the file only.
+ */
+export function validateTenantObject(id: string, raw: unknown, config: GatewayConfig): TenantConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`config /tenants/${id}: must be object`);
+  const candidate = { tenants: { [id]: structuredClone(raw) } };
+  if (!validateOneTenant(candidate)) throw new ConfigError(`config /tenants/${id} is invalid: ${explain(validateOneTenant.errors ?? [])}`);
+  const tenant = candidate.tenants[id]!;
+  fillBranchDefaults(tenantSchema, tenant);
+  if (Object.hasOwn(tenant.policies, 'custom')) throw new ConfigError(`config /tenants/${id}/policies/custom: custom policy modules are for tenants of the configuration file`);
+  checkTenantReferences(id, tenant, new Set(config.mcp.global.map((service) => service.id)));
+  return tenant;
 }
 
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */

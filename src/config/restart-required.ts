@@ -26,7 +26,9 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['console', 'enabled'],
   ['admin', 'auditRecent'],
   ['metrics', 'durationBuckets'],
+  ['metrics', 'maxTenantSeries'],
   ['telemetry'],
+  ['tenancy', 'compiledCacheSize'],
 ];
 
 function at(config: GatewayConfig, path: readonly string[]): unknown {

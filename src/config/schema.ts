@@ -496,6 +496,18 @@ export const configSchema = Section({
     keys: Type.Array(Section({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), key: Type.String({ minLength: 1 }) }), { default: [] }),
   }, { default: {} }),
   tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
+  /**
+   * Tenants as data (docs/configuration.md#tenants-as-data): tenants created through the tenant API live in the
+   * state store; each replica compiles a tenant when its first request arrives and keeps at most
+   * `compiledCacheSize` compiled; a compiled tenant from the store is checked against it every `revalidateMs`
+   * (a change message missed on the bus heals then). `tenantAdmins`: what a tenant's own `admin` may do with its
+   * tenant through the API — `read` it, or also `narrow` it (never widen what the operator set).
+   */
+  tenancy: Section({
+    compiledCacheSize: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+    revalidateMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
+    tenantAdmins: Type.Enum(['read', 'narrow'], { default: 'read' }),
+  }, { default: {} }),
   logging: Section({ level: Type.String({ default: 'info' }), redact: stringArray({ default: [] }) }, { default: {} }),
   /**
    * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
@@ -508,6 +520,8 @@ export const configSchema = Section({
     token: Type.Optional(Type.String({ minLength: 16 })),
     /** Upper bounds in seconds of the call-duration histograms (tool calls, upstream calls), in any order. */
     durationBuckets: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 86400 }), { minItems: 1, maxItems: 40, uniqueItems: true })),
+    /** Tenants with series of their own in the per-tenant metrics, per replica; the rest count as `tenant="__other__"`. */
+    maxTenantSeries: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
   }, { default: {} }),
   reload: Section({ watch: Type.Boolean({ default: false }) }, { default: {} }),
   /**

@@ -31,6 +31,7 @@ export type CredentialsConfig = Static<typeof schema.configSchema>['credentials'
 export type McpLocalEntry = Static<typeof schema.mcpLocalSchema>;
 export type McpGlobalEntry = Static<typeof schema.mcpGlobalSchema>;
 export type TenantConfig = Static<typeof schema.tenantSchema>;
+export type TenancyConfig = Static<typeof schema.configSchema>['tenancy'];
 export type McpServerConfig = Static<typeof schema.configSchema>['mcpServer'];
 
 export type GatewayConfig = Static<typeof schema.configSchema> & {

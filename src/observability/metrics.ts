@@ -2,6 +2,7 @@ import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'p
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
+import { tenantLabels } from './tenant-label.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -53,8 +54,9 @@ export function toolLabel(tool: Tool | undefined): string {
 }
 
 /** One registry per gateway instance, so tests can build many apps in one process. */
-export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[] } = {}): GatewayMetrics {
+export function createMetrics(options: { defaultMetrics?: boolean; durationBuckets?: readonly number[]; maxTenantSeries?: number } = {}): GatewayMetrics {
   const registry = new Registry();
+  const tenantLabel = tenantLabels(registry, options.maxTenantSeries);
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   // Counted several times per request: in plain numbers between reads (cellCounter).
   const { counter: toolCalls, cell: callChild } = cellCounter(registry, METRICS.toolCalls);
@@ -118,7 +120,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     watchMcpStreams: (source) => {
       mcpStreamsSource = source;
     },
-    countMcpSession: (tenant) => mcpSessions.inc({ tenant }),
+    countMcpSession: (tenant) => mcpSessions.inc({ tenant: tenantLabel(tenant) }),
     recordCall(tenant, tool, result, cancelled = false) {
       const label = toolLabel(tool);
       // The resolved tool's source, not the result's: a custom policy's answer cannot mint a label value.
@@ -126,7 +128,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
       callChild(label, source, outcome).inc();
-      tenantChild(tenant, outcome).inc();
+      tenantChild(tenantLabel(tenant), outcome).inc();
       // prom-client refuses a non-finite observation; such a call is counted but not timed.
       if (Number.isFinite(result.durationMs)) durationChild(label, source).observe(result.durationMs / 1000);
     },
@@ -135,9 +137,10 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       for (const tool of tools) callChild(toolLabel(tool), tool.source, 'ok');
     },
     knownTenants(tenants) {
-      for (const tenant of tenants) {
-        for (const outcome of OUTCOMES) tenantChild(tenant, outcome);
-        mcpSessions.inc({ tenant }, 0);
+      // Past the bound most tenants share one label: each label is started once.
+      for (const label of new Set(Array.from(tenants, tenantLabel))) {
+        for (const outcome of OUTCOMES) tenantChild(label, outcome);
+        mcpSessions.inc({ tenant: label }, 0);
       }
     },
   };

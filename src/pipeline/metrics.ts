@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { tenantLabels } from '../observability/tenant-label.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS, type CounterCell } from '../observability/metric-table.js';
 import { USER_TOOL_LABEL, outcomeLabel } from '../observability/metrics.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
@@ -52,6 +53,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
   const groups = histogram(registry, METRICS.batchGroupSize);
   const circuits = gauge(registry, METRICS.circuitState);
   const rateLimits = counter(registry, METRICS.rateLimitRefusals);
+  const tenantLabel = tenantLabels(registry);
   const upstream = histogram(registry, METRICS.upstreamDuration, durationBuckets);
   // A cell looked up shows at 0 until counted: the chain looks its `pass` cells up when it is built.
   const upstreamChild = labelChildren((service, outcome) => upstream.labels(service, outcome));
@@ -71,9 +73,9 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     decisionCell: (policy, decision) => decisionCell(policy, decisionLabel(decision)),
     batchGroup: (size) => groups.observe(size),
     circuitState,
-    rateLimited: (tenant) => rateLimits.inc({ tenant }),
+    rateLimited: (tenant) => rateLimits.inc({ tenant: tenantLabel(tenant) }),
     knownTenants: (tenants) => {
-      for (const tenant of tenants) rateLimits.inc({ tenant }, 0);
+      for (const tenant of new Set(Array.from(tenants, tenantLabel))) rateLimits.inc({ tenant }, 0);
     },
     upstreamCall: (tool, result, seconds) => {
       // prom-client refuses a non-finite observation.

@@ -79,13 +79,19 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
         return done(unauthenticated(request, 'missing bearer token'));
       }
       const current = authenticator();
-      const admit = (principal: Principal): void => {
-        if (!gateway.tenant(principal.tenant)) {
+      const admitKnown = (principal: Principal, known: boolean): void => {
+        if (!known) {
           auditSecurityEvent(audit, request, { kind: 'unknown_tenant', outcome: 'refused', reason: 'tenant is not configured', tenant: null, user: principal.user, detail: `tenant ${principal.tenant}` });
           return done(new errors.TG_UNKNOWN_TENANT());
         }
         request.principal = principal;
         done();
+      };
+      // A tenant compiled already answers at once; one not yet (its first request on this replica, or a tenant
+      // from the store) is compiled first (docs/architecture.md#tenants-compiled-on-first-use).
+      const admit = (principal: Principal): void => {
+        if (gateway.tenant(principal.tenant)) return admitKnown(principal, true);
+        gateway.loadTenant(principal.tenant).then((view) => admitKnown(principal, view !== undefined), (error: unknown) => done(error as Error));
       };
       const refuse = (error: unknown): void => {
         if (!(error instanceof AuthenticationError)) return done(error as Error);

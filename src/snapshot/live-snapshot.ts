@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig } from '../config/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ToolProvider } from '../registry/provider.js';
@@ -12,6 +13,8 @@ export class LiveSnapshot {
   private snapshot!: Snapshot;
   private reloading: Promise<unknown> = Promise.resolve();
   private readonly changeListeners = new Set<() => void>();
+  /** Tenants invalidated while a reload builds its snapshot from the live one: invalidated again after the swap. */
+  private invalidatedDuringReload: Set<string> | undefined;
 
   private constructor(
     private readonly deps: SnapshotDeps,
@@ -20,7 +23,7 @@ export class LiveSnapshot {
 
   static async create(config: GatewayConfig, deps: SnapshotDeps, metrics: Pick<GatewayMetrics, 'reloaded'>): Promise<LiveSnapshot> {
     const live = new LiveSnapshot(deps, metrics);
-    live.snapshot = await buildSnapshot(config, new Map(), deps, (provider) => live.refreshCatalog(provider));
+    live.snapshot = await buildSnapshot(config, undefined, deps, (provider) => live.refreshCatalog(provider));
     return live;
   }
 
@@ -37,22 +40,36 @@ export class LiveSnapshot {
     const run = this.reloading.then(async () => {
       const previous = this.snapshot;
       let snapshot: Snapshot;
+      const invalidated = (this.invalidatedDuringReload = new Set());
       try {
-        snapshot = await buildSnapshot(next, previous.providers, this.deps, (provider) => this.refreshCatalog(provider));
+        snapshot = await buildSnapshot(next, previous, this.deps, (provider) => this.refreshCatalog(provider));
       } catch (error) {
         this.metrics.reloaded(false);
         throw error;
+      } finally {
+        this.invalidatedDuringReload = undefined;
       }
+      for (const id of invalidated) snapshot.tenants.invalidate(id);
       this.snapshot = snapshot;
       this.metrics.reloaded(true);
       this.changed();
       const kept = new Set(snapshot.providers.values());
       const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
       await Promise.allSettled(retired.map((provider) => provider.close?.()));
-      return { changed: JSON.stringify(previous.config) !== JSON.stringify(next) };
+      // Unchanged tenants are the same objects in both (src/config/load.ts): compared by identity, not walked.
+      return { changed: !isDeepStrictEqual(previous.config, next) };
     });
     this.reloading = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * One tenant changed (the tenant API, on any replica): what was compiled for it is dropped, so its next
+   * request compiles it again; calls under way finish on the compiled tenant they hold.
+   */
+  invalidateTenant(id: string): void {
+    this.snapshot.tenants.invalidate(id);
+    this.invalidatedDuringReload?.add(id);
   }
 
   /**

@@ -1,5 +1,6 @@
-import type { GatewayConfig } from '../config/types.js';
-import type { PolicyChain } from '../pipeline/chain.js';
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError } from '../config/interpolate.js';
+import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -7,9 +8,9 @@ import { createFeatureGate } from '../registry/features.js';
 import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/provider.js';
-import { createTenantView, type TenantView } from '../registry/tenant-view.js';
+import { createTenantView } from '../registry/tenant-view.js';
 import type { Logger, Tool } from '../types.js';
-import { PoolCache } from './pool-cache.js';
+import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -25,9 +26,16 @@ export interface Snapshot {
   readonly config: GatewayConfig;
   readonly providers: ReadonlyMap<string, ToolProvider>;
   readonly catalog: Catalog;
-  readonly tenants: ReadonlyMap<string, TenantView>;
-  readonly chains: ReadonlyMap<string, PolicyChain>;
-  readonly pools: PoolCache;
+  /** Its tenants, compiled on first use, each with the pools derived from it (src/snapshot/tenant-table.ts). */
+  readonly tenants: TenantTable;
+}
+
+/** The tenants kept in the state store, as a snapshot reads them (src/tenants/records.ts). */
+export interface StoredTenantSource {
+  load: TenantTableDeps['loadStored'];
+  revision: TenantTableDeps['storedRevision'];
+  /** Which of `ids` the store holds a tenant of. */
+  existing(ids: readonly string[]): Promise<string[]>;
 }
 
 export interface SnapshotDeps {
@@ -43,6 +51,13 @@ export interface SnapshotDeps {
   registryTools: readonly Tool[];
   /** Told when a pool settles two same-named tools by precedence. */
   onShadowed: ShadowReport;
+  /** Tenants created through the tenant API; none without it. */
+  storedTenants?: StoredTenantSource;
+}
+
+/** One tenant's view and policy chain, as every snapshot compiles them. */
+export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<TenantParts> {
+  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir) };
 }
 
 /**
@@ -52,15 +67,17 @@ export interface SnapshotDeps {
  */
 export async function buildSnapshot(
   config: GatewayConfig,
-  previous: ReadonlyMap<string, ToolProvider>,
+  previous: Snapshot | undefined,
   deps: SnapshotDeps,
   onProviderChange: (provider: ToolProvider) => void,
 ): Promise<Snapshot> {
+  const changedTenants = Object.keys(config.tenants).filter((id) => !previous || !isDeepStrictEqual(previous.config.tenants[id], config.tenants[id]));
+  await refuseStoredIds(changedTenants.filter((id) => !previous || !Object.hasOwn(previous.config.tenants, id)), deps);
   const providers = new Map<string, ToolProvider>();
   const started: ToolProvider[] = [];
   try {
     for (const spec of deps.providerSpecs(config)) {
-      const reused = previous.get(spec.key);
+      const reused = previous?.providers.get(spec.key);
       if (reused) {
         providers.set(spec.key, reused);
         continue;
@@ -71,11 +88,12 @@ export async function buildSnapshot(
       provider.onChange?.(() => onProviderChange(provider));
       providers.set(spec.key, provider);
     }
-    const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
-    const chains = new Map<string, PolicyChain>();
-    for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir));
     const catalog = catalogFor(config, providers, deps);
-    return { config, providers, catalog, tenants, chains, pools: new PoolCache(catalog, deps.onShadowed) };
+    // Only the file tenants that changed are compiled now (so a bad one refuses the reload); the others keep
+    // what they compiled, or wait for their first request.
+    const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
+    await tenants.precompile(changedTenants);
+    return { config, providers, catalog, tenants };
   } catch (error) {
     await Promise.allSettled(started.map((provider) => provider.close?.()));
     throw error;
@@ -85,7 +103,28 @@ export async function buildSnapshot(
 /** The same snapshot with its catalog rebuilt from its providers' tools now, and empty pool caches. */
 export function withFreshCatalog(snapshot: Snapshot, deps: SnapshotDeps): Snapshot {
   const catalog = catalogFor(snapshot.config, snapshot.providers, deps);
-  return { ...snapshot, catalog, pools: new PoolCache(catalog, deps.onShadowed) };
+  return { ...snapshot, catalog, tenants: snapshot.tenants.derive(catalog) };
+}
+
+function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
+  const stored = deps.storedTenants;
+  return {
+    log: deps.log,
+    onShadowed: deps.onShadowed,
+    compile: (id, tenant, config) => compileTenant(id, tenant, config, deps),
+    loadStored: async (id, config) => stored?.load(id, config),
+    storedRevision: async (id) => stored?.revision(id),
+  };
+}
+
+/** A file tenant whose id the store holds too is refused, naming it: one id, one source. */
+async function refuseStoredIds(added: readonly string[], deps: SnapshotDeps): Promise<void> {
+  if (!deps.storedTenants || added.length === 0) return;
+  const clashing = await deps.storedTenants.existing(added);
+  if (clashing.length > 0) {
+    const named = clashing.slice(0, 10).join(', ');
+    throw new ConfigError(`config /tenants: ${clashing.length === 1 ? 'tenant' : 'tenants'} ${named}${clashing.length > 10 ? ', …' : ''} already kept in the state store (created through the tenant API); delete ${clashing.length === 1 ? 'it' : 'them'} there or rename in the file`);
+  }
 }
 
 function catalogFor(config: GatewayConfig, providers: ReadonlyMap<string, ToolProvider>, deps: SnapshotDeps): Catalog {

@@ -1,4 +1,4 @@
-import type { LeaseCount, LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
+import type { IndexPage, LeaseCount, LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -30,6 +30,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   const lists = new Map<string, string[]>();
   // Lease groups (bounded MCP sessions): group key → lease id → expiry, like the Redis sorted sets.
   const leases = new Map<string, Map<string, number>>();
+  // Sorted indexes: members kept sorted (binary-searched insert), like a Redis sorted set read BYLEX.
+  const indexes = new Map<string, string[]>();
   let writes = 0;
 
   // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
@@ -85,6 +87,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     const live = [...(leases.get(key) ?? [])].filter(([, expiresAt]) => expiresAt > at);
     const soonest = live.sort((a, b) => a[1] - b[1]).slice(0, limit).map(([id, expiresAt]) => ({ id, expiresAt }));
     return { count: live.length, soonest };
+  };
+
+  /** Where `member` is, or would be inserted, in a sorted index. */
+  const positionOf = (members: readonly string[], member: string): number => {
+    let low = 0;
+    let high = members.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (members[middle]! < member) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const indexRange = (key: string, { after, prefix = '', limit }: IndexPage): string[] => {
+    const members = indexes.get(key) ?? [];
+    const from = after !== undefined && after >= prefix ? positionOf(members, after) + (members[positionOf(members, after)] === after ? 1 : 0) : positionOf(members, prefix);
+    const page: string[] = [];
+    for (let i = from; i < members.length && page.length < limit; i += 1) {
+      if (!members[i]!.startsWith(prefix)) break;
+      page.push(members[i]!);
+    }
+    return page;
   };
 
   const live = (key: string): Entry | undefined => {
@@ -194,7 +218,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async readLeases(group, limit) {
       return readLeases(group, limit);
     },
+    async indexAdd(key, member) {
+      let members = indexes.get(key);
+      if (!members) indexes.set(key, (members = []));
+      const at = positionOf(members, member);
+      if (members[at] !== member) members.splice(at, 0, member);
+    },
+    async indexRemove(key, member) {
+      const members = indexes.get(key);
+      if (!members) return;
+      const at = positionOf(members, member);
+      if (members[at] === member) members.splice(at, 1);
+      if (members.length === 0) indexes.delete(key);
+    },
+    async indexRange(key, page) {
+      return indexRange(key, page);
+    },
     async close() {
+      indexes.clear();
       entries.clear();
       windows.clear();
       lists.clear();

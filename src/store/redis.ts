@@ -350,6 +350,26 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         return { count, soonest };
       });
     },
+    indexAdd(key, member) {
+      return guarded('indexAdd', key, async () => {
+        await client.zadd(k(key), 0, member);
+      });
+    },
+    indexRemove(key, member) {
+      return guarded('indexRemove', key, async () => {
+        await client.zrem(k(key), member);
+      });
+    },
+    indexRange(key, { after, prefix = '', limit }) {
+      // Members sharing a prefix are one contiguous lex range: start at the prefix (or just after `after`),
+      // stop at the first member without it.
+      const from = after !== undefined && after >= prefix ? `(${after}` : `[${prefix}`;
+      return guarded('indexRange', key, async () => {
+        const page = await client.zrangebylex(k(key), from, '+', 'LIMIT', 0, limit);
+        const end = page.findIndex((member) => !member.startsWith(prefix));
+        return end === -1 ? page : page.slice(0, end);
+      });
+    },
     verifyConnection: () => firstAttempt,
     async close() {
       closed = true;

@@ -48,7 +48,22 @@ export interface StateStore {
    * (id and expiry, epoch ms), soonest first. Cost is bounded by the group's size, never by the keyspace.
    */
   readLeases(group: string, limit: number): Promise<LeaseCount>;
+  /** Adds `member` to a sorted index (a Redis sorted set of equal scores: members in byte order). */
+  indexAdd(key: string, member: string): Promise<void>;
+  /** Removes `member` from a sorted index. */
+  indexRemove(key: string, member: string): Promise<void>;
+  /**
+   * Up to `limit` members of a sorted index in byte order, strictly after `after` and starting with `prefix`
+   * when given: one page (ZRANGEBYLEX), its cost bounded by the page, never by the index or the keyspace.
+   */
+  indexRange(key: string, page: IndexPage): Promise<string[]>;
   close(): Promise<void>;
+}
+
+export interface IndexPage {
+  after?: string;
+  prefix?: string;
+  limit: number;
 }
 
 /** Leases counted against a bound: a sorted set of lease ids scored by expiry (memory: a map of the same). */

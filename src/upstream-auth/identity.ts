@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as oauth from 'openid-client';
 import type { Registry } from 'prom-client';
 import { subjectTokenOf } from '../auth/subject-tokens.js';
-import type { GatewayConfig, UpstreamAuthConfig } from '../config/types.js';
+import type { GatewayConfig, TenantConfig, UpstreamAuthConfig } from '../config/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { StateStore } from '../store/types.js';
@@ -45,6 +45,8 @@ export interface UpstreamIdentityDeps {
   resolve?: Resolve;
   /** Whether a tenant's pool can hold a tool of the service (`openapi:<name>`): an OpenAPI entry takes connections only there. */
   reachesTools: (tenant: string, service: string) => boolean;
+  /** A tenant's configuration, from the file or the state store (default: the file's only). */
+  tenantConfig?: (tenant: string) => TenantConfig | undefined;
   /** The userOAuth targets of a user's own registered servers (src/mcp/user/registration-auth.ts). */
   userTargets?: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
   /** The egress policy of users' URLs: their authorization servers are reached only through it. */
@@ -73,15 +75,26 @@ export interface UpstreamIdentity {
  * The userOAuth services a tenant reaches in a config: its global MCP services (`mcpServices`), and the OpenAPI
  * entries whose tools its pool can hold (`reachesTools`: its `functions` and `tools.allow` globs admit one).
  */
-export function connectionTargets(config: GatewayConfig, tenant: string, reachesTools: (tenant: string, service: string) => boolean): ConnectionTarget[] {
-  const reached = new Set(config.tenants[tenant]?.mcpServices ?? []);
-  if (!Object.hasOwn(config.tenants, tenant)) return [];
+export function connectionTargets(
+  config: GatewayConfig,
+  tenant: string,
+  reachesTools: (tenant: string, service: string) => boolean,
+  tenantConfig: TenantConfig | undefined = Object.hasOwn(config.tenants, tenant) ? config.tenants[tenant] : undefined,
+): ConnectionTarget[] {
+  if (!tenantConfig) return [];
+  const reached = new Set(tenantConfig.mcpServices);
   const mcp = config.mcp.global.flatMap((entry) => ('auth' in entry && entry.auth?.type === 'userOAuth' && reached.has(entry.id) ? [{ service: entry.id, auth: entry.auth }] : []));
   const apis = config.openapi.flatMap((entry) => (entry.auth?.type === 'userOAuth' && reachesTools(tenant, `openapi:${entry.name}`) ? [{ service: entry.name, auth: entry.auth }] : []));
   return [...mcp, ...apis];
 }
 
 export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIdentity {
+  const tenantConfigOf = (tenant: string): TenantConfig | undefined => {
+    if (deps.tenantConfig) return deps.tenantConfig(tenant);
+    const { tenants } = deps.config();
+    return Object.hasOwn(tenants, tenant) ? tenants[tenant] : undefined;
+  };
+  const tenantTargets = (tenant: string): ConnectionTarget[] => connectionTargets(deps.config(), tenant, deps.reachesTools, tenantConfigOf(tenant));
   const now = deps.now ?? Date.now;
   const metrics = createTokenMetrics(deps.metrics);
   // One client per distinct auth object: its discovery, breaker and cached service tokens outlive reloads.
@@ -136,8 +149,8 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
   }
 
   async function targets(owner: { tenant: string; user: string }): Promise<ConnectionTarget[]> {
-    const configured = connectionTargets(deps.config(), owner.tenant, deps.reachesTools);
-    return deps.userTargets && Object.hasOwn(deps.config().tenants, owner.tenant) ? [...configured, ...(await deps.userTargets(owner))] : configured;
+    const configured = tenantTargets(owner.tenant);
+    return deps.userTargets && tenantConfigOf(owner.tenant) ? [...configured, ...(await deps.userTargets(owner))] : configured;
   }
 
   const connections = createConnections({
@@ -148,7 +161,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     publicUrl: () => deps.config().server.publicUrl,
     serverFor: ({ service, auth, userServer }) => serverFor(service, auth, userServer),
     targets: (owner) => targets(owner),
-    tenantTargets: (tenant) => connectionTargets(deps.config(), tenant, deps.reachesTools),
+    tenantTargets,
     tokenRequests: { fetched: (target) => metrics.fetched(target, 'user'), failed: (target) => metrics.failed(target, 'user') },
     now,
   });

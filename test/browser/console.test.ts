@@ -462,6 +462,36 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await page.close();
   });
 
+  it('lets a global operator create, find, edit and delete a tenant on the Tenants page, and a tenant admin not see it', { timeout: 90_000 }, async () => {
+    const page = await signedIn(OPERATOR_KEY);
+    await open(page, 'Tenants');
+    await page.getByLabel('Id', { exact: true }).fill('web-shop');
+    await page.getByLabel('Configuration (JSON)').fill('{"tools": {"allow": ["*"], "deny": ["explode"]}}');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const card = page.getByRole('region', { name: 'Tenant web-shop' });
+    await card.getByText('Revision 1', { exact: false }).waitFor();
+    const shopper = await signToken({ sub: 'sam', tenant: 'web-shop' }, { expiresIn: '10m' });
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: true });
+
+    await page.getByLabel('Search').fill('web');
+    await page.getByRole('button', { name: 'Open web-shop' }).waitFor();
+    await page.getByLabel('Match').selectOption('substring');
+    await page.getByLabel('Search').fill('shop');
+    await page.getByRole('button', { name: 'Open web-shop' }).click();
+    await card.getByLabel(/Configuration/).fill('{"tools": {"allow": ["*"], "deny": ["get_weather"]}}');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await card.getByText('Revision 2', { exact: false }).waitFor();
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
+    await shot(page, 'tenants');
+    await card.getByRole('button', { name: 'Delete tenant' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).status).toBe(403);
+    await page.close();
+    const admin = await signedIn(API_KEY);
+    expect(await admin.getByRole('navigation').getByRole('link', { name: 'Tenants' }).count()).toBe(0);
+    await admin.close();
+  });
+
   it("validates the service id of My MCP servers in the browser: its pattern compiles under the v flag", { timeout: 90_000 }, async () => {
     const messages: string[] = [];
     const page = await context!.newPage();

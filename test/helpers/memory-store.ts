@@ -54,6 +54,10 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     },
     renewLease: (lease) => leases.renewLease(lease),
     readLeases: (group, limit) => leases.readLeases(group, limit),
+    // Sorted indexes (the tenant list) are kept by the real memory store too.
+    indexAdd: (key, member) => leases.indexAdd(key, member),
+    indexRemove: (key, member) => leases.indexRemove(key, member),
+    indexRange: (key, page) => leases.indexRange(key, page),
     async releaseLease(lease) {
       const released = await leases.releaseLease(lease);
       if (released) data.delete(lease.record.key);
@@ -87,6 +91,9 @@ export function unavailableStore(): StateStore {
     renewLease: fail('renewLease'),
     releaseLease: fail('releaseLease'),
     readLeases: fail('readLeases'),
+    indexAdd: fail('indexAdd'),
+    indexRemove: fail('indexRemove'),
+    indexRange: fail('indexRange'),
     async close() {},
   };
 }

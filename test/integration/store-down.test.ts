@@ -3,7 +3,7 @@
 // every other call and the listing keep working, nothing hangs, and the metrics say the store is down.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { API_KEY, buildTestApp, testConfig } from '../helpers/build.js';
+import { API_KEY, bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 import { freeLoopbackPort } from '../helpers/redis-server.js';
 
 /** A Redis URL where nothing listens. */
@@ -94,22 +94,36 @@ describe('a gateway whose Redis does not answer', () => {
       app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { calls: names.map((name) => ({ name })) } });
 
     const app = await gatewayWithoutRedis('fail-open');
+    // Start-up looks once (the file's tenants checked against the store's): only what calls read counts here.
+    const atStart = await storeGets(app);
     expect((await execute(app, 'with_trace')).json()).toMatchObject({ ok: true });
     expect((await execute(app, 'no_such_tool')).json()).toMatchObject({ ok: false, error: { errorType: 'UNKNOWN_TOOL' } });
     expect((await batch(app, ['with_trace', 'with_trace'])).json()).toMatchObject({ results: [{ ok: true }, { ok: true }] });
-    expect(await storeGets(app)).toBe(0);
+    expect((await storeGets(app)) - atStart).toBe(0);
 
     // A name in the user namespace, and tool_search (present only while something is deferred), do look.
     expect((await execute(app, 'user_ci-bot_tool_search')).json()).toMatchObject({ ok: false, error: { errorType: 'UPSTREAM_ERROR' } });
-    expect(await storeGets(app)).toBe(1);
+    expect((await storeGets(app)) - atStart).toBe(1);
     await execute(app, 'tool_search', { query: 'weather' });
-    expect(await storeGets(app)).toBe(2);
+    expect((await storeGets(app)) - atStart).toBe(2);
     expect((await batch(app, ['with_trace', 'user_ci-bot_tool_x'])).json()).toMatchObject({ results: [{ ok: true }, { ok: false }] });
-    expect(await storeGets(app)).toBe(3);
+    expect((await storeGets(app)) - atStart).toBe(3);
 
     // A tenant that defers by count counts the caller's own tools: every call looks.
     const deferring = await gatewayWithoutRedis('fail-open', { deferThreshold: 50 });
+    const deferringAtStart = await storeGets(deferring);
     expect((await execute(deferring, 'with_trace')).json()).toMatchObject({ ok: true });
-    expect(await storeGets(deferring)).toBe(1);
+    expect((await storeGets(deferring)) - deferringAtStart).toBe(1);
+  });
+
+  it('keeps serving the file\'s tenants, and answers 503 for a tenant it would have to read from the store', async () => {
+    const app = await gatewayWithoutRedis('fail-open');
+    expect((await execute(app, 'with_trace')).json()).toMatchObject({ ok: true });
+    const elsewhere = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(await signToken({ tenant: 'from-the-store' })) });
+    expect(elsewhere.statusCode).toBe(503);
+    expect(elsewhere.headers['retry-after']).toBe('1');
+    expect(elsewhere.json()).toMatchObject({ code: 'TG_STORE_UNAVAILABLE' });
+    const tenants = await app.inject({ method: 'GET', url: '/v1/admin/tenants/from-the-store', headers: bearer(API_KEY) });
+    expect(tenants.statusCode).toBe(404);
   });
 });

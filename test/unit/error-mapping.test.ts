@@ -15,6 +15,7 @@ import { UnknownTenantError } from '../../src/gateway.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/mcp/server/resource-catalog-errors.js';
 import { TraceSettingsError } from '../../src/observability/trace-settings.js';
 import { TaskError } from '../../src/tasks/types.js';
+import { TenantApiError } from '../../src/tenants/errors.js';
 import { AuthServerError } from '../../src/upstream-auth/auth-server-error.js';
 import { FlowError } from '../../src/upstream-auth/connections.js';
 
@@ -38,6 +39,12 @@ const DOMAIN_ERRORS: Record<string, Array<[DomainError, ErrorCode]>> = {
     [new RuntimeKeyError('NOT_FOUND', 'no such key'), 'TG_NOT_FOUND'],
     [new RuntimeKeyError('FORBIDDEN', 'not yours'), 'TG_FORBIDDEN'],
     [new RuntimeKeyError('LIMIT', 'too many keys'), 'TG_CONFLICT'],
+  ],
+  TenantApiError: [
+    [new TenantApiError('NOT_FOUND', 'no such tenant'), 'TG_NOT_FOUND'],
+    [new TenantApiError('FORBIDDEN', 'may only narrow'), 'TG_FORBIDDEN'],
+    [new TenantApiError('CONFLICT', 'defined in the file'), 'TG_CONFLICT'],
+    [new TenantApiError('PRECONDITION_FAILED', 'changed meanwhile'), 'TG_PRECONDITION_FAILED'],
   ],
   TaskError: [
     [new TaskError('NOT_FOUND', 'task not found'), 'TG_NOT_FOUND'],

@@ -312,23 +312,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/admin/tenants": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The configured tenants' ids — a global operator only (the console's tenant switcher) */
-        get: operations["listTenants"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/admin/upstreams": {
         parameters: {
             query?: never;
@@ -361,6 +344,43 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tenant ids, from the file and the state store, one page at a time — a global operator only */
+        get: operations["listTenants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/tenants/{tenant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tenant's configuration with its ETag — a global operator, or the tenant's own admin */
+        get: operations["getTenant"];
+        /** Create (201) or replace (200) a tenant of the state store; `If-None-Match: *` creates only, `If-Match` replaces only that version */
+        put: operations["putTenant"];
+        post?: never;
+        /** Delete a tenant of the state store — a global operator only; its tokens are refused from then on, on every replica */
+        delete: operations["deleteTenant"];
+        options?: never;
+        head?: never;
+        /** Change a tenant of the state store by JSON Merge Patch (`application/merge-patch+json`, RFC 7396); `If-Match` changes only that version */
+        patch: operations["patchTenant"];
         trace?: never;
     };
     "/v1/admin/keys": {
@@ -1999,64 +2019,6 @@ export interface operations {
             };
         };
     };
-    listTenants: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        tenants: string[];
-                    };
-                };
-            };
-            /** @description Fastify's standard error body with a stable TG_* code */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Fastify's standard error body with a stable TG_* code */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Fastify's standard error body with a stable TG_* code */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Fastify's standard error body with a stable TG_* code */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
     listUpstreams: {
         parameters: {
             query?: never;
@@ -2161,6 +2123,507 @@ export interface operations {
             };
             /** @description Fastify's standard error body with a stable TG_* code */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listTenants: {
+        parameters: {
+            query?: {
+                /** @description The `next` of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description Only ids starting with (or, with `match=substring`, holding) this text */
+                q?: string;
+                match?: "prefix" | "substring";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Tenant ids, file and store alike, in byte order */
+                        tenants: string[];
+                        /** @description Present while there may be more: pass it as `cursor` */
+                        next?: string;
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tenant id (case-sensitive) */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description `file`: from the configuration file, read-only here; `store`: created through this API
+                         * @enum {string}
+                         */
+                        source: "file" | "store";
+                        /** @description As written (store) or as loaded, defaults filled (file) */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Counts the writes of a store tenant; null for a file tenant */
+                        revision: number | null;
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        /** @description `<tenant>/<user>` of the last writer */
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Write only while the tenant still has one of these ETags (or `*`: exists); else 412 */
+                "if-match"?: string;
+                /** @description `*`: create only (412 when the tenant exists) */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description The tenant id (case-sensitive) */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        /** @description A tenant configuration: the schema of `tenants.<id>` in the configuration file (docs/configuration.md#tenants); validated by it, errors name the key */
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description `file`: from the configuration file, read-only here; `store`: created through this API
+                         * @enum {string}
+                         */
+                        source: "file" | "store";
+                        /** @description As written (store) or as loaded, defaults filled (file) */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Counts the writes of a store tenant; null for a file tenant */
+                        revision: number | null;
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        /** @description `<tenant>/<user>` of the last writer */
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description `file`: from the configuration file, read-only here; `store`: created through this API
+                         * @enum {string}
+                         */
+                        source: "file" | "store";
+                        /** @description As written (store) or as loaded, defaults filled (file) */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Counts the writes of a store tenant; null for a file tenant */
+                        revision: number | null;
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        /** @description `<tenant>/<user>` of the last writer */
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Write only while the tenant still has one of these ETags (or `*`: exists); else 412 */
+                "if-match"?: string;
+                /** @description `*`: create only (412 when the tenant exists) */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description The tenant id (case-sensitive) */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Write only while the tenant still has one of these ETags (or `*`: exists); else 412 */
+                "if-match"?: string;
+                /** @description `*`: create only (412 when the tenant exists) */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description The tenant id (case-sensitive) */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON Merge Patch of the tenant configuration: `null` removes a key */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    [key: string]: unknown;
+                };
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description `file`: from the configuration file, read-only here; `store`: created through this API
+                         * @enum {string}
+                         */
+                        source: "file" | "store";
+                        /** @description As written (store) or as loaded, defaults filled (file) */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Counts the writes of a store tenant; null for a file tenant */
+                        revision: number | null;
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        /** @description `<tenant>/<user>` of the last writer */
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2456,7 +2919,7 @@ export interface operations {
                              * @description security events: what happened; relay events: what the upstream asked for
                              * @enum {string}
                              */
-                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused" | "elicitation" | "sampling";
+                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused" | "tenant_created" | "tenant_changed" | "tenant_deleted" | "elicitation" | "sampling";
                             /** @description task events: the task */
                             taskId?: string;
                             /** @description task events: the status before (null when created) */

@@ -32,7 +32,7 @@ describe('loadConfigFile', () => {
       host: '0.0.0.0', port: 8080, bodyLimit: 1048576, shutdownGraceMs: 10000, drainDelayMs: 0, maxInFlight: 1024,
       maxPublicInFlight: 64, bodyTimeoutMs: 10000, maxConnectionsPerAddress: 256, trustProxy: false,
     });
-    expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464, maxTenantSeries: 1000 });
     expect(config.tenants.acme).toMatchObject({ tools: { allow: ['*'], deny: [] }, builtins: [], mode: 'default', mcpServices: [] });
     expect(config.functions[0]).toEqual({ module: join(dir, 'tools.mjs') });
     expect(config.audit).toEqual({ sink: 'file', path: join(dir, 'audit.log') });

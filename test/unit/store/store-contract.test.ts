@@ -31,6 +31,21 @@ describe.each(implementations)('the %s store', (_kind, make) => {
     expect(await store.get(`${ns}a`)).toBeNull();
   });
 
+  it('pages a sorted index in byte order, after a cursor and within a prefix, and forgets removed members', async () => {
+    const index = `${ns}index`;
+    for (const member of ['beta', 'alpha-2', 'alpha-10', 'gamma', 'alpha', 'beta']) await store.indexAdd(index, member);
+    expect(await store.indexRange(index, { limit: 10 })).toEqual(['alpha', 'alpha-10', 'alpha-2', 'beta', 'gamma']);
+    expect(await store.indexRange(index, { limit: 2 })).toEqual(['alpha', 'alpha-10']);
+    expect(await store.indexRange(index, { after: 'alpha-10', limit: 2 })).toEqual(['alpha-2', 'beta']);
+    expect(await store.indexRange(index, { prefix: 'alpha', limit: 10 })).toEqual(['alpha', 'alpha-10', 'alpha-2']);
+    expect(await store.indexRange(index, { prefix: 'alpha', after: 'alpha-10', limit: 10 })).toEqual(['alpha-2']);
+    expect(await store.indexRange(index, { prefix: 'beta', after: 'alpha', limit: 10 })).toEqual(['beta']);
+    expect(await store.indexRange(index, { prefix: 'delta', limit: 10 })).toEqual([]);
+    await store.indexRemove(index, 'alpha-10');
+    await store.indexRemove(index, 'missing');
+    expect(await store.indexRange(index, { after: 'alpha', limit: 10 })).toEqual(['alpha-2', 'beta', 'gamma']);
+  });
+
   it('writes with setIfAbsent only once', async () => {
     expect(await store.setIfAbsent(`${ns}once`, 'first')).toBe(true);
     expect(await store.setIfAbsent(`${ns}once`, 'second')).toBe(false);

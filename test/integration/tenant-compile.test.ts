@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { createMemoryBus } from '../../src/store/bus.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { createTenantRecords } from '../../src/tenants/records.js';
+import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+
+// Tenants compiled on first use (docs/architecture.md#tenants-compiled-on-first-use): what a reload
+// rebuilds, what the cache keeps, and how a change message lost on the bus is healed.
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+const toolNames = async (app: FastifyInstance, tenant: string): Promise<string[] | number> => {
+  const listed = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(await signToken({ tenant, sub: 'u' })) });
+  return listed.statusCode === 200 ? (listed.json().tools as Array<{ name: string }>).map((tool) => tool.name) : listed.statusCode;
+};
+
+describe('tenants compiled on first use', () => {
+  it('a reload that changes one file tenant compiles that one again and keeps every other compiled tenant', async () => {
+    const tenants = { acme: {}, globex: {}, initech: { tools: { deny: ['slow'] } } };
+    const app = await buildTestApp(testConfig({ tenants }));
+    apps.push(app);
+    for (const id of Object.keys(tenants)) expect(await toolNames(app, id)).toContain('get_weather');
+    const before = new Map(Object.keys(tenants).map((id) => [id, app.gateway.current().tenants.get(id)!]));
+
+    await app.gateway.reload(testConfig({ tenants: { ...tenants, globex: { tools: { deny: ['get_weather'] } } } }));
+    const after = app.gateway.current().tenants;
+    expect(after.get('acme')!.chain).toBe(before.get('acme')!.chain);
+    expect(after.get('acme')!.view).toBe(before.get('acme')!.view);
+    expect(after.get('initech')!.chain).toBe(before.get('initech')!.chain);
+    expect(after.get('globex')!.chain).not.toBe(before.get('globex')!.chain);
+    // Pools derive from the new snapshot's catalog: every kept tenant starts with empty ones.
+    expect(after.get('acme')!.pools).not.toBe(before.get('acme')!.pools);
+    expect(await toolNames(app, 'globex')).not.toContain('get_weather');
+    expect(await toolNames(app, 'acme')).toContain('get_weather');
+  });
+
+  it('a reload that makes a changed file tenant invalid is refused and the old one keeps serving', async () => {
+    const app = await buildTestApp(testConfig());
+    apps.push(app);
+    await expect(app.gateway.reload(testConfig({ tenants: { acme: {}, globex: { policies: { 'rate-limit': { limit: 'many' } } } } }))).rejects.toThrow(/rate-limit/);
+    expect(await toolNames(app, 'globex')).toContain('get_weather');
+  });
+
+  it('keeps no more than compiledCacheSize tenants compiled from the start, and compiles an evicted one again on its next request', async () => {
+    const tenants = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`t${i}`, {}]));
+    const app = await buildTestApp(testConfig({ tenants: { acme: {}, ...tenants }, tenancy: { compiledCacheSize: 2 } }));
+    apps.push(app);
+    expect(app.gateway.current().tenants.size).toBeLessThanOrEqual(2);
+    for (const id of Object.keys(tenants)) expect(await toolNames(app, id)).toContain('get_weather');
+    expect(app.gateway.current().tenants.size).toBe(2);
+    expect(app.gateway.current().tenants.get('t0')).toBeUndefined();
+    expect(await toolNames(app, 't0')).toContain('get_weather');
+  });
+
+  it('heals a change whose bus message was lost within tenancy.revalidateMs', async () => {
+    const store = createMemoryStore();
+    const app = await buildTestApp(testConfig({ tenancy: { revalidateMs: 1000 } }), { store });
+    apps.push(app);
+    // Written beside the app, on a bus it does not hear: as if the message were lost.
+    const elsewhere = createTenantRecords(store, createMemoryBus());
+    const created = await elsewhere.create('quiet', {}, 'test/setup');
+    expect(await toolNames(app, 'quiet')).toContain('get_weather');
+    await elsewhere.replace(created!, { tools: { deny: ['get_weather'] } }, 'test/setup');
+    // Within the revalidation period the compiled copy still serves (no store read per request)…
+    expect(await toolNames(app, 'quiet')).toContain('get_weather');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // …past it, a request starts the check in the background, and a later one sees the change.
+    const started = performance.now();
+    let names: string[] | number = [];
+    while (performance.now() - started < 1000) {
+      names = await toolNames(app, 'quiet');
+      if (Array.isArray(names) && !names.includes('get_weather')) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(names).not.toContain('get_weather');
+    await store.close();
+  });
+});

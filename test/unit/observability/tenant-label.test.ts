@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { createApprovalMetrics } from '../../../src/approvals/metrics.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
+import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
+import type { ToolResult } from '../../../src/types.js';
+import { makeTool } from '../../helpers/policy-fixtures.js';
+
+const ok: ToolResult = { callId: 'c', name: 'get_weather', ok: true, output: '', source: 'function', durationMs: 1, truncated: false, trace: null };
+
+/** Every distinct `tenant` label value in the exposition. */
+const tenantValues = (text: string): Set<string> => new Set([...text.matchAll(/tenant="([^"]*)"/g)].map((match) => match[1]!));
+
+describe('per-tenant metric series', () => {
+  it('stay within metrics.maxTenantSeries tenants whatever number of tenants is counted; the rest share __other__', async () => {
+    const metrics = createMetrics({ defaultMetrics: false, maxTenantSeries: 3 });
+    const policy = createPolicyMetrics(metrics.registry);
+    const approvals = createApprovalMetrics(metrics.registry);
+    const tool = makeTool({ name: 'get_weather' });
+    const tenants = Array.from({ length: 5000 }, (_, i) => `tenant-${i}`);
+    metrics.knownTenants(tenants.slice(0, 2));
+    for (const tenant of tenants) {
+      metrics.recordCall(tenant, tool, ok);
+      metrics.countMcpSession(tenant);
+      policy.rateLimited(tenant);
+      approvals.decided({ tenant, status: 'approved', createdAt: 0, decidedAt: 1, expiresAt: 10 } as Parameters<typeof approvals.decided>[0]);
+    }
+    const text = await metrics.registry.metrics();
+    expect(tenantValues(text)).toEqual(new Set(['tenant-0', 'tenant-1', 'tenant-2', '__other__']));
+    expect(text).toContain('toolgate_tenant_calls_total{tenant="__other__",outcome="ok"} 4997');
+    expect(text).toContain('toolgate_rate_limit_refusals_total{tenant="__other__"} 4997');
+    expect(text).toContain('toolgate_tenant_calls_total{tenant="tenant-1",outcome="ok"} 1');
+  });
+});

@@ -12,6 +12,7 @@ import { AuthenticationError } from '../../src/auth/authenticator.js';
 import { ConfigError } from '../../src/config/interpolate.js';
 import { DomainError, errors, gatewayErrorOf, type ErrorCode } from '../../src/errors.js';
 import { UnknownTenantError } from '../../src/gateway.js';
+import { SessionSignalsLimited } from '../../src/mcp/server/post-bounds.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/mcp/server/resource-catalog-errors.js';
 import { TraceSettingsError } from '../../src/observability/trace-settings.js';
 import { TaskError } from '../../src/tasks/types.js';
@@ -53,6 +54,7 @@ const DOMAIN_ERRORS: Record<string, Array<[DomainError, ErrorCode]>> = {
   ],
   ApprovalError: (Object.keys(APPROVAL_ERROR_CODES) as ApprovalErrorCode[]).map((code) => [new ApprovalError(code, `refused: ${code}`), APPROVAL_ERROR_CODES[code]]),
   BadCursorError: [[new BadCursorError(), 'TG_BAD_REQUEST']],
+  SessionSignalsLimited: [[new SessionSignalsLimited(600, 60_000, 1500), 'TG_RATE_LIMITED']],
 };
 
 /** Error classes that never end a request themselves, and why (each is turned into something else first). */
@@ -75,6 +77,7 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   FunctionModuleError: 'a function module that does not load: a config error at load',
   UsageError: 'the command line, never a request',
   AuditUsageError: 'the audit command line (toolgate audit), never a request',
+  RequestStateRefused: 'a sealed MCP requestState that does not open: refused on the MCP wire',
   RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
   JsonRpcError: 'the MCP wire form of a domain error (src/mcp/server/wire-error.ts)',
 };

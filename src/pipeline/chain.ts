@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import { deriveContext } from '../execution/call-context.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
@@ -95,7 +96,7 @@ async function loadCustom(module: string, index: number, baseDir: string): Promi
   try {
     factory = ((await importUserModule(path)) as { default?: unknown }).default;
   } catch (error) {
-    throw new errors.TG_CONFIG_INVALID(`${label}.module cannot be loaded: ${error instanceof Error ? error.message : String(error)}`);
+    throw new errors.TG_CONFIG_INVALID(`${label}.module cannot be loaded: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
   }
   if (typeof factory !== 'function') throw new errors.TG_CONFIG_INVALID(`${label}.module must default-export a policy factory`);
   return factory as PolicyFactory;
@@ -118,7 +119,8 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   const { deps } = options;
   for (const key of Object.keys(tenantPolicies)) {
     if (key !== 'custom' && !(DEFAULT_POLICY_ORDER as readonly string[]).includes(key)) {
-      throw new errors.TG_CONFIG_INVALID(`policies.${key} is not a known policy`);
+      const hint = didYouMean(key, [...DEFAULT_POLICY_ORDER, 'custom']) || `; the policies are ${DEFAULT_POLICY_ORDER.join(', ')} and custom`;
+      throw new errors.TG_CONFIG_INVALID(`policies.${key} is not a known policy${hint}`);
     }
   }
   const custom = parsePolicyOptions('custom', CustomEntries, tenantPolicies.custom ?? []);

@@ -1,3 +1,4 @@
+import { inConfigFile, inConfigPath } from '../config/error-location.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { PolicyChain } from '../pipeline/chain.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
@@ -73,12 +74,16 @@ export async function buildSnapshot(
     }
     const tenants = new Map(Object.entries(config.tenants).map(([id, tenant]) => [id, createTenantView(id, tenant)]));
     const chains = new Map<string, PolicyChain>();
-    for (const [id, tenant] of Object.entries(config.tenants)) chains.set(id, await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir));
+    for (const [id, tenant] of Object.entries(config.tenants)) {
+      chains.set(id, await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir).catch((error: unknown) => {
+        throw inConfigPath(error, `/tenants/${id}`);
+      }));
+    }
     const catalog = catalogFor(config, providers, deps);
     return { config, providers, catalog, tenants, chains, pools: new PoolCache(catalog, deps.onShadowed) };
   } catch (error) {
     await Promise.allSettled(started.map((provider) => provider.close?.()));
-    throw error;
+    throw inConfigFile(error, config.source);
   }
 }
 

@@ -65,6 +65,7 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   TooLarge: 'internal to the authorization-server client: an AuthServerError',
   FunctionModuleError: 'a function module that does not load: a config error at load',
   UsageError: 'the command line, never a request',
+  CheckFailed: 'the `toolgate check` command, never a request',
   RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
   JsonRpcError: 'the MCP wire form of a domain error (src/mcp/server/wire-error.ts)',
 };

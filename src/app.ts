@@ -54,6 +54,7 @@ import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './mcp/user/registration-auth.js';
 import { userServiceKey } from './registry/user-names.js';
 import { connectionRoutes } from '../routes/connections.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -218,6 +219,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(tracingPlugin, { tracing: await startTracing(traces) });
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
+  // Before authentication: a shed request costs no token check and no body.
+  await app.register(loadSheddingPlugin);
   await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });
   // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
   await app.register(connectionLimitPlugin);

@@ -14,6 +14,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['server', 'shutdownGraceMs'],
   ['server', 'drainDelayMs'],
   ['server', 'maxConnectionsPerAddress'],
+  ['server', 'loadShedding'],
   ['store'],
   ['audit'],
   ['egress', 'allow'],

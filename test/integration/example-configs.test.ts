@@ -115,7 +115,11 @@ describe('examples/configs', () => {
     expect(config.telemetry).toMatchObject({ sampler: 'parentbased_traceidratio', samplerArg: 0.1 });
     expect(config.metrics).toMatchObject({ host: '0.0.0.0', port: 9464 });
     // The shared Redis of the suite: this file's keys go under a prefix of their own.
-    const app = await buildServer({ ...config, store: { ...config.store, prefix: `example-production-${process.pid}:` } as typeof config.store, logging: { ...config.logging, level: 'silent' } }, { logger: false, defaultMetrics: false, env });
+    expect(config.server.loadShedding).toMatchObject({ maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0.95 });
+    // Load shedding judges the event loop of its process: here that is the test runner's, busy with every
+    // other app of this file, so it is off (test/integration/load-shedding.test.ts runs it in processes).
+    const server = { ...config.server, loadShedding: { ...config.server.loadShedding, maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 } };
+    const app = await buildServer({ ...config, server, store: { ...config.store, prefix: `example-production-${process.pid}:` } as typeof config.store, logging: { ...config.logging, level: 'silent' } }, { logger: false, defaultMetrics: false, env });
     apps.push(app);
     expect((await execute(app, 'ci-key', 'get_weather', { city: 'Oslo' })).json()).toMatchObject({ ok: true });
     expect(await names(app, 'ci-key')).not.toContain('send_announcement');

@@ -31,6 +31,7 @@ describe('loadConfigFile', () => {
     expect(config.server).toEqual({
       host: '0.0.0.0', port: 8080, bodyLimit: 1048576, shutdownGraceMs: 10000, drainDelayMs: 0, maxInFlight: 1024,
       maxPublicInFlight: 64, bodyTimeoutMs: 10000, maxConnectionsPerAddress: 256, trustProxy: false,
+      loadShedding: { maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0, sampleIntervalMs: 500, retryAfterSec: 2 },
     });
     expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
     expect(config.tenants.acme).toMatchObject({ tools: { allow: ['*'], deny: [] }, builtins: [], mode: 'default', mcpServices: [] });

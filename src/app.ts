@@ -86,7 +86,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId', quietReads: config.logging.quietReads }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

@@ -123,7 +123,12 @@ async function main(): Promise<void> {
   if (app.metricsServer) app.log.info({ address: listened[0] }, 'metrics listener');
   const apiAddress = listened[listened.length - 1]!;
   // The demo's keys and where to use them on stdout for a person; a config start says where it serves in one log line.
-  if (demo) process.stdout.write(`${demoBanner(demo, portOf(apiAddress))}\n`);
+  if (demo) {
+    // Request lines scroll the keys away: SIGUSR2 prints them again (the banner's last line says how).
+    const banner = `${demoBanner(demo, portOf(apiAddress))}\nthese keys again: kill -USR2 ${process.pid}\n`;
+    process.stdout.write(banner);
+    process.on('SIGUSR2', () => process.stdout.write(banner));
+  }
   else {
     const { msg, ...where } = startBanner(config, apiAddress, app.metricsServer ? listened[0] : undefined);
     app.log.info(where, msg);

@@ -122,7 +122,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
       },
       ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}),
     },
-    logging: { level: env.LOG_LEVEL ?? 'info' },
+    // The console polls every few seconds: its reads would push the banner's keys out of sight.
+    logging: { level: env.LOG_LEVEL ?? 'info', quietReads: true },
     console: { enabled: true },
   };
   const config = validateConfigObject(raw, packageRoot(), undefined);

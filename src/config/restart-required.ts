@@ -20,6 +20,7 @@ const START_UP_SETTINGS: ReadonlyArray<readonly string[]> = [
   ['egress', 'allow'],
   ['logging', 'level'],
   ['logging', 'redact'],
+  ['logging', 'quietReads'],
   ['reload', 'watch'],
   ['metrics', 'enabled'],
   ['metrics', 'host'],

@@ -476,7 +476,12 @@ export const configSchema = Section({
     keys: Type.Array(Section({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), key: Type.String({ minLength: 1 }) }), { default: [] }),
   }, { default: {} }),
   tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
-  logging: Section({ level: Type.String({ default: 'info' }), redact: stringArray({ default: [] }) }, { default: {} }),
+  logging: Section({
+    level: Type.String({ default: 'info' }),
+    redact: stringArray({ default: [] }),
+    /** Successful GET and HEAD requests (probes, a console polling) logged at debug instead of info. */
+    quietReads: Type.Boolean({ default: false }),
+  }, { default: {} }),
   /**
    * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
    * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.

@@ -61,6 +61,8 @@ describe('the demo', () => {
     expect(ports[0]).not.toBe(ports[1]);
     for (const [index, demo] of [first, second].entries()) {
       await until('the listening line on 127.0.0.1', demo, () => (demo.stdout().includes(`Server listening at http://127.0.0.1:${ports[index]}`) ? true : undefined));
+      // Bound to 0.0.0.0, Fastify would also list the machine's other addresses.
+      expect(demo.stdout()).not.toMatch(/Server listening at http:\/\/(?!127\.0\.0\.1:)/);
       const base = `http://127.0.0.1:${ports[index]}`;
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       expect(await (await fetch(`${base}/`)).json()).toEqual({ name: 'toolgate', docs: '/docs', openapi: '/openapi.json', console: '/console/', health: '/healthz' });

@@ -127,7 +127,13 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   // One at a time, in config order: the first bad entry is the one named.
   const customs: Array<Slot & { before?: string; after?: string }> = [];
   for (const [index, entry] of custom.entries()) {
-    const policy = await (await loadCustom(entry.module, index, options.baseDir))(entry.options, deps);
+    const factory = await loadCustom(entry.module, index, options.baseDir);
+    // A factory refuses its options by throwing: that is the configuration's error, named as such.
+    const policy = await Promise.resolve()
+      .then(() => factory(entry.options, deps))
+      .catch((error: unknown) => {
+        throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.options refused by ${entry.module}: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
+      });
     if (typeof policy !== 'function') throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.module factory did not return a policy function`);
     customs.push({ name: entry.name ?? `custom-${index}`, layer: customLayer(policy), before: entry.before, after: entry.after });
   }

@@ -17,6 +17,7 @@ const KEY = `{ id: t, sha256: "${sha256('tg_config_errors')}", tenant: acme, use
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolgate-config-errors-'));
+  await writeFile(join(dir, 'strict-policy.mjs'), "export default (options) => { if (!options?.level) throw new Error('options.level is required'); return (call, ctx, next) => next(call, ctx); };\n");
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
@@ -46,9 +47,15 @@ const KINDS: Kind[] = [
   { kind: 'a key of a tenant that is not configured', yaml: base('', '{}').replace('tenant: acme', 'tenant: acne'), path: '/auth/apiKeys/0/tenant', says: /tenant "acne" is not configured; did you mean "acme"\?/ },
   { kind: 'a typo in a role', yaml: base('').replace('roles: []', 'roles: [admn]'), path: '/auth/apiKeys/0/roles/0', says: /unknown role "admn"; did you mean "admin"\?/ },
   { kind: 'a typo in a policy option', yaml: base('', '{ policies: { rate-limit: { limt: 5 } } }'), path: '/tenants/acme', says: /policies\.rate-limit\.limt is not a known option; did you mean "limit"\?/ },
-  { kind: 'an unknown policy option', yaml: base('', '{ policies: { retry: { jitter: true } } }'), path: '/tenants/acme', says: /policies\.retry\.jitter is not a known option; known options: attempts, baseMs, maxMs, on/ },
+  { kind: 'an unknown policy option', yaml: base('', '{ policies: { retry: { jitter: true } } }'), path: '/tenants/acme', says: /policies\.retry\.jitter is not a known option; known options: attempts, baseMs, maxMs, maxRetryAfterMs, on/ },
   { kind: 'an unknown policy', yaml: base('', '{ policies: { ratelimit: { limit: 5 } } }'), path: '/tenants/acme', says: /policies\.ratelimit is not a known policy; did you mean "rate-limit"\?/ },
   { kind: 'a custom policy module that is missing', yaml: base('', '{ policies: { custom: [{ module: ./nope-policy.mjs, before: approval }] } }'), path: '/tenants/acme', says: /policies\.custom\.0\.module cannot be loaded/ },
+  {
+    kind: 'a custom policy that refuses its options',
+    yaml: base('', '{ policies: { custom: [{ module: ./strict-policy.mjs, before: approval, options: {} }] } }'),
+    path: '/tenants/acme',
+    says: /policies\.custom\.0\.options refused by .*strict-policy\.mjs: options\.level is required/,
+  },
   { kind: 'a function module that is missing', yaml: base('functions:\n  - module: ./nope-tools.mjs\n'), path: '/functions/0/module', says: /nope-tools\.mjs: module not found/ },
   { kind: 'an MCP service a tenant names that is not declared', yaml: base('', '{ mcpServices: [everything] }'), path: '/tenants/acme/mcpServices', says: /unknown global MCP service "everything"/ },
   { kind: 'a port in the environment that is not a number', yaml: base(''), env: { PORT: 'http' }, path: 'PORT', says: /must be a port number 0-65535/ },

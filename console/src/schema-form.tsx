@@ -79,6 +79,8 @@ export function SchemaForm({ schema, idPrefix, busy, onSubmit }: { schema: JsonS
         const id = `${idPrefix}-${name}`;
         const kind = kindOf(field);
         const label = `${name}${required.has(name) ? ' (required)' : ''}${kind === 'json' ? ' (JSON)' : ''}`;
+        // The browser refuses to submit a required field left empty, and says which.
+        const mustFill = required.has(name);
         return (
           <div class="field" key={name}>
             {kind === 'boolean' ? (
@@ -89,18 +91,18 @@ export function SchemaForm({ schema, idPrefix, busy, onSubmit }: { schema: JsonS
               <label for={id}>{label}</label>
             )}
             {kind === 'enum' ? (
-              <select id={id} value={String(values[name] ?? '')} onChange={(e) => set(name, (e.target as HTMLSelectElement).value)}>
+              <select id={id} required={mustFill} value={String(values[name] ?? '')} onChange={(e) => set(name, (e.target as HTMLSelectElement).value)}>
                 <option value="">—</option>
                 {(field.enum as string[]).map((option) => (
                   <option key={option} value={option}>{option}</option>
                 ))}
               </select>
             ) : kind === 'json' ? (
-              <textarea id={id} rows={3} value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLTextAreaElement).value)} />
+              <textarea id={id} rows={3} required={mustFill} value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLTextAreaElement).value)} />
             ) : kind === 'boolean' ? null : kind === 'string' ? (
-              <input id={id} type="text" value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLInputElement).value)} />
+              <input id={id} type="text" required={mustFill} value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLInputElement).value)} />
             ) : (
-              <input id={id} type="number" step={kind === 'integer' ? 1 : 'any'} value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLInputElement).value)} />
+              <input id={id} type="number" required={mustFill} step={kind === 'integer' ? 1 : 'any'} value={String(values[name] ?? '')} onInput={(e) => set(name, (e.target as HTMLInputElement).value)} />
             )}
             {field.description ? <p class="hint">{field.description}</p> : null}
           </div>

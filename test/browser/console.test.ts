@@ -343,6 +343,10 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
           if (name === 'Audit') await page.getByRole('table', { name: 'Audit events' }).waitFor();
           if (name === 'Overview') await page.getByRole('img', { name: /Calls per minute/ }).waitFor();
           expect(await sidewaysOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+          // The current page's link is in sight in the navigation row (scrolled into it on a phone).
+          const current = (await page.getByRole('navigation', { name: 'Console pages' }).locator('a[aria-current="page"]').boundingBox())!;
+          expect(current.x, `${name}'s link`).toBeGreaterThanOrEqual(0);
+          expect(current.x + current.width, `${name}'s link`).toBeLessThanOrEqual(viewport.width + 0.5);
           await shot(page, `${file}-${viewport.width}-${scheme}`);
         }
         await open(page, 'Audit');

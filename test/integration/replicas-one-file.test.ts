@@ -1,6 +1,7 @@
 // Three replicas on one machine from one unedited file (examples/configs/production.yaml) plus environment
 // (docs/operations.md#several-replicas-on-one-machine): PORT and METRICS_PORT move each one's listeners, the
-// file's relative module path resolves against the file, and each replica answers — the same answer.
+// file's relative module path resolves against the file, and each replica answers — the same answer. And every
+// other starter config starts as a process from the environment alone.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
@@ -64,5 +65,23 @@ describe('several replicas on one machine', () => {
       expect((await fetch(metrics)).status).toBe(200);
     }
     expect(new Set(outputs).size).toBe(1);
+  });
+
+  it.skipIf(!redisBinary)('every starter config in examples/configs starts as a process from the environment alone and answers', { timeout: 240_000 }, async () => {
+    const hash = (await runCli(['hash-key'], () => Promise.resolve('tg_starter_key'))).trim();
+    const common = { PORT: '0', METRICS_PORT: '0', TOOLGATE_API_KEY_SHA256: hash, TOOLGATE_APPROVER_KEY_SHA256: hash, TOOLGATE_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes-long', TOOLGATE_REDIS_URL: redis!.url };
+    const starters: Array<[string, Record<string, string>]> = [
+      ['single-tenant.yaml', {}],
+      ['multi-tenant-jwt.yaml', {}],
+      // Its upstream is down (nothing listens on port 1): not required, so the gateway serves without it.
+      ['mcp-upstreams.yaml', { NOTES_MCP_URL: 'http://127.0.0.1:1/mcp', NOTES_MCP_TOKEN: 'unused' }],
+      ['compose.yaml', {}],
+    ];
+    const started = await Promise.all(starters.map(([name, env]) => startServer(`${root}/examples/configs/${name}`, children, { ...common, ...env })));
+    for (const [index, server] of started.entries()) {
+      const { url } = await servingAt(server);
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status, starters[index]![0]).toBe(200);
+    }
   });
 });

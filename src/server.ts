@@ -146,7 +146,8 @@ async function main(): Promise<void> {
   // SIGHUP means reload here, not shutdown (close-with-grace would otherwise close on it). Its delay is the
   // hard stop: the grace, then time to answer, audit and flush the calls cancelled at its end.
   const { shutdownGraceMs: graceMs, drainDelayMs } = config.server;
-  closeWithGrace({ delay: graceMs + ANSWER_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  // The demo's SIGUSR2 prints its keys again: it must not stop it either.
+  closeWithGrace({ delay: graceMs + ANSWER_MARGIN_MS, skip: demo ? ['SIGHUP', 'SIGUSR2'] : ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();

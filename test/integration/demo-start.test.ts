@@ -79,6 +79,10 @@ describe('the demo', () => {
     expect(first.stdout()).toContain(`these keys again: kill -USR2 ${first.child.pid}`);
     first.child.kill('SIGUSR2');
     await until('the banner again', first, () => ((first.stdout().match(/toolgate demo: tenant/g) ?? []).length > printed ? true : undefined));
+    // And it goes on serving (close-with-grace would take SIGUSR2 for a shutdown).
+    await sleep(500);
+    expect(first.stdout()).not.toContain('shutting down');
+    expect((await fetch(`http://127.0.0.1:${ports[0]}/healthz`)).status).toBe(200);
   });
 
   it("a taken metrics port names METRICS_PORT and how to move it (exit 69)", { timeout: 120_000 }, async () => {

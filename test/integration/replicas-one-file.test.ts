@@ -76,6 +76,7 @@ describe('several replicas on one machine', () => {
       // Its upstream is down (nothing listens on port 1): not required, so the gateway serves without it.
       ['mcp-upstreams.yaml', { NOTES_MCP_URL: 'http://127.0.0.1:1/mcp', NOTES_MCP_TOKEN: 'unused' }],
       ['compose.yaml', {}],
+      ['code-mode.yaml', {}],
     ];
     const started = await Promise.all(starters.map(([name, env]) => startServer(`${root}/examples/configs/${name}`, children, { ...common, ...env })));
     for (const [index, server] of started.entries()) {

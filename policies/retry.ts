@@ -15,7 +15,14 @@ export const RetryOptions = Type.Object(
     attempts: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
     baseMs: Type.Integer({ minimum: 0, default: 100 }),
     maxMs: Type.Integer({ minimum: 0, default: 2_000 }),
-    on: Type.Array(Type.Enum(['UPSTREAM_ERROR', 'TIMEOUT', 'TOOL_EXCEPTION'] as const, { type: 'string' }), { default: ['UPSTREAM_ERROR', 'TIMEOUT'] }),
+    /**
+     * The longest wait an upstream's Retry-After (a 429 or 503) is honoured for; one asking for more ends the
+     * retries and its result, with `retryAfterMs`, goes back to the caller.
+     */
+    maxRetryAfterMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000 }),
+    on: Type.Array(Type.Enum(['UPSTREAM_ERROR', 'TIMEOUT', 'TOOL_EXCEPTION', 'RATE_LIMITED'] as const, { type: 'string' }), {
+      default: ['UPSTREAM_ERROR', 'TIMEOUT', 'RATE_LIMITED'],
+    }),
   },
   { additionalProperties: false },
 );
@@ -30,11 +37,12 @@ function tracedAttempt(attempt: number, run: () => Promise<ToolResult>): Promise
 
 /**
  * Retries only tools that are safe to repeat (`readOnly` or `idempotent`), only on transient failures (never
- * a built-in tool's TIMEOUT), with jittered exponential backoff (src/shared/backoff.ts), a bounded number of
- * attempts, and never past the call's deadline or abort.
+ * a built-in tool's TIMEOUT), with jittered exponential backoff (src/shared/backoff.ts) or after the wait an
+ * upstream's Retry-After asked for (up to `maxRetryAfterMs`), a bounded number of attempts, and never past the
+ * call's deadline or abort. The rate-limit policy runs outside this one: only an upstream's RATE_LIMITED gets here.
  */
 export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
-  const { attempts, baseMs, maxMs, on } = parsePolicyOptions('retry', RetryOptions, options);
+  const { attempts, baseMs, maxMs, maxRetryAfterMs, on } = parsePolicyOptions('retry', RetryOptions, options);
   const clock = deps.clock ?? systemClock;
   const backoff = { initialMs: baseMs, maxMs, factor: 2 };
   const retryable = new Set<ErrorType>(on);
@@ -52,7 +60,11 @@ export function retryPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
     let result = first;
     for (let attempt = 1; attempt < attempts; attempt++) {
       if (isFinal(result, call)) break;
-      const delay = backoffDelay(attempt - 1, backoff, clock.random);
+      // The upstream said when to come back: not sooner (undici's retry interceptor does the same), and not
+      // at all when that is later than the cap.
+      const asked = result.retryAfterMs;
+      if (asked !== undefined && asked > maxRetryAfterMs) break;
+      const delay = asked ?? backoffDelay(attempt - 1, backoff, clock.random);
       const deadline = deadlineOf(ctx);
       if (ctx.signal.aborted || (deadline !== undefined && clock.now() + delay >= deadline)) break;
       await clock.sleep(delay, ctx.signal);

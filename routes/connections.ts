@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
 import { connectionCompleted } from '../src/mcp/server/url-elicitation.js';
@@ -25,10 +26,20 @@ const connectedUser = {
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
+/** The page's one stylesheet, allowed by its hash: the page's CSP still refuses everything else. */
+const PAGE_STYLE = [
+  ':root{color-scheme:light dark;font-family:system-ui,-apple-system,"Segoe UI",sans-serif}',
+  'body{margin:0;min-height:100vh;display:grid;place-items:center;background:Canvas;color:CanvasText}',
+  'main{max-width:28rem;margin:1.5rem;padding:2rem;border:1px solid color-mix(in srgb,CanvasText 15%,transparent);border-radius:12px;text-align:center}',
+  'h1{font-size:1.4rem;margin:0 0 .75rem}h1::before{content:"\\2713";display:block;font-size:2rem;color:#1a7f37;margin-bottom:.5rem}',
+  'p{line-height:1.5;margin:.5rem 0}a{color:LinkText}',
+].join('');
+const PAGE_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'; frame-ancestors 'none'`;
+
 /** The callback's answer: a fixed page (the browser that completed the flow shows it), never a redirect to anywhere a request names. */
 function page(title: string, text: string, consoleEnabled: boolean): string {
   const link = consoleEnabled ? '<p><a href="/console/">Back to the console</a></p>' : '';
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${link}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${link}</main></body></html>`;
 }
 
 /**
@@ -146,7 +157,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
       const { service } = owner;
       // MCP sessions sent a URL elicitation for this connection hear that it completed; the connection stands either way.
       await connectionCompleted(app.governance.store, app.governance.bus, owner).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation completion not sent'));
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'").type('text/html; charset=utf-8');
+      reply.header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8');
       return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);
     },
   );

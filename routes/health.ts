@@ -2,9 +2,13 @@ import fp from 'fastify-plugin';
 import type { UpstreamStatus } from '../src/registry/provider.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
-/** What /readyz answers (and `toolgate_ready` reports): draining first, then whether every required upstream is up. */
-export function readinessOf(upstreams: readonly UpstreamStatus[], draining: boolean): 'ready' | 'draining' | 'not_ready' {
+/**
+ * What /readyz answers (and `toolgate_ready` reports): draining first, then shedding load, then whether every
+ * required upstream is up.
+ */
+export function readinessOf(upstreams: readonly UpstreamStatus[], draining: boolean, shedding = false): 'ready' | 'draining' | 'shedding' | 'not_ready' {
   if (draining) return 'draining';
+  if (shedding) return 'shedding';
   return upstreams.every((upstream) => !upstream.required || upstream.state === 'ready') ? 'ready' : 'not_ready';
 }
 
@@ -14,7 +18,7 @@ export function readinessOf(upstreams: readonly UpstreamStatus[], draining: bool
  * (GET /v1/admin/upstreams). Both answer without a token (`security: []` in the document).
  */
 const routes: RoutePlugin = async (app) => {
-  app.metrics.watchReady(() => readinessOf(app.gateway.status(), app.drain.draining) === 'ready');
+  app.metrics.watchReady(() => readinessOf(app.gateway.status(), app.drain.draining, app.shedding()) === 'ready');
   app.get('/healthz', { schema: { tags: ['operations'], operationId: 'getLiveness', summary: 'Liveness', security: [], response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
   app.get(
@@ -33,12 +37,13 @@ const routes: RoutePlugin = async (app) => {
     },
     async (_request, reply) => {
       // Draining for shutdown: 503 first, so a load balancer stops sending before the listener closes.
-      const status = readinessOf(app.gateway.status(), app.drain.draining);
+      // Shedding load: 503 while it lasts, so the load balancer sends the next requests elsewhere.
+      const status = readinessOf(app.gateway.status(), app.drain.draining, app.shedding());
       reply.code(status === 'ready' ? 200 : 503);
-      if (status !== 'ready') reply.header('retry-after', '5');
+      if (status !== 'ready') reply.header('retry-after', status === 'shedding' ? String(app.gateway.config.server.loadShedding.retryAfterSec) : '5');
       return { status };
     },
   );
 };
 
-export const healthRoutes = fp(routes, { name: 'toolgate-routes-health', dependencies: ['toolgate-gateway', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const healthRoutes = fp(routes, { name: 'toolgate-routes-health', dependencies: ['toolgate-gateway', 'toolgate-load-shedding', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

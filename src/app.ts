@@ -58,6 +58,7 @@ import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connec
 import { createTenantRecords } from './tenants/records.js';
 import { createTenantService } from './tenants/service.js';
 import { storedTenantSource } from './tenants/stored-source.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 export interface BuildOptions {
   /** Fastify logger option or instance; defaults to JSON logs at the configured level. */
@@ -89,7 +90,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
-    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId', quietReads: config.logging.quietReads }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -241,6 +242,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(tracingPlugin, { tracing: await startTracing(traces) });
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
+  // Before authentication: a shed request costs no token check and no body.
+  await app.register(loadSheddingPlugin);
   await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });
   // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
   await app.register(connectionLimitPlugin);

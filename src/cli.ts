@@ -1,20 +1,49 @@
 // The `toolgate` command (package.json "bin"): `toolgate hash-key` prints the `auth.apiKeys[].sha256` of a
-// key, and the command-line options of `npm start` (`--config <file>`) are read here too.
+// key, `toolgate check FILE` validates a config without serving it, and the command-line options of
+// `npm start` (`--config <file>`, `--help`, `--version`) are read here too.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AUDIT_EXIT, AuditUsageError, runAuditCli } from './audit/cli.js';
 import { apiKeyDigest, newApiKey } from './shared/api-key-digest.js';
+import { packageRoot } from './config/demo.js';
+import { firstLine } from './config/error-location.js';
+import { ConfigError, loadConfigFile } from './config/load.js';
+import type { GatewayConfig } from './config/types.js';
 
 const USAGE = `usage:
   toolgate hash-key           read a key on stdin, print its sha256 for auth.apiKeys[].sha256
   toolgate hash-key --new     make a new random key, print it and its sha256
   toolgate audit verify …     check audit logs against their signed checkpoints (toolgate audit help)
   toolgate audit keygen       print a new Ed25519 key pair for audit.chain.signing
-  npm start -- --config FILE  start the gateway on a config file (same as TOOLGATE_CONFIG=FILE)`;
+  toolgate check FILE         validate a config file (schema, references, policies, modules) without serving it
+  toolgate --version          print the version
+  npm start -- --config FILE  start the gateway on a config file (same as TOOLGATE_CONFIG=FILE)
+  npm start                   start the demo (HOST, PORT, METRICS_HOST, METRICS_PORT move its listeners)`;
 
 /** Exit code for a wrong command line (EX_USAGE). */
 export const EXIT_USAGE = 64;
+/** Exit code for a configuration that does not validate (EX_CONFIG). */
+export const EXIT_CONFIG = 78;
 
 export class UsageError extends Error {}
+
+/** `toolgate check` found the config wrong: its one-line message, exit 78. */
+export class CheckFailed extends Error {}
+
+export function version(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h' || arg === 'help';
+const isVersion = (arg: string | undefined): boolean => arg === '--version' || arg === '-v';
+
+/** What `npm start -- --help` or `-- --version` prints instead of starting; undefined to start. */
+export function startAnswer(argv: readonly string[]): string | undefined {
+  if (argv.some(isHelp)) return `${USAGE}\n`;
+  if (argv.some(isVersion)) return `toolgate ${version()}\n`;
+  return undefined;
+}
 
 /** The config file `npm start` serves: `--config FILE` (or `--config=FILE`) wins over TOOLGATE_CONFIG; none means the demo. */
 export function configPathFrom(argv: string[], env: NodeJS.ProcessEnv): string | undefined {
@@ -27,14 +56,40 @@ export function configPathFrom(argv: string[], env: NodeJS.ProcessEnv): string |
   return values.config ?? (env.TOOLGATE_CONFIG || undefined);
 }
 
-/** Runs `toolgate <args>`: what to print on stdout, or a UsageError. `stdin` is read only when needed. */
-export async function runCli(args: string[], stdin: () => Promise<string>): Promise<string> {
+/** Builds the gateway on the file as `npm start` would (modules, policy chains, providers), then closes it unserved. */
+export type BuildCheck = (config: GatewayConfig) => Promise<void>;
+
+async function check(args: string[], build: BuildCheck | undefined): Promise<string> {
+  if (args.length !== 1 || args[0]!.startsWith('-')) throw new UsageError(`check takes one config file\n${USAGE}`);
+  try {
+    const config = await loadConfigFile(args[0]!);
+    await build?.(config);
+    const tenants = Object.keys(config.tenants).length;
+    return `config ${config.source} is valid: ${tenants} tenant${tenants === 1 ? '' : 's'}\n`;
+  } catch (error) {
+    if (error instanceof ConfigError || (error instanceof Error && (error as { code?: unknown }).code === 'TG_CONFIG_INVALID')) {
+      throw new CheckFailed(firstLine(error.message));
+    }
+    throw error;
+  }
+}
+
+/** Runs `toolgate <args>`: what to print on stdout, or a UsageError / CheckFailed. `stdin` is read only when needed. */
+export async function runCli(args: string[], stdin: () => Promise<string>, build?: BuildCheck): Promise<string> {
   const [command, ...rest] = args;
+  if (command === undefined || isHelp(command)) return `${USAGE}\n`;
+  if (isVersion(command)) return `toolgate ${version()}\n`;
+  // `toolgate <command> --help` explains, never takes `--help` as an argument (a key, a file).
+  if (rest.some(isHelp)) {
+    if (command === 'hash-key' || command === 'check') return `${USAGE}\n`;
+  }
+  if (command === 'check') return check(rest, build);
   if (command === 'hash-key') {
     if (rest.length === 1 && rest[0] === '--new') {
       const key = newApiKey();
       return `key:    ${key}\nsha256: ${apiKeyDigest(key)}\n`;
     }
+    if (rest.some((arg) => arg.startsWith('-'))) throw new UsageError(`hash-key takes --new, --help or nothing (the key comes on stdin)\n${USAGE}`);
     if (rest.length > 0) throw new UsageError(`hash-key takes no key argument (a key on the command line stays in the shell's history): pipe it in\n${USAGE}`);
     // One key, without the newline `echo` or a file adds: the gateway compares the exact bearer token.
     const key = (await stdin()).replace(/\r?\n$/, '');
@@ -42,7 +97,6 @@ export async function runCli(args: string[], stdin: () => Promise<string>): Prom
     if (/[\r\n]/.test(key)) throw new UsageError('one key per call: stdin has more than one line');
     return `${apiKeyDigest(key)}\n`;
   }
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return `${USAGE}\n`;
   throw new UsageError(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
 }
 
@@ -53,12 +107,24 @@ async function readStdin(): Promise<string> {
   return text;
 }
 
+/** `toolgate check` builds the app the way the server does, without listening, on an in-memory store. */
+export const buildForCheck: BuildCheck = async (config) => {
+  const [{ buildServer }, { createMemoryStore }] = await Promise.all([import('./app.js'), import('./store/memory.js')]);
+  const app = await buildServer(config, { logger: false, defaultMetrics: false, store: createMemoryStore() });
+  await app.close();
+};
+
 /** The bin entry point. */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   if (argv[0] === 'audit') return audit(argv.slice(1));
   try {
-    process.stdout.write(await runCli(argv, readStdin));
+    process.stdout.write(await runCli(argv, readStdin, buildForCheck));
   } catch (error) {
+    if (error instanceof CheckFailed) {
+      process.stderr.write(`toolgate: ${error.message}\n`);
+      process.exitCode = EXIT_CONFIG;
+      return;
+    }
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`toolgate: ${error.message}\n`);
     process.exitCode = EXIT_USAGE;

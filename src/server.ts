@@ -4,8 +4,11 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './app.js';
-import { configPathFrom, EXIT_USAGE, UsageError } from './cli.js';
-import { demoBanner, demoConfig } from './config/demo.js';
+import { configPathFrom, EXIT_CONFIG, EXIT_USAGE, startAnswer, UsageError } from './cli.js';
+import { demoBanner, demoConfig, type DemoConfig } from './config/demo.js';
+import { startBanner } from './config/start-banner.js';
+import { firstLine } from './config/error-location.js';
+import { listenAddresses, type ListenAddress } from './config/listen-env.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { watchConfigFile } from './config/watch.js';
@@ -13,23 +16,31 @@ import { ANSWER_MARGIN_MS, shutDownGracefully } from './http/shutdown.js';
 import { stdoutDestination } from './observability/stdout.js';
 import { logReload } from './snapshot/reload.js';
 
-async function initialConfig(path: string | undefined): Promise<{ config: GatewayConfig; banner?: string }> {
+async function initialConfig(path: string | undefined): Promise<{ config: GatewayConfig; demo?: DemoConfig }> {
   if (path) return { config: await loadConfigFile(path) };
   const demo = demoConfig();
-  const banner = demoBanner(demo, demo.config.server.port);
-  return { config: demo.config, banner };
+  return { config: demo.config, demo };
 }
+
+const portOf = (address: string): number => Number(new URL(address).port);
 
 /** Exit code when a listener cannot bind (EX_UNAVAILABLE): a port in use is not a configuration error. */
 const EXIT_CANNOT_LISTEN = 69;
 const LISTEN_ERRORS: Record<string, string> = { EADDRINUSE: 'address already in use', EACCES: 'permission denied', EADDRNOTAVAIL: 'address not available on this host' };
 
-interface Listener {
+interface Listener extends ListenAddress {
   server: FastifyInstance;
-  host: string;
-  port: number;
-  /** The setting that chose the port, named in the message. */
-  key: string;
+}
+
+/**
+ * A configuration error, from the file or found while building on it (a policy option, a module that does
+ * not load): one line on stderr, exit 78, no stack. Anything else is a bug and keeps its stack.
+ */
+function exitIfConfigError(error: unknown): void {
+  const isConfig = error instanceof ConfigError || (error instanceof Error && (error as { code?: unknown }).code === 'TG_CONFIG_INVALID');
+  if (!isConfig) return;
+  process.stderr.write(`toolgate: ${firstLine(error.message)}\n`);
+  process.exit(EXIT_CONFIG);
 }
 
 /**
@@ -38,14 +49,14 @@ interface Listener {
  */
 async function listenOrExplain(app: FastifyInstance, listeners: Listener[]): Promise<string[]> {
   const addresses: string[] = [];
-  for (const { server, host, port, key } of listeners) {
+  for (const { server, host, port, key, hint } of listeners) {
     try {
       addresses.push(await server.listen({ host, port }));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === undefined || !Object.hasOwn(LISTEN_ERRORS, code)) throw error;
       await app.close().catch(() => undefined);
-      process.stderr.write(`toolgate: cannot listen on ${host}:${port} (${key}): ${LISTEN_ERRORS[code]} (${code})\n`);
+      process.stderr.write(`toolgate: cannot listen on ${host}:${port} (${key}): ${LISTEN_ERRORS[code]} (${code}): ${hint}\n`);
       process.exit(EXIT_CANNOT_LISTEN);
     }
   }
@@ -53,6 +64,11 @@ async function listenOrExplain(app: FastifyInstance, listeners: Listener[]): Pro
 }
 
 async function main(): Promise<void> {
+  const answer = startAnswer(process.argv.slice(2));
+  if (answer !== undefined) {
+    process.stdout.write(answer);
+    return;
+  }
   let configPath: string | undefined;
   try {
     configPath = configPathFrom(process.argv.slice(2), process.env);
@@ -65,22 +81,23 @@ async function main(): Promise<void> {
   try {
     loaded = await initialConfig(configPath);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`toolgate: ${error.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
+    exitIfConfigError(error);
     throw error;
   }
-  const { config, banner } = loaded;
+  const { config, demo } = loaded;
+  let addresses;
+  try {
+    addresses = listenAddresses(config, process.env);
+  } catch (error) {
+    exitIfConfigError(error);
+    throw error;
+  }
   // Building can still find the configuration wrong (a bad OTEL_* variable, an OpenAPI document that does not
   // import): the same one-line message and exit code as a bad config file, not a stack trace.
   const app = await buildServer(config, {
     loadConfig: configPath ? () => loadConfigFile(configPath) : undefined,
   }).catch((error: unknown) => {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`toolgate: ${error.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
+    exitIfConfigError(error);
     throw error;
   });
   // Explicit server timeouts: a slow client cannot hold a socket forever. The body deadline itself is
@@ -97,16 +114,25 @@ async function main(): Promise<void> {
     done(null, payload);
   });
 
-  const host = process.env.HOST ?? config.server.host;
-  const port = process.env.PORT ? Number(process.env.PORT) : config.server.port;
   // Metrics cover every tenant: their own listener, loopback by default (docs/operations.md#metrics). It binds
   // first and silently, so a port in use on either listener stops the process before any "listening" line.
   const listened = await listenOrExplain(app, [
-    ...(app.metricsServer ? [{ server: app.metricsServer, host: config.metrics.host, port: config.metrics.port, key: 'metrics.port' }] : []),
-    { server: app, host, port, key: 'server.port (or PORT)' },
+    ...(app.metricsServer && addresses.metrics ? [{ server: app.metricsServer, ...addresses.metrics }] : []),
+    { server: app, ...addresses.api },
   ]);
   if (app.metricsServer) app.log.info({ address: listened[0] }, 'metrics listener');
-  if (banner) process.stdout.write(`${banner}\n`);
+  const apiAddress = listened[listened.length - 1]!;
+  // The demo's keys and where to use them on stdout for a person; a config start says where it serves in one log line.
+  if (demo) {
+    // Request lines scroll the keys away: SIGUSR2 prints them again (the banner's last line says how).
+    const banner = `${demoBanner(demo, portOf(apiAddress))}\nthese keys again: kill -USR2 ${process.pid}\n`;
+    process.stdout.write(banner);
+    process.on('SIGUSR2', () => process.stdout.write(banner));
+  }
+  else {
+    const { msg, ...where } = startBanner(config, apiAddress, app.metricsServer ? listened[0] : undefined);
+    app.log.info(where, msg);
+  }
 
   const reload = (trigger: string) => () => {
     app.reloadConfig().then(
@@ -120,7 +146,8 @@ async function main(): Promise<void> {
   // SIGHUP means reload here, not shutdown (close-with-grace would otherwise close on it). Its delay is the
   // hard stop: the grace, then time to answer, audit and flush the calls cancelled at its end.
   const { shutdownGraceMs: graceMs, drainDelayMs } = config.server;
-  closeWithGrace({ delay: graceMs + ANSWER_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  // The demo's SIGUSR2 prints its keys again: it must not stop it either.
+  closeWithGrace({ delay: graceMs + ANSWER_MARGIN_MS, skip: demo ? ['SIGHUP', 'SIGUSR2'] : ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     stopWatching?.();

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { haproxyConfig } from '../../test/helpers/haproxy.js';
 import { freeLoopbackPort, pingRedis } from '../../test/helpers/redis-server.js';
 
 export { freeLoopbackPort as freePort };
@@ -138,30 +139,7 @@ export class Haproxy extends LoopbackDaemon {
   }
 
   async start(replicas: Replica[]): Promise<void> {
-    const config = [
-      'global',
-      '    maxconn 4096',
-      'defaults',
-      '    mode http',
-      '    timeout connect 1s',
-      '    timeout client 30s',
-      '    timeout server 30s',
-      '    timeout http-keep-alive 5s',
-      '    retries 3',
-      '    option redispatch 1',
-      '    retry-on conn-failure 503',
-      'frontend api',
-      `    bind 127.0.0.1:${this.port}`,
-      '    default_backend toolgate',
-      'backend toolgate',
-      '    balance roundrobin',
-      '    option httpchk',
-      '    http-check send meth GET uri /readyz',
-      '    http-check expect status 200',
-      '    default-server check inter 250ms fall 2 rise 2 maxconn 200',
-      ...replicas.map((r) => `    server ${r.spec.name} 127.0.0.1:${r.spec.port}`),
-      '',
-    ].join('\n');
+    const config = haproxyConfig(this.port, replicas.map((replica) => replica.spec));
     const file = join(this.dir, 'haproxy.cfg');
     writeFileSync(file, config);
     this.child = start(this.binary, ['-db', '-f', file], join(this.dir, 'haproxy.log'));

@@ -1,12 +1,16 @@
 export interface Series {
   label: string;
   values: Array<number | null>;
+  /** Its colour (an index of the palette), so one tool keeps one colour in every chart; default its position. */
+  color?: number;
 }
 
 const WIDTH = 600;
 const HEIGHT = 180;
-const PAD = { left: 44, right: 8, top: 10, bottom: 22 };
-const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
+// The axis labels are 20 units of a 600-unit-wide drawing: about 11 px where a chart is 330 px wide.
+const PAD = { left: 64, right: 10, top: 14, bottom: 30 };
+/** The last colour is the neutral one, for a total beside the tools. */
+export const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#6b7280'];
 
 const niceMax = (value: number): number => {
   if (value <= 0) return 1;
@@ -33,14 +37,14 @@ export function LineChart({ title, series, minutes, unit }: { title: string; ser
         {[0, 0.5, 1].map((f) => (
           <g key={f}>
             <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(max * f)} y2={y(max * f)} class="grid" />
-            <text x={PAD.left - 4} y={y(max * f) + 4} class="axis" text-anchor="end">{Number((max * f).toPrecision(3))}</text>
+            <text x={PAD.left - 6} y={y(max * f) + 7} class="axis" text-anchor="end">{Number((max * f).toPrecision(3))}</text>
           </g>
         ))}
-        <text x={PAD.left} y={HEIGHT - 4} class="axis">{label(minutes[0])}</text>
-        <text x={WIDTH - PAD.right} y={HEIGHT - 4} class="axis" text-anchor="end">{label(minutes.at(-1))}</text>
+        <text x={PAD.left} y={HEIGHT - 6} class="axis">{label(minutes[0])}</text>
+        <text x={WIDTH - PAD.right} y={HEIGHT - 6} class="axis" text-anchor="end">{label(minutes.at(-1))}</text>
         {series.map((s, index) => {
           const points = s.values.map((v, i) => (v === null ? null : `${x(i).toFixed(1)},${y(v).toFixed(1)}`)).filter(Boolean).join(' ');
-          const color = COLORS[index % COLORS.length];
+          const color = COLORS[(s.color ?? index) % COLORS.length];
           // Dots as well as the line: a minute with calls between empty minutes is still visible.
           return (
             <g key={s.label}>
@@ -53,7 +57,7 @@ export function LineChart({ title, series, minutes, unit }: { title: string; ser
       <ul class="legend">
         {series.map((s, index) => (
           <li key={s.label}>
-            <span class={`swatch c${index % COLORS.length}`} aria-hidden="true" />
+            <span class={`swatch c${(s.color ?? index) % COLORS.length}`} aria-hidden="true" />
             {s.label}
           </li>
         ))}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type ToolResult } from './api.js';
-import { pretty } from './format.js';
+import { milliseconds, pretty } from './format.js';
 
 /** An API failure in words (text only: the server's message may quote user input). */
 export function ErrorNote({ error }: { error: unknown }) {
@@ -16,11 +16,11 @@ export function JsonBlock({ value, label }: { value: unknown; label: string }) {
 
 export function ResultView({ result }: { result: ToolResult }) {
   return (
-    <div class={`result ${result.ok ? 'ok' : 'failed'}`}>
+    <div class={`result ${result.ok ? 'ok' : result.status === 'pending_approval' ? 'pending' : 'failed'}`}>
       <p>
         <strong>{result.ok ? 'ok' : result.status === 'pending_approval' ? 'pending approval' : (result.error?.errorType ?? 'failed')}</strong>
         {' · '}
-        {result.name} · {result.durationMs} ms{result.truncated ? ' · truncated' : ''}
+        {result.name} · {milliseconds(result.durationMs)} ms{result.truncated ? ' · truncated' : ''}
         {result.approvalId ? ` · approval ${result.approvalId}` : ''}
       </p>
       <h4>Output (what the model reads)</h4>

@@ -31,3 +31,9 @@ export function localInputToIso(value: string): string | undefined {
   const at = new Date(value);
   return Number.isNaN(at.getTime()) ? undefined : at.toISOString();
 }
+
+/** A call's duration in one style for every row: tenths below 10 ms ("0.4", "0.0"), whole milliseconds above. */
+export const milliseconds = (ms: number): string => (ms < 10 ? ms.toFixed(1) : String(Math.round(ms)));
+
+/** "1 error", "4 errors". */
+export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;

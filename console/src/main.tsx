@@ -11,6 +11,14 @@ import { OverviewPage } from './pages/overview.js';
 import { TenantsPage } from './pages/tenants.js';
 import { ToolsPage } from './pages/tools.js';
 import { UpstreamsPage } from './pages/upstreams.js';
+
+/**
+ * On a phone the navigation is one scrolling row: the current page's link is scrolled into it, so the row
+ * never hides where the user is (a no-op where the whole list is visible).
+ */
+const showInRow = (link: HTMLAnchorElement | null): void => {
+  link?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+};
 import './styles.css';
 
 interface PageDef {
@@ -142,7 +150,7 @@ function App() {
         <ul>
           {pages.map((candidate) => (
             <li key={candidate.path}>
-              <a href={`#/${candidate.path}`} aria-current={candidate === page ? 'page' : undefined}>{candidate.title}</a>
+              <a href={`#/${candidate.path}`} aria-current={candidate === page ? 'page' : undefined} ref={candidate === page ? showInRow : undefined}>{candidate.title}</a>
             </li>
           ))}
         </ul>

@@ -4,6 +4,7 @@
 const CARD = /\b(?:\d[ -]?){13,19}\b/;
 const EMAIL = /[^\s@"]+@[^\s@"]+\.[A-Za-z]{2,}/;
 
+/** @type {import('../../src/policy-authoring.js').PolicyFactory} (types: docs/governance.md#custom-policies) */
 export default function piiGuardPolicy(options = {}) {
   const patterns = [CARD, ...(options.emails ? [EMAIL] : [])];
   return async (call, ctx, next) => {

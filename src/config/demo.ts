@@ -86,7 +86,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     ? [{ id: 'demo2', sha256: sha256(demo2Key), tenant: 'demo2', user: 'demo2-user', roles: [] }]
     : [];
   const raw = {
-    server: { host: env.HOST ?? '0.0.0.0', port: env.PORT ? Number(env.PORT) : 8080 },
+    // Loopback unless HOST says otherwise: the banner prints an operator key, and the demo is for this machine.
+    server: { host: env.HOST || '127.0.0.1', port: 8080 },
     auth: {
       apiKeys: [
         { id: 'demo', sha256: sha256(apiKey), tenant: 'demo', user: 'demo-user', roles: ['admin', 'approver'] },
@@ -121,7 +122,8 @@ export function demoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
       },
       ...(demo2.length > 0 ? { demo2: { tools: { allow: ['*'], deny: [] } } } : {}),
     },
-    logging: { level: env.LOG_LEVEL ?? 'info' },
+    // The console polls every few seconds: its reads would push the banner's keys out of sight.
+    logging: { level: env.LOG_LEVEL ?? 'info', quietReads: true },
     console: { enabled: true },
   };
   const config = validateConfigObject(raw, packageRoot(), undefined);

@@ -23,6 +23,8 @@ export interface SecretSources {
   env: NodeJS.ProcessEnv;
   /** Folder that relative `${file:…}` paths resolve against (the config file's). */
   baseDir: string;
+  /** Told the path (`/metrics/port`) of each string that held a reference: its value may need coercing. */
+  interpolated?: Set<string>;
 }
 
 /**
@@ -53,16 +55,20 @@ function readSecretFile(file: string, where: string): string {
 export function interpolateSecrets(value: unknown, sources: SecretSources, path = ''): unknown {
   if (typeof value === 'string') {
     const where = path || '/';
-    return value.replace(SECRET_REF, (match, kind: string, ref: string) => {
+    let referenced = false;
+    const resolved = value.replace(SECRET_REF, (match, kind: string, ref: string) => {
+      referenced = true;
       if (kind === 'file') {
         if (!ref) throw new ConfigError(`config ${where}: \${file:} needs a path`);
         return readSecretFile(resolve(sources.baseDir, ref), where);
       }
       if (!ENV_NAME.test(ref)) return match;
-      const resolved = sources.env[ref];
-      if (resolved === undefined) throw new ConfigError(`config ${where}: environment variable ${ref} is not set`);
-      return resolved;
+      const found = sources.env[ref];
+      if (found === undefined) throw new ConfigError(`config ${where}: environment variable ${ref} is not set`);
+      return found;
     });
+    if (referenced) sources.interpolated?.add(where);
+    return resolved;
   }
   if (Array.isArray(value)) return value.map((item, index) => interpolateSecrets(item, sources, `${path}/${index}`));
   if (value !== null && typeof value === 'object') {

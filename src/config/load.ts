@@ -6,25 +6,42 @@ import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
 import { configSchema, tenantSchema } from './schema.js';
 import { heldCredentialOf } from './discovered-issuers.js';
+import { coerceInterpolated } from './coerce-interpolated.js';
+import { inConfigFile } from './error-location.js';
 import { ConfigError, interpolateSecrets } from './interpolate.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { GatewayConfig, TenantConfig } from './types.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import { isLoopbackHost } from '../shared/loopback-host.js';
 
 export { ConfigError };
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
+// `verbose`: an error carries the schema around it, so an unknown key can be matched against the known ones.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true, verbose: true });
 const validateConfig = ajv.compile<Static<typeof configSchema>>(configSchema);
 // One tenant as it sits in the file: the same schema (and so the same messages and key paths) as `tenants.<id>`.
 const oneTenantSchema = Type.Object({ tenants: configSchema.properties.tenants }, { additionalProperties: false });
 const validateOneTenant = ajv.compile<Static<typeof oneTenantSchema>>(oneTenantSchema);
 
+/** The roles the gateway itself gives meaning to; a tenant's `roles` adds its own. */
+const GATEWAY_ROLES = ['admin', 'approver'] as const;
+
+function knownKeys(error: ErrorObject): string[] {
+  const properties = (error.parentSchema as { properties?: unknown } | undefined)?.properties;
+  return properties !== null && typeof properties === 'object' ? Object.keys(properties) : [];
+}
+
 function describe(error: ErrorObject): string {
   const where = error.instancePath || '/';
   if (error.keyword === 'additionalProperties') {
-    return `${where}: unknown key "${String(error.params.additionalProperty)}"`;
+    const key = String(error.params.additionalProperty);
+    return `${where}: unknown key "${key}"${didYouMean(key, knownKeys(error))}`;
   }
   if (error.keyword === 'enum') return `${where}: must be one of ${JSON.stringify(error.params.allowedValues)}`;
+  // The key itself pasted where its digest belongs: say how to make the digest, never echo the value.
+  if (error.keyword === 'pattern' && /^\/auth\/apiKeys\/\d+\/sha256$/.test(error.instancePath)) {
+    return `${where}: must be the key's SHA-256 (64 hex characters), not the key: use \`toolgate hash-key\``;
+  }
   return `${where}: ${error.message ?? 'is invalid'}`;
 }
 
@@ -238,7 +255,15 @@ function checkReferences(config: GatewayConfig): void {
   }
   for (const [index, key] of config.auth.apiKeys.entries()) {
     if (!Object.hasOwn(config.tenants, key.tenant)) {
-      throw new ConfigError(`config /auth/apiKeys/${index}/tenant: tenant "${key.tenant}" is not configured`);
+      throw new ConfigError(`config /auth/apiKeys/${index}/tenant: tenant "${key.tenant}" is not configured${didYouMean(key.tenant, Object.keys(config.tenants))}`);
+    }
+    // A role nobody defines grants nothing: a typo (`admn`) would leave the key silently powerless.
+    const known = [...GATEWAY_ROLES, ...Object.keys(config.tenants[key.tenant]!.roles)];
+    for (const [at, role] of key.roles.entries()) {
+      if (!known.includes(role)) {
+        const hint = didYouMean(role, known) || `; known roles: ${known.join(', ')} (define others under tenants.${key.tenant}.roles)`;
+        throw new ConfigError(`config /auth/apiKeys/${index}/roles/${at}: unknown role "${role}"${hint}`);
+      }
     }
   }
 }
@@ -280,5 +305,12 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = proc
   } catch (error) {
     throw new ConfigError(`config ${absolute}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
-  return validateConfigObject(interpolateSecrets(parsed, { env, baseDir: dirname(absolute) }), dirname(absolute), absolute);
+  try {
+    const interpolated = new Set<string>();
+    const raw = interpolateSecrets(parsed, { env, baseDir: dirname(absolute), interpolated });
+    coerceInterpolated(raw, interpolated, validateConfig);
+    return validateConfigObject(raw, dirname(absolute), absolute);
+  } catch (error) {
+    throw inConfigFile(error, absolute);
+  }
 }

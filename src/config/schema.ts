@@ -83,6 +83,18 @@ export const serverSchema = Section({
   maxConnectionsPerAddress: Type.Integer({ minimum: 0, default: 256 }),
   trustProxy: Type.Boolean({ default: false }),
   /**
+   * Load shedding (docs/operations.md#load-shedding): while the event loop's mean delay or its utilisation is
+   * over a bound, requests answer 503 + Retry-After at once and /readyz says `shedding`, so an overloaded
+   * replica refuses early instead of answering everyone late. 0 leaves a bound off; both off by default.
+   */
+  loadShedding: Section({
+    maxEventLoopDelayMs: Type.Integer({ minimum: 0, maximum: 60000, default: 0 }),
+    maxEventLoopUtilization: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
+    /** How often the event loop is sampled. */
+    sampleIntervalMs: Type.Integer({ minimum: 10, maximum: 10000, default: 500 }),
+    retryAfterSec: Type.Integer({ minimum: 1, maximum: 300, default: 2 }),
+  }, { default: {} }),
+  /**
    * toolgate's public base URL (scheme, host, optional path): the OAuth redirect URI of upstream
    * connections is `<publicUrl>/oauth/callback`. Configured, never derived from a request's Host header.
    */
@@ -508,7 +520,12 @@ export const configSchema = Section({
     revalidateMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
     tenantAdmins: Type.Enum(['read', 'narrow'], { default: 'read' }),
   }, { default: {} }),
-  logging: Section({ level: Type.String({ default: 'info' }), redact: stringArray({ default: [] }) }, { default: {} }),
+  logging: Section({
+    level: Type.String({ default: 'info' }),
+    redact: stringArray({ default: [] }),
+    /** Successful GET and HEAD requests (probes, a console polling) logged at debug instead of info. */
+    quietReads: Type.Boolean({ default: false }),
+  }, { default: {} }),
   /**
    * Prometheus metrics cover every tenant: served on their own listener (`host`/`port`, off with
    * `enabled: false`) and, only when `token` is set, on the API port to a caller presenting it.

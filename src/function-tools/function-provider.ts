@@ -1,4 +1,5 @@
 import type { Agent } from 'undici';
+import { ConfigError } from '../config/interpolate.js';
 import type { FunctionEntry } from '../config/types.js';
 import type { ToolProvider } from '../registry/provider.js';
 import type { Tool } from '../types.js';
@@ -13,9 +14,16 @@ export function createFunctionProvider(entries: readonly FunctionEntry[], agent:
     tools: () => tools,
     async start() {
       const loaded: Tool[] = [];
-      for (const entry of entries) {
-        if ('module' in entry) loaded.push(...(await loadFunctionModule(entry.module)));
-        else loaded.push(createHttpTool(entry, agent));
+      for (const [index, entry] of entries.entries()) {
+        if (!('module' in entry)) {
+          loaded.push(createHttpTool(entry, agent));
+          continue;
+        }
+        // A module that is missing, does not load or exports no tool spec is the configuration's error.
+        const tools = await loadFunctionModule(entry.module).catch((error: unknown) => {
+          throw new ConfigError(`config /functions/${index}/module: ${error instanceof Error ? error.message : String(error)}`);
+        });
+        loaded.push(...tools);
       }
       tools = loaded;
     },

@@ -3,7 +3,8 @@ import type { HttpFunctionEntry } from '../config/types.js';
 import { ToolError } from '../execution/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
 import type { JsonObject, Tool, ToolContext } from '../types.js';
-import { isDefiniteClientError, readBodyCapped, ResponseTooLargeError } from '../egress/http-client.js';
+import { readBodyCapped, ResponseTooLargeError } from '../egress/http-client.js';
+import { upstreamStatusError } from '../execution/upstream-status.js';
 import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 
@@ -71,11 +72,7 @@ export function createHttpTool(entry: HttpFunctionEntry, agent: Agent): Tool {
       // The gateway's size limit, not the webhook's health: docs/security-model.md#breaker-attribution.
       throw new ToolError('UPSTREAM_ERROR', `webhook response failed: ${(error as Error).message}`, { permanent: error instanceof ResponseTooLargeError });
     }
-    if (response.statusCode >= 400) {
-      throw new ToolError('UPSTREAM_ERROR', `webhook answered HTTP ${response.statusCode}: ${text.slice(0, ERROR_SNIPPET_CHARS)}`, {
-        permanent: isDefiniteClientError(response.statusCode),
-      });
-    }
+    if (response.statusCode >= 400) throw upstreamStatusError('webhook', response.statusCode, text.slice(0, ERROR_SNIPPET_CHARS), response.headers['retry-after']);
     const contentType = String(response.headers['content-type'] ?? '');
     if (contentType.includes('json') && text.length > 0) {
       try {

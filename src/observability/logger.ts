@@ -32,9 +32,19 @@ export function loggableUrl(url: string): string {
 
 /**
  * One access line per request ("request completed" with method, url, status and time) instead of
- * Fastify's two; the "incoming request" line stays available at debug level.
+ * Fastify's two; the "incoming request" line stays available at debug level. With `quietReads`
+ * (`logging.quietReads`, on in the demo) a successful GET or HEAD — probes, a console polling — is logged at
+ * debug, so what a person must read (the demo's keys, failures, calls) does not scroll away.
  */
 export class AccessLogController extends LogController {
+  private readonly quietReads: boolean;
+
+  constructor(options: ConstructorParameters<typeof LogController>[0] & { quietReads?: boolean } = {}) {
+    const { quietReads, ...rest } = options;
+    super(rest);
+    this.quietReads = quietReads ?? false;
+  }
+
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request)) return;
     const url = loggableUrl(request.url);
@@ -47,6 +57,7 @@ export class AccessLogController extends LogController {
     // With tracing on, the line names the request's trace (logs, audit events and traces join on it).
     if (request.traceContext !== undefined) Object.assign(line, traceIds(request.traceContext));
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else if (this.quietReads && reply.statusCode < 400 && (request.method === 'GET' || request.method === 'HEAD')) reply.log.debug(line, 'request completed');
     else reply.log.info(line, 'request completed');
   }
 }

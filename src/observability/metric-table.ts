@@ -30,7 +30,7 @@ export const METRICS = {
   tenantCalls: { name: 'toolgate_tenant_calls_total', type: 'counter', help: 'Tool calls by tenant and outcome (ok or errorType)', labelNames: ['tenant', 'outcome'] },
   httpRequests: { name: 'toolgate_http_requests_total', type: 'counter', help: 'HTTP requests by method, route pattern and status code', labelNames: ['method', 'route', 'status'] },
   httpInFlight: { name: 'toolgate_http_requests_in_flight', type: 'gauge', help: 'HTTP requests being served', labelNames: [] },
-  overloads: { name: 'toolgate_overload_refusals_total', type: 'counter', help: 'Requests refused with 503 because a bound was reached (scope: server, tenant or public)', labelNames: ['scope'] },
+  overloads: { name: 'toolgate_overload_refusals_total', type: 'counter', help: 'Requests refused with 503 because a bound was reached (scope: server, tenant, public, or pressure: load shedding)', labelNames: ['scope'] },
   toolShadowed: { name: 'toolgate_tool_shadowed_total', type: 'counter', help: 'Tools dropped from a pool because a higher-precedence source offers the same name', labelNames: ['winner', 'loser'] },
   logLinesDropped: { name: 'toolgate_log_lines_dropped_total', type: 'counter', help: 'Log and stdout audit lines lost on stdout: the reader fell too far behind, or a write failed', labelNames: [] },
   // Configuration and readiness

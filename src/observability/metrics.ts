@@ -9,7 +9,7 @@ export const UNKNOWN_TOOL_LABEL = '__unknown__';
 export const USER_TOOL_LABEL = '__user__';
 
 /** Why admission refused a request: the replica's bound, the tenant's call bound, or the public routes' pool. */
-export type OverloadScope = 'server' | 'tenant' | 'public';
+export type OverloadScope = 'server' | 'tenant' | 'public' | 'pressure';
 
 export interface GatewayMetrics {
   readonly registry: Registry;

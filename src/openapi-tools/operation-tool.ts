@@ -42,7 +42,7 @@ function parseUrl(location: string, base: string): URL | undefined {
 }
 
 function failureOf(error: unknown, timeout: AbortSignal, ctx: ToolContext, timeoutMs: number, trace: JsonObject): ToolError {
-  if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace, permanent: error.permanent }) : error;
+  if (error instanceof ToolError) return error.trace === null ? new ToolError(error.errorType, error.message, { trace, permanent: error.permanent, retryAfterMs: error.retryAfterMs }) : error;
   if (timeout.aborted) return new ToolError('TIMEOUT', `API did not answer within ${timeoutMs} ms`, { trace });
   if (ctx.signal.aborted) return new ToolError('TIMEOUT', 'call was cancelled', { trace });
   // Failures the gateway caused (a request it cannot build, an answer past its size limit, its egress policy)

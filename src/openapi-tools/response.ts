@@ -1,7 +1,8 @@
 // An API's answer → what the model reads: JSON as compact JSON text, text as text, anything else
-// summarised (its body is not downloaded). Status ≥ 400 is UPSTREAM_ERROR with a bounded excerpt.
-import { ToolError } from '../execution/tool-error.js';
-import { isDefiniteClientError, readBodyCapped } from '../egress/http-client.js';
+// summarised (its body is not downloaded). Status ≥ 400 is UPSTREAM_ERROR (429: RATE_LIMITED) with a
+// bounded excerpt and the upstream's Retry-After.
+import { readBodyCapped } from '../egress/http-client.js';
+import { upstreamStatusError } from '../execution/upstream-status.js';
 
 /** The most an answer may hold before it is refused (the tool's maxResultChars cuts what the model sees). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -31,7 +32,7 @@ export async function mapResponse(response: Response, trace: Record<string, unkn
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
     // A client error is the API's definite answer (not retried, not counted against its health);
     // 408, 425 and 429 say "try again" and 5xx "unwell".
-    throw new ToolError('UPSTREAM_ERROR', `API answered HTTP ${response.status}${excerpt ? `: ${isJson(type) ? compactJson(excerpt) : excerpt}` : ''}`, { trace, permanent: isDefiniteClientError(response.status) });
+    throw upstreamStatusError('API', response.status, excerpt && isJson(type) ? compactJson(excerpt) : excerpt, response.headers.get('retry-after'), trace);
   }
   if (response.status === 204 || response.status === 205) {
     await response.body?.cancel();

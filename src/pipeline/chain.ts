@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import { deriveContext } from '../execution/call-context.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
@@ -95,7 +96,7 @@ async function loadCustom(module: string, index: number, baseDir: string): Promi
   try {
     factory = ((await importUserModule(path)) as { default?: unknown }).default;
   } catch (error) {
-    throw new errors.TG_CONFIG_INVALID(`${label}.module cannot be loaded: ${error instanceof Error ? error.message : String(error)}`);
+    throw new errors.TG_CONFIG_INVALID(`${label}.module cannot be loaded: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
   }
   if (typeof factory !== 'function') throw new errors.TG_CONFIG_INVALID(`${label}.module must default-export a policy factory`);
   return factory as PolicyFactory;
@@ -118,14 +119,21 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   const { deps } = options;
   for (const key of Object.keys(tenantPolicies)) {
     if (key !== 'custom' && !(DEFAULT_POLICY_ORDER as readonly string[]).includes(key)) {
-      throw new errors.TG_CONFIG_INVALID(`policies.${key} is not a known policy`);
+      const hint = didYouMean(key, [...DEFAULT_POLICY_ORDER, 'custom']) || `; the policies are ${DEFAULT_POLICY_ORDER.join(', ')} and custom`;
+      throw new errors.TG_CONFIG_INVALID(`policies.${key} is not a known policy${hint}`);
     }
   }
   const custom = parsePolicyOptions('custom', CustomEntries, tenantPolicies.custom ?? []);
   // One at a time, in config order: the first bad entry is the one named.
   const customs: Array<Slot & { before?: string; after?: string }> = [];
   for (const [index, entry] of custom.entries()) {
-    const policy = await (await loadCustom(entry.module, index, options.baseDir))(entry.options, deps);
+    const factory = await loadCustom(entry.module, index, options.baseDir);
+    // A factory refuses its options by throwing: that is the configuration's error, named as such.
+    const policy = await Promise.resolve()
+      .then(() => factory(entry.options, deps))
+      .catch((error: unknown) => {
+        throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.options refused by ${entry.module}: ${error instanceof Error ? error.message.split('\n', 1)[0] : String(error)}`);
+      });
     if (typeof policy !== 'function') throw new errors.TG_CONFIG_INVALID(`policies.custom.${index}.module factory did not return a policy function`);
     customs.push({ name: entry.name ?? `custom-${index}`, layer: customLayer(policy), before: entry.before, after: entry.after });
   }

@@ -1,18 +1,25 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import Type, { type Static, type TSchema } from 'typebox';
 import { errors } from '../errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 
 // One compiler for every policy schema; `useDefaults` fills documented defaults into a copy of the options.
 // ajv fills a property's default before it checks `required`, so an option with a default is written as a
 // required property: the user may leave it out, and the type derived from the schema reads it as present.
-const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, strictRequired: false });
+// `verbose`: an unknown option is matched against the options its schema knows. `allErrors`: a typo
+// (`limt`) is reported as the unknown option it is, not as the missing option it left out.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, strictRequired: false, verbose: true });
 const compiled = new WeakMap<TSchema, ReturnType<Ajv['compile']>>();
 
 function describe(policy: string, error: ErrorObject): string {
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const key = error.keyword === 'additionalProperties' ? `${path ? `${path}.` : ''}${String(error.params.additionalProperty)}` : path;
   const where = key ? `policies.${policy}.${key}` : `policies.${policy}`;
-  return error.keyword === 'additionalProperties' ? `${where} is not a known option` : `${where} ${error.message ?? 'is invalid'}`;
+  if (error.keyword !== 'additionalProperties') return `${where} ${error.message ?? 'is invalid'}`;
+  const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const known = Object.keys(properties);
+  const hint = didYouMean(String(error.params.additionalProperty), known) || (known.length > 0 ? `; known options: ${known.join(', ')}` : '');
+  return `${where} is not a known option${hint}`;
 }
 
 /**
@@ -27,7 +34,10 @@ export function parsePolicyOptions<S extends TSchema>(policy: string, schema: S,
     compiled.set(schema, validate);
   }
   const options: unknown = raw === undefined || raw === true ? {} : structuredClone(raw);
-  if (!validate(options)) throw new errors.TG_CONFIG_INVALID(describe(policy, validate.errors![0]!));
+  if (!validate(options)) {
+    const found = validate.errors!;
+    throw new errors.TG_CONFIG_INVALID(describe(policy, found.find((error) => error.keyword === 'additionalProperties') ?? found[0]!));
+  }
   return options as Static<S>;
 }
 

@@ -62,7 +62,7 @@ export const readiness = {
   type: 'object',
   required: ['status'],
   // Status only: per-upstream state is for operators (GET /v1/admin/upstreams).
-  properties: { status: { type: 'string', enum: ['ready', 'not_ready', 'draining'] } },
+  properties: { status: { type: 'string', enum: ['ready', 'not_ready', 'draining', 'shedding'] } },
 } as const;
 
 export const sharedSchemas = [errorBody, toolResult, readiness, taskSchema];

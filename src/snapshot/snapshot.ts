@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
+import { inConfigFile, inConfigPath } from '../config/error-location.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -57,7 +58,9 @@ export interface SnapshotDeps {
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
 export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<TenantParts> {
-  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir) };
+  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir).catch((error: unknown) => {
+    throw inConfigPath(error, `/tenants/${id}`);
+  }) };
 }
 
 /**
@@ -96,7 +99,7 @@ export async function buildSnapshot(
     return { config, providers, catalog, tenants };
   } catch (error) {
     await Promise.allSettled(started.map((provider) => provider.close?.()));
-    throw error;
+    throw inConfigFile(error, config.source);
   }
 }
 

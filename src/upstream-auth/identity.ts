@@ -228,7 +228,9 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
       } catch {
         // The URL is a convenience: the tool error still names the service and how to connect.
       }
-      return new ToolError('CONNECTION_REQUIRED', `${service} acts as you: connect your account first (${error.message})`, { trace, permanent: true });
+      // The link goes in the model-visible message too: the model relays it to the user, who opens it.
+      const how = typeof trace.authorizationUrl === 'string' ? `open ${trace.authorizationUrl} to connect, then call again` : `connect with ${String(trace.connect)}, then call again`;
+      return new ToolError('CONNECTION_REQUIRED', `${service} acts as you: connect your account first (${error.message}): ${how}`, { trace, permanent: true });
     }
     if (isStoreUnavailable(error)) return new ToolError('UPSTREAM_ERROR', `${service}: the credential store is unavailable; the call did not run`, { permanent: true });
     if (error instanceof AuthServerError) {

@@ -64,6 +64,9 @@ describe.skipIf(skipReason !== undefined)('connecting an upstream account in the
     const [popup] = await Promise.all([context!.waitForEvent('page'), row.getByRole('button', { name: 'Connect jira' }).click()]);
     await popup.getByRole('heading', { name: 'Connected' }).waitFor();
     expect(popup.url().startsWith(`${base}/oauth/callback?`)).toBe(true);
+    // The page is styled: its stylesheet passes the page's CSP by its hash (a refused one would leave 0px).
+    expect(await popup.evaluate(() => getComputedStyle(document.querySelector('main')!).borderTopLeftRadius)).toBe('12px');
+    if (process.env.TOOLGATE_TEST_SCREENSHOTS) await popup.screenshot({ path: join(process.env.TOOLGATE_TEST_SCREENSHOTS, 'oauth-callback.png') });
     await popup.close();
     await page.getByRole('button', { name: 'Refresh' }).click();
     await row.getByText('connected', { exact: true }).waitFor();

@@ -169,6 +169,22 @@ describe.skipIf(skipReason !== undefined)('the console in headless Chromium', ()
     await foreign.close();
   });
 
+  it("refuses to run a tool with a required field left empty, naming the field, and runs it once filled", async () => {
+    const page = await signedIn(API_KEY);
+    await open(page, 'Tools');
+    const card = page.getByRole('article', { name: 'Tool get_weather' });
+    await card.getByRole('button', { name: 'get_weather' }).click();
+    const city = card.getByLabel(/^city \(required\)/);
+    await card.getByRole('button', { name: 'Run' }).click();
+    // The browser's own check stops the form: nothing was sent, the field says why.
+    expect(await city.evaluate((input) => (input as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(await card.getByText('Output (what the model reads)').count()).toBe(0);
+    await city.fill('Oslo');
+    await card.getByRole('button', { name: 'Run' }).click();
+    await card.getByText('Output (what the model reads)').waitFor();
+    await page.close();
+  });
+
   it('renders HTML/script payloads in tool descriptions, schemas and arguments as text and runs no script', async () => {
     const violations: string[] = [];
     const page = await signedIn(API_KEY);
@@ -343,6 +359,10 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
           if (name === 'Audit') await page.getByRole('table', { name: 'Audit events' }).waitFor();
           if (name === 'Overview') await page.getByRole('img', { name: /Calls per minute/ }).waitFor();
           expect(await sidewaysOverflow(page), `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+          // The current page's link is in sight in the navigation row (scrolled into it on a phone).
+          const current = (await page.getByRole('navigation', { name: 'Console pages' }).locator('a[aria-current="page"]').boundingBox())!;
+          expect(current.x, `${name}'s link`).toBeGreaterThanOrEqual(0);
+          expect(current.x + current.width, `${name}'s link`).toBeLessThanOrEqual(viewport.width + 0.5);
           await shot(page, `${file}-${viewport.width}-${scheme}`);
         }
         await open(page, 'Audit');

@@ -49,8 +49,12 @@ describe('the examples of the README and docs/, against a real listening demo se
   it('the MCP client (official SDK) lists and calls tools through /mcp', async () => {
     const { stdout } = await run(join(root, 'node_modules/.bin/tsx'), [join(root, 'examples/clients/mcp-client.ts')], { env: env(), timeout: 30_000 });
     expect(stdout).toContain('tools: add_numbers, calc_add, echo, get_weather, knowledge_search');
-    expect(stdout).toContain('result: [{"type":"text","text":"{\\"city\\":\\"Paris\\",\\"tempC\\":18,\\"conditions\\":\\"cloudy\\"}"}]');
-    expect(stdout).toContain('isError: true');
+    expect(stdout).toContain('get_weather answered: {"city":"Paris","tempC":18,"conditions":"cloudy"}');
+    // The failure is shown as what it says, not as a bare flag.
+    expect(stdout).toContain('an unknown tool answers: TOOL_ERROR: {"errorType":"UNKNOWN_TOOL"');
+    // Beyond the demo: any tool of the pool, named with its arguments.
+    const named = await run(join(root, 'node_modules/.bin/tsx'), [join(root, 'examples/clients/mcp-client.ts'), 'add_numbers', '{"numbers":[40,2]}'], { env: env(), timeout: 30_000 });
+    expect(named.stdout).toContain('add_numbers answered: {"sum":42}');
   });
 
   it("the README's five-minute tour runs as written: list, call, approval, and an MCP client on the desk toolset (a function tool and the MCP upstream's)", { timeout: 60_000 }, async () => {
@@ -64,7 +68,7 @@ describe('the examples of the README and docs/, against a real listening demo se
     expect(lines[3]).toContain('"status":"approved"');
     expect(JSON.parse(lines[4]!)).toMatchObject({ id, status: 'approved', result: { ok: true } });
     expect(lines[5]).toBe('tools: calc_add, get_weather');
-    expect(lines[6]).toContain('result: [{"type":"text","text":"{\\"city\\":\\"Paris\\"');
+    expect(lines[6]).toContain('get_weather answered: {"city":"Paris"');
   });
 
   it('the curl session of docs/getting-started.md runs as written', async () => {

@@ -40,7 +40,8 @@ export async function startServer(file: string, children: ChildProcess[], env: R
   // with other test runs. A config that leaves it on is refused here, unless the test is about that port.
   // A file that does not load is the server's to report (tests of bad configs).
   const metrics = await loadConfigFile(file, { ...process.env, ...env }).then((config) => config.metrics, () => undefined);
-  if (metrics?.enabled && metrics.port !== 0 && !options.allowFixedMetricsPort) {
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : metrics?.port;
+  if (metrics?.enabled && metricsPort !== 0 && !options.allowFixedMetricsPort) {
     throw new Error(`${file}: set metrics: { port: 0 } or { enabled: false } (the listener would bind the fixed port ${metrics.port})`);
   }
   const args = options.built ? [join(root, 'dist/src/server.js')] : ['--import', 'tsx', join(root, 'src/server.ts')];

@@ -46,7 +46,16 @@ const execute = (app: FastifyInstance, token: string, name: string, args: Record
 
 describe('examples/configs', () => {
   it('holds the four starter configs (and the compose one), each tested here or in test/packaging.test.ts', () => {
-    expect(readdirSync(join(root, 'examples/configs')).sort()).toEqual(['compose.yaml', 'mcp-upstreams.yaml', 'multi-tenant-jwt.yaml', 'production.yaml', 'single-tenant.yaml']);
+    expect(readdirSync(join(root, 'examples/configs')).sort()).toEqual(['code-mode.yaml', 'compose.yaml', 'mcp-upstreams.yaml', 'multi-tenant-jwt.yaml', 'production.yaml', 'single-tenant.yaml']);
+  });
+
+  it('code-mode.yaml: the toolset is three tools, and one script calls two tools as the caller', async () => {
+    const app = await serve('code-mode.yaml', { TOOLGATE_API_KEY_SHA256: await hashKey('code-key') });
+    expect(await names(app, 'code-key', '?toolset=desk-code')).toEqual(['search_tools', 'describe_tools', 'run_script']);
+    const code = `const [w, s] = await Promise.all([tools.get_weather({ city: 'Oslo' }), tools.add_numbers({ numbers: [40, 2] })]); return { city: w.city, sum: s.sum };`;
+    const answer = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer('code-key'), payload: { name: 'run_script', arguments: { code }, toolset: 'desk-code' } });
+    expect(answer.json()).toMatchObject({ ok: true });
+    expect(JSON.parse((answer.json() as { output: string }).output)).toMatchObject({ result: { city: 'Oslo', sum: 42 } });
   });
 
   it('single-tenant.yaml: the key hashed by `toolgate hash-key` lists and runs the tools, and the denied one is absent', async () => {
@@ -115,7 +124,11 @@ describe('examples/configs', () => {
     expect(config.telemetry).toMatchObject({ sampler: 'parentbased_traceidratio', samplerArg: 0.1 });
     expect(config.metrics).toMatchObject({ host: '0.0.0.0', port: 9464 });
     // The shared Redis of the suite: this file's keys go under a prefix of their own.
-    const app = await buildServer({ ...config, store: { ...config.store, prefix: `example-production-${process.pid}:` } as typeof config.store, logging: { ...config.logging, level: 'silent' } }, { logger: false, defaultMetrics: false, env });
+    expect(config.server.loadShedding).toMatchObject({ maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0.95 });
+    // Load shedding judges the event loop of its process: here that is the test runner's, busy with every
+    // other app of this file, so it is off (test/integration/load-shedding.test.ts runs it in processes).
+    const server = { ...config.server, loadShedding: { ...config.server.loadShedding, maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 } };
+    const app = await buildServer({ ...config, server, store: { ...config.store, prefix: `example-production-${process.pid}:` } as typeof config.store, logging: { ...config.logging, level: 'silent' } }, { logger: false, defaultMetrics: false, env });
     apps.push(app);
     expect((await execute(app, 'ci-key', 'get_weather', { city: 'Oslo' })).json()).toMatchObject({ ok: true });
     expect(await names(app, 'ci-key')).not.toContain('send_announcement');

@@ -46,17 +46,22 @@ async function startOn(name: string, metricsPort: number, apiPort: number) {
 }
 
 describe('a port in use at start-up', () => {
-  it('on the metrics listener: one line naming metrics.port, exit 69, no listening line', { timeout: 60_000 }, async () => {
+  it('on the metrics listener: one line naming metrics.port and METRICS_PORT, how to move it, exit 69, no listening line', { timeout: 60_000 }, async () => {
     const { code, stderr, logs } = await startOn('metrics', takenPort, 0);
     expect(code).toBe(69);
-    expect(stderr).toBe(`toolgate: cannot listen on 127.0.0.1:${takenPort} (metrics.port): address already in use (EADDRINUSE)\n`);
+    expect(stderr).toBe(
+      `toolgate: cannot listen on 127.0.0.1:${takenPort} (metrics.port, or METRICS_PORT): address already in use (EADDRINUSE): ` +
+        'set METRICS_PORT to a free port (0 picks one; metrics.enabled: false turns the listener off), or stop the process that holds it\n',
+    );
     expect(logs.filter((line) => /listening|listener/i.test(String(line.msg)))).toEqual([]);
   });
 
   it('on the API port: one line naming server.port, exit 69, no listening line (the metrics listener it bound first is closed)', { timeout: 60_000 }, async () => {
     const { code, stderr, logs } = await startOn('api', 0, takenPort);
     expect(code).toBe(69);
-    expect(stderr).toBe(`toolgate: cannot listen on 127.0.0.1:${takenPort} (server.port (or PORT)): address already in use (EADDRINUSE)\n`);
+    expect(stderr).toBe(
+      `toolgate: cannot listen on 127.0.0.1:${takenPort} (server.port, or PORT): address already in use (EADDRINUSE): set PORT to a free port (0 picks one), or stop the process that holds it\n`,
+    );
     expect(logs.filter((line) => /listening|listener/i.test(String(line.msg)))).toEqual([]);
   });
 });

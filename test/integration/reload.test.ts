@@ -104,7 +104,7 @@ describe('hot reload', () => {
 
   it('refuses reload to a non-admin', async () => {
     const viewerKey = 'viewer-key';
-    await writeFile(path, yaml([]).replace('roles: [admin] }', `roles: [admin] }\n    - { id: v, sha256: "${sha256(viewerKey)}", tenant: acme, user: v, roles: [viewer] }`));
+    await writeFile(path, yaml([]).replace('roles: [admin] }', `roles: [admin] }\n    - { id: v, sha256: "${sha256(viewerKey)}", tenant: acme, user: v, roles: [] }`));
     await reload();
     const res = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(viewerKey) });
     expect(res.statusCode).toBe(403);

@@ -1,12 +1,13 @@
 // `npx toolgate hash-key` gives the value `auth.apiKeys[].sha256` needs (the gateway then accepts the key),
 // and `npm start -- --config FILE` picks the config file the way TOOLGATE_CONFIG does.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { configPathFrom, runCli, UsageError } from '../../src/cli.js';
+import { buildForCheck, CheckFailed, configPathFrom, runCli, startAnswer, UsageError, version } from '../../src/cli.js';
 import { packageRoot } from '../../src/config/demo.js';
 import { buildTestApp, testConfig } from '../helpers/build.js';
 
@@ -53,6 +54,49 @@ describe('toolgate hash-key', () => {
     const child = promisify(execFile)(process.execPath, [join(root, 'bin/toolgate.mjs'), 'hash-key'], { timeout: 20_000 });
     child.child.stdin!.end('my-team-key\n');
     expect((await child).stdout).toBe(await runCli(['hash-key'], stdin('my-team-key')));
+  });
+});
+
+describe('--help and --version, everywhere', () => {
+  it('explain instead of being taken as a key or a file, and print the package version', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['hash-key', '--help'], ['hash-key', '-h'], ['check', '--help']]) {
+      expect(await runCli(args, () => Promise.reject(new Error('stdin must not be read'))), args.join(' ')).toMatch(/^usage:[\s\S]*toolgate check FILE/);
+    }
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    expect(version()).toBe(pkg.version);
+    expect(await runCli(['--version'], stdin(''))).toBe(`toolgate ${pkg.version}\n`);
+    await expect(runCli(['hash-key', '--verbose'], stdin('k'))).rejects.toThrow(/hash-key takes --new, --help or nothing/);
+  });
+
+  it('npm start -- --help / --version answer before anything is built or listened', () => {
+    expect(startAnswer(['--help'])).toMatch(/^usage:/);
+    expect(startAnswer(['--config', 'x.yaml', '-h'])).toMatch(/^usage:/);
+    expect(startAnswer(['--version'])).toMatch(/^toolgate \d+\.\d+\.\d+/);
+    expect(startAnswer(['--config', 'x.yaml'])).toBeUndefined();
+  });
+});
+
+describe('toolgate check FILE', () => {
+  it('says a good file is valid, and names what is wrong in a bad one (CheckFailed: exit 78) without serving it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-check-'));
+    try {
+      const write = (name: string, tenant: string) => {
+        const file = join(dir, name);
+        writeFileSync(file, `metrics: { enabled: false }\naudit: { sink: "off" }\ntenants:\n  acme: ${tenant}\n`);
+        return file;
+      };
+      const good = write('good.yaml', '{ policies: { rate-limit: { limit: 5 } } }');
+      expect(await runCli(['check', good], stdin(''), buildForCheck)).toBe(`config ${good} is valid: 1 tenant\n`);
+      // Only building finds a policy's options wrong: check builds, as a start would.
+      const typo = write('typo.yaml', '{ policies: { rate-limit: { limt: 5 } } }');
+      await expect(runCli(['check', typo], stdin(''), buildForCheck)).rejects.toThrow(
+        new CheckFailed(`config ${typo} /tenants/acme: policies.rate-limit.limt is not a known option; did you mean "limit"?`),
+      );
+      await expect(runCli(['check', join(dir, 'missing.yaml')], stdin(''), buildForCheck)).rejects.toThrow(/missing\.yaml: cannot read \(ENOENT\)/);
+      await expect(runCli(['check'], stdin(''), buildForCheck)).rejects.toThrow(UsageError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -78,6 +78,7 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   UsageError: 'the command line, never a request',
   AuditUsageError: 'the audit command line (toolgate audit), never a request',
   RequestStateRefused: 'a sealed MCP requestState that does not open: refused on the MCP wire',
+  CheckFailed: 'the `toolgate check` command, never a request',
   RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
   JsonRpcError: 'the MCP wire form of a domain error (src/mcp/server/wire-error.ts)',
 };

@@ -789,7 +789,7 @@ export interface components {
         };
         Readiness: {
             /** @enum {string} */
-            status: "ready" | "not_ready" | "draining";
+            status: "ready" | "not_ready" | "draining" | "shedding";
         };
         Task: {
             taskId: string;

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { DataTable, ErrorNote, FilterSelect, useApi } from '../components.js';
-import { localInputToIso, time, timeZone } from '../format.js';
+import { localInputToIso, milliseconds, time, timeZone } from '../format.js';
 
 // A call line, an approval decision line, or a resource read / prompt get line, as the audit sink writes them.
 interface AuditEvent {
@@ -110,8 +110,8 @@ export function AuditPage({ tenant }: { tenant?: string }) {
               <td data-label="Time"><time dateTime={new Date(event.time).toISOString()}>{time(event.time)}</time></td>
               <td data-label="Outcome"><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
               <td data-label="User">{event.user}</td>
-              <td data-label="Tool" class="wrap">{event.tool ?? event.name ?? ''}</td>
-              <td data-label="ms">{event.durationMs}</td>
+              <td data-label="Tool" class="name">{event.tool ?? event.name ?? ''}</td>
+              <td data-label="ms" class="num">{milliseconds(event.durationMs)}</td>
               <td data-label="Call id" class="wrap">{event.callId ?? ''}</td>
               <td data-label="Approval" class="wrap">{event.approvalId ?? ''}</td>
             </tr>

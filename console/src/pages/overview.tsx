@@ -1,5 +1,6 @@
-import { LineChart } from '../chart.js';
+import { COLORS, LineChart } from '../chart.js';
 import { DataTable, ErrorNote, useApi } from '../components.js';
+import { count } from '../format.js';
 
 interface Stats {
   minutes: string[];
@@ -8,6 +9,16 @@ interface Stats {
 }
 
 const TOP = 6;
+const ALL_TOOLS_COLOR = COLORS.length - 1;
+
+/**
+ * The p95s come from histogram buckets: each is the upper bound of the bucket the 95th call fell in, so it
+ * is shown as "≤ bound", never as a measured time.
+ */
+function worstP95(values: Array<number | null>): string {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === 0 ? '—' : `≤ ${Math.max(...known)}`;
+}
 
 /** `tenant`: the tenant a global operator chose (its own when undefined). */
 export function OverviewPage({ tenant }: { tenant?: string }) {
@@ -20,16 +31,17 @@ export function OverviewPage({ tenant }: { tenant?: string }) {
   return (
     <div>
       <ErrorNote error={stats.error} />
-      <p class="hint">Last 60 minutes on this replica, {tenant === undefined ? 'your tenant' : <>tenant <strong>{tenant}</strong></>}: {sum(data.total.calls)} calls, {sum(data.total.errors)} errors.</p>
+      <p class="hint">Last 60 minutes on this replica, {tenant === undefined ? 'your tenant' : <>tenant <strong>{tenant}</strong></>}: {count(sum(data.total.calls), 'call')}, {count(sum(data.total.errors), 'error')} (errors of calls that ran; Audit also lists calls refused before they ran).</p>
       <div class="charts">
-        <LineChart title="Calls per minute" unit="calls" minutes={data.minutes} series={[{ label: 'all tools', values: data.total.calls }, ...busiest.map((t) => ({ label: t.tool, values: t.calls }))]} />
-        <LineChart title="Error rate (%)" unit="%" minutes={data.minutes} series={[{ label: 'all tools', values: errorRate }]} />
-        <LineChart title="p95 latency per tool (ms)" unit="ms" minutes={data.minutes} series={busiest.map((t) => ({ label: t.tool, values: t.p95Ms }))} />
+        {/* One colour per tool in every chart (its rank among the busiest); the total is the neutral colour. */}
+        <LineChart title="Calls per minute" unit="calls" minutes={data.minutes} series={[{ label: 'all tools', values: data.total.calls, color: ALL_TOOLS_COLOR }, ...busiest.map((t, i) => ({ label: t.tool, values: t.calls, color: i }))]} />
+        <LineChart title="Error rate (%)" unit="%" minutes={data.minutes} series={[{ label: 'all tools', values: errorRate, color: ALL_TOOLS_COLOR }]} />
+        <LineChart title="p95 latency per tool (ms, bucket bound)" unit="ms" minutes={data.minutes} series={busiest.map((t, i) => ({ label: t.tool, values: t.p95Ms, color: i }))} />
       </div>
       {data.tools.length > 0 ? (
-        <DataTable caption="Per tool, last hour" headers={['Tool', 'Calls', 'Errors', 'Worst p95 (ms)']}>
+        <DataTable caption="Per tool, last hour" headers={['Tool', 'Calls', 'Errors', 'Worst p95 (ms, at most)']}>
           {data.tools.map((t) => (
-            <tr key={t.tool}><td>{t.tool}</td><td>{sum(t.calls)}</td><td>{sum(t.errors)}</td><td>{Math.max(0, ...t.p95Ms.filter((v): v is number => v !== null)) || '—'}</td></tr>
+            <tr key={t.tool}><td>{t.tool}</td><td>{sum(t.calls)}</td><td>{sum(t.errors)}</td><td class="num">{worstP95(t.p95Ms)}</td></tr>
           ))}
         </DataTable>
       ) : <p class="empty">No calls in the last hour.</p>}

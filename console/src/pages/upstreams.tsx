@@ -88,7 +88,8 @@ export function UpstreamsPage({ me }: { me: Me }) {
               <td data-label="Kind">{upstream.kind}</td>
               <td data-label="State"><span class={`badge ${upstream.state}`}>{upstream.state}</span></td>
               <td data-label="Transport">{upstream.detail?.transport ?? '—'}</td>
-              <td data-label="Tools">{upstream.toolCount}</td>
+              {/* Users' own servers: their tools are each user's, never one count for the tenant. */}
+              <td data-label="Tools">{upstream.kind === 'user-mcp' ? 'per user' : upstream.toolCount}</td>
               <td data-label="Reconnects">{upstream.detail?.reconnectAttempts ?? 0}</td>
               <td data-label="Circuit">{upstream.circuit ?? 'closed'}</td>
               <td data-label="Last error" class="wrap">{upstream.lastError ?? ''}</td>

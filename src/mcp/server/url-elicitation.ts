@@ -63,13 +63,14 @@ export function createUrlElicitations(store: StateStore): UrlElicitations {
   return {
     async errorFor(result, principal, session) {
       const url = connectionUrlOf(result);
-      const trace = result.trace as { service?: unknown } | null;
+      const trace = result.trace as { service?: unknown; reason?: unknown } | null;
       if (session?.declaresUrl !== true || url === undefined || typeof trace?.service !== 'string') return undefined;
       try {
         const elicitationId = randomUUID();
         await remember({ tenant: principal.tenant, user: principal.user, service: trace.service }, { session: session.id, elicitationId });
-        // The message names the service, never a URL (the spec allows one only in `url`).
-        const message = result.error?.error ?? `${trace.service} acts as you: connect your account first`;
+        // The message names the service, never a URL (the spec allows one only in `url`): not the tool error's
+        // text, which carries the link for a model.
+        const message = `${trace.service} acts as you: connect your account first${typeof trace.reason === 'string' ? ` (${trace.reason})` : ''}`;
         return new UrlElicitationRequiredError([{ mode: 'url', elicitationId, url, message }], message);
       } catch {
         // A store that cannot answer: the tool error still carries the URL.

@@ -32,6 +32,8 @@ describe('userOAuth: each user connects and calls as themselves', () => {
     expect(before.output).toContain('jira');
     const trace = before.trace as { service: string; authorizationUrl: string };
     expect(trace.service).toBe('jira');
+    // The model reads the link too (it is what the user must open), not only the trace.
+    expect(JSON.parse(before.output.replace(/^TOOL_ERROR: /, '')).error).toContain(`open ${trace.authorizationUrl} to connect, then call again`);
     // The URL in the trace is a real flow: log in as alice, come back to the callback.
     const callback = await authorize(trace.authorizationUrl, 'alice');
     const done = await app.inject({ url: callback });

@@ -31,6 +31,7 @@ describe('loadConfigFile', () => {
     expect(config.server).toEqual({
       host: '0.0.0.0', port: 8080, bodyLimit: 1048576, shutdownGraceMs: 10000, drainDelayMs: 0, maxInFlight: 1024,
       maxPublicInFlight: 64, bodyTimeoutMs: 10000, maxConnectionsPerAddress: 256, trustProxy: false,
+      loadShedding: { maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0, sampleIntervalMs: 500, retryAfterSec: 2 },
     });
     expect(config.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464, maxTenantSeries: 1000 });
     expect(config.tenants.acme).toMatchObject({ tools: { allow: ['*'], deny: [] }, builtins: [], mode: 'default', mcpServices: [] });
@@ -71,7 +72,7 @@ describe('loadConfigFile', () => {
   });
 
   it('names the missing environment variable and where it is used', async () => {
-    await expect(load('auth:\n  jwt: { secret: "${env:NOPE}" }\n')).rejects.toThrow('config /auth/jwt/secret: environment variable NOPE is not set');
+    await expect(load('auth:\n  jwt: { secret: "${env:NOPE}" }\n')).rejects.toThrow('.yaml /auth/jwt/secret: environment variable NOPE is not set');
   });
 
   it('reads secrets from files, trimming the trailing newline, relative paths against the config file', async () => {
@@ -83,8 +84,8 @@ describe('loadConfigFile', () => {
   });
 
   it('names the key whose secret file is missing or not a regular file, and never expands a value it read', async () => {
-    await expect(load('auth:\n  jwt: { secret: "${file:/run/secrets/toolgate-nope}" }\n')).rejects.toThrow('config /auth/jwt/secret: cannot read secret file /run/secrets/toolgate-nope (ENOENT)');
-    await expect(load(`auth:\n  jwt: { secret: "\${file:${dir}}" }\n`)).rejects.toThrow(`config /auth/jwt/secret: secret file ${dir} is not a regular file`);
+    await expect(load('auth:\n  jwt: { secret: "${file:/run/secrets/toolgate-nope}" }\n')).rejects.toThrow('.yaml /auth/jwt/secret: cannot read secret file /run/secrets/toolgate-nope (ENOENT)');
+    await expect(load(`auth:\n  jwt: { secret: "\${file:${dir}}" }\n`)).rejects.toThrow(`.yaml /auth/jwt/secret: secret file ${dir} is not a regular file`);
     const config = await load('auth:\n  jwt: { secret: "${env:TG_SECRET}" }\n', { TG_SECRET: '${file:/etc/passwd}' + 'x'.repeat(40) });
     expect(config.auth.jwt?.secret).toBe('${file:/etc/passwd}' + 'x'.repeat(40));
   });
@@ -115,6 +116,37 @@ describe('loadConfigFile', () => {
 
   it('refuses a JWT section without any key material', async () => {
     await expect(load('auth:\n  jwt: { issuer: x }\n')).rejects.toThrow('one of secret, publicKey or jwksUrl is required');
+  });
+
+  it('reads an interpolated number or boolean as one where the schema wants it, for every such key', async () => {
+    const config = await load(
+      'server: { port: "${env:API_PORT}", bodyLimit: "${env:BODY_LIMIT}" }\nmetrics: { port: "${env:METRICS_PORT}", enabled: "${env:METRICS_ON}" }\ntenants: { acme: { policies: { rate-limit: { limit: 5 } } } }\n',
+      { API_PORT: '0', BODY_LIMIT: '2048', METRICS_PORT: '9999', METRICS_ON: 'true' },
+    );
+    expect(config.server).toMatchObject({ port: 0, bodyLimit: 2048 });
+    expect(config.metrics).toMatchObject({ port: 9999, enabled: true });
+  });
+
+  it('leaves a literal string where a number belongs an error, and names a variable that is not a number', async () => {
+    await expect(load('metrics: { port: "9464" }\n')).rejects.toThrow(/\/metrics\/port: must be integer/);
+    await expect(load('metrics: { port: "${env:METRICS_PORT}" }\n', { METRICS_PORT: 'nine' })).rejects.toThrow(/\/metrics\/port: must be integer/);
+  });
+
+  it('names the file in every error, suggests the key a typo meant, and says how to hash a pasted key', async () => {
+    const typo = load('metrics: { prot: 9000 }\n');
+    await expect(typo).rejects.toThrow(/^config \/.*\.yaml is invalid: \/metrics: unknown key "prot"; did you mean "port"\?$/);
+    const pasted = load('auth: { apiKeys: [{ id: k, sha256: "tg_my_secret_key", tenant: acme, user: u }] }\ntenants: { acme: {} }\n');
+    await expect(pasted).rejects.toThrow(/\.yaml is invalid: \/auth\/apiKeys\/0\/sha256: must be the key's SHA-256 \(64 hex characters\), not the key: use `toolgate hash-key`/);
+    await expect(pasted).rejects.not.toThrow(/tg_my_secret_key/);
+    await expect(load('tenants: { acme: { mcpServices: [nope] } }\n')).rejects.toThrow(/^config \/.*\.yaml \/tenants\/acme\/mcpServices: unknown global MCP service "nope"$/);
+  });
+
+  it('refuses an API key with a role nobody defines, suggesting the one it meant', async () => {
+    const key = (roles: string) => `auth: { apiKeys: [{ id: k, sha256: "${'a'.repeat(64)}", tenant: acme, user: u, roles: ${roles} }] }\n`;
+    await expect(load(`${key('[admn]')}tenants: { acme: {} }\n`)).rejects.toThrow(/\/auth\/apiKeys\/0\/roles\/0: unknown role "admn"; did you mean "admin"\?/);
+    await expect(load(`${key('[auditor]')}tenants: { acme: {} }\n`)).rejects.toThrow(/unknown role "auditor"; known roles: admin, approver \(define others under tenants.acme.roles\)/);
+    const defined = await load(`${key('[viewer, approver]')}tenants: { acme: { roles: { viewer: { deny: ["write_*"] } } } }\n`);
+    expect(defined.auth.apiKeys[0]!.roles).toEqual(['viewer', 'approver']);
   });
 
   it('reports a missing file clearly', async () => {

@@ -31,9 +31,9 @@ describe('openapi: config entries', () => {
   });
 
   it('wants exactly one of spec and url, and unique names', async () => {
-    await expect(load('openapi:\n  - { name: gh }\n')).rejects.toThrow('config /openapi/0: give exactly one of "spec" (a file) or "url"');
+    await expect(load('openapi:\n  - { name: gh }\n')).rejects.toThrow('.yaml /openapi/0: give exactly one of "spec" (a file) or "url"');
     await expect(load('openapi:\n  - { name: gh, spec: ./a.json, url: "https://x/s.json" }\n')).rejects.toThrow('exactly one of');
-    await expect(load('openapi:\n  - { name: gh, spec: "https://x/s.json" }\n')).rejects.toThrow('config /openapi/0/spec: "spec" is a file path; use "url" for a document on the web');
-    await expect(load('openapi:\n  - { name: gh, spec: ./a.json }\n  - { name: gh, spec: ./b.json }\n')).rejects.toThrow('config /openapi/1/name: "gh" is declared twice');
+    await expect(load('openapi:\n  - { name: gh, spec: "https://x/s.json" }\n')).rejects.toThrow('.yaml /openapi/0/spec: "spec" is a file path; use "url" for a document on the web');
+    await expect(load('openapi:\n  - { name: gh, spec: ./a.json }\n  - { name: gh, spec: ./b.json }\n')).rejects.toThrow('.yaml /openapi/1/name: "gh" is declared twice');
   });
 });

@@ -1,0 +1,7 @@
+// The types a custom policy module is written against (docs/governance.md#custom-policies). A module in
+// TypeScript imports them; one in JavaScript names them in JSDoc:
+//   /** @type {import('toolgate/dist/src/policy-authoring.js').PolicyFactory} */
+//   export default (options, deps) => async (call, ctx, next) => next(call, ctx);
+export type { PolicyFactory } from './pipeline/chain.js';
+export type { Policy, PolicyDeps } from './pipeline/types.js';
+export type { ErrorType, JsonObject, Next, PolicyContext, Principal, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from './types.js';

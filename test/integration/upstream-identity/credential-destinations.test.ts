@@ -95,7 +95,7 @@ describe('a subject token goes only to a token endpoint the operator named', () 
       const run = promisify(execFile)(process.execPath, ['--import', 'tsx', join(packageRoot(), 'src/server.ts')], { env: { ...process.env, TOOLGATE_CONFIG: file, PORT: '0' }, timeout: 60_000 });
       const outcome = await run.then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
       expect(outcome.code).toBe(78);
-      expect(outcome.stderr).toContain('config /mcp/global/0/auth: the caller\'s token (tokenExchange) would go to whichever authorization server the service names; set "issuer" or "tokenUrl", or list the servers it may name in "trustedIssuers"');
+      expect(outcome.stderr).toContain(`config ${file} /mcp/global/0/auth: the caller\'s token (tokenExchange) would go to whichever authorization server the service names; set "issuer" or "tokenUrl", or list the servers it may name in "trustedIssuers"`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -173,7 +173,10 @@ describe('a flood of calls waiting for approval', () => {
 
     expect(Math.max(...scrapes)).toBeLessThan(200);
     expect((await scrape()).text).toContain(`toolgate_approvals_pending{tenant="acme"} ${PER_TENANT}`);
-    expect(after.peak, `gateway RSS ${before.now.toFixed(0)} MB before the flood, peak ${after.peak.toFixed(0)} MB`).toBeLessThan(400);
+    // What the flood may add to the gateway's resident set: its 1 MB bodies are refused, 200 calls of 60 kB
+    // park, and the rest is garbage the collector takes back. The idle gateway itself (code-mode workers
+    // started) is 215-270 MB here depending on Node (20 or 24), so the bound is on the growth.
+    expect(after.peak - before.now, `gateway RSS ${before.now.toFixed(0)} MB before the flood, peak ${after.peak.toFixed(0)} MB`).toBeLessThan(250);
     expect(Math.max(...latencies.cheap), JSON.stringify(latencies.cheap)).toBeLessThan(1000);
     expect(Math.max(...latencies.script), JSON.stringify(latencies.script)).toBeLessThan(1000);
   }, 120_000);

@@ -149,7 +149,11 @@ describe('the approvals listing', () => {
   it('pages with limit and cursor, soonest to expire first, each approval once; a cursor it never gave is a 400', async () => {
     const ids: string[] = [];
     for (const who of ['alice', 'dave', 'carol'] as const) {
-      for (let i = 0; i < 2; i += 1) ids.push((await requestTicket(who, `page-${who}-${i}`, paged)).json().approvalId);
+      for (let i = 0; i < 2; i += 1) {
+        ids.push((await requestTicket(who, `page-${who}-${i}`, paged)).json().approvalId);
+        // Expiries in distinct milliseconds: two created in one millisecond tie, and ties go by random id.
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
     }
     const seen: string[] = [];
     let cursor: string | undefined;

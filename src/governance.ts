@@ -60,7 +60,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     },
   });
   const teed = recentAudit.tee(sink, (event) => stats.record(event));
-  const chained = config.audit.chain ? chainAudit(config.audit.chain, teed, options) : undefined;
+  const chained = config.audit.chain ? chainAudit(config.audit.chain, teed, { ...options, store }) : undefined;
   const audit = chained?.audit ?? teed;
   const approvalMetrics = createApprovalMetrics(options.registry);
   const approvals = createApprovalService({ store, onDecided: approvalMetrics.decided });
@@ -94,7 +94,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
 }
 
 /** Chains every event written to `sink`; with checkpoints configured, signs the chains' heads beside it. */
-function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: AuditSink, options: { registry: Registry; log: Logger }): { audit: AuditSink; chain: AuditChain } {
+function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: AuditSink, options: { registry: Registry; log: Logger; store: StateStore }): { audit: AuditSink; chain: AuditChain } {
   const chain = createAuditChain();
   const key = signingKeyOf(config);
   if (!config.checkpoints || !key) return { audit: chainedAuditSink(sink, chain), chain };
@@ -104,7 +104,7 @@ function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: 
   const checkpointer = createCheckpointer({
     chain,
     flush: () => sink.flush(),
-    write: createCheckpointWriter(config.checkpoints),
+    write: createCheckpointWriter(config.checkpoints, { store: options.store }),
     key,
     every: config.checkpointEvery,
     seconds: config.checkpointSeconds,

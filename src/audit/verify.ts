@@ -151,6 +151,19 @@ const linesOf = (source: TextSource): Array<{ text: string; at: LinePosition; la
   return lines.map((text, index) => ({ text: text.replace(/\r$/, ''), at: { source: source.name, line: index + 1 }, last: !endsClean && index === lines.length - 1 }));
 };
 
+/** The chain ids the logs' audit lines name (which stored checkpoint lists a verifier needs). */
+export function chainsInLogs(logs: readonly TextSource[]): Set<string> {
+  const chains = new Set<string>();
+  for (const source of logs) {
+    for (const { text, at, last } of linesOf(source)) {
+      if (text.trim() === '') continue;
+      const parsed = parseLogLine(text, at, last);
+      if (parsed.kind === 'event') chains.add(parsed.chain);
+    }
+  }
+  return chains;
+}
+
 /**
  * Checks audit logs (in the order given: oldest rotated file first) against their signed checkpoints.
  * Offline and pure: the caller reads the files and keys.

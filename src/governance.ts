@@ -5,7 +5,9 @@ import { createApprovalMetrics } from './approvals/metrics.js';
 import { createApprovalService } from './approvals/service.js';
 import type { ApprovalService } from './approvals/types.js';
 import { chainedAuditSink, createAuditChain, type AuditChain } from './audit/chain.js';
-import { createCheckpointer, createCheckpointWriter, signingKeyOf } from './audit/checkpoints.js';
+import { createCheckpointer, createCheckpointWriter, publicKeysOf, signingKeyOf } from './audit/checkpoints.js';
+import { recentStoredCheckpoints } from './audit/store-checkpoints.js';
+import type { CopyCheckpoints } from './audit/verify-copy.js';
 import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
@@ -30,6 +32,8 @@ export interface Governance {
   recentAudit: RecentAudit;
   /** This replica's audit chains, while `audit.chain` is on. */
   auditChain?: AuditChain;
+  /** With checkpoints in the state store: a tenant's newest ones and the keys that verify them (GET /v1/admin/audit/verify). */
+  storedCheckpoints?: (tenant: string) => Promise<CopyCheckpoints>;
   /** The per-minute rollup behind GET /v1/admin/stats. */
   stats: CallStats;
   approvals: ApprovalService;
@@ -75,6 +79,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     audit,
     recentAudit,
     ...(chained ? { auditChain: chained.chain } : {}),
+    ...(config.audit.chain?.checkpoints?.sink === 'store' ? { storedCheckpoints: storedCheckpointsOf(config.audit.chain, store) } : {}),
     stats,
     approvals,
     tasks,
@@ -91,6 +96,14 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
       if (ownsStore) await store.close();
     },
   };
+}
+
+// Checkpoints the online check verifies at most: a few signature checks per request, never the whole list.
+const ONLINE_CHECKPOINTS = 256;
+
+function storedCheckpointsOf(config: NonNullable<GatewayConfig['audit']['chain']>, store: StateStore): (tenant: string) => Promise<CopyCheckpoints> {
+  const publicKeys = publicKeysOf(config);
+  return async (tenant) => ({ text: (await recentStoredCheckpoints(store, tenant, ONLINE_CHECKPOINTS)).text, publicKeys });
 }
 
 /** Chains every event written to `sink`; with checkpoints configured, signs the chains' heads beside it. */

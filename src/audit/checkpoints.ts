@@ -1,4 +1,4 @@
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import type { AuditChainConfig, AuditCheckpointSinkConfig } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
@@ -35,6 +35,11 @@ export interface SigningKey {
 export function signingKeyOf(config: AuditChainConfig): SigningKey | undefined {
   const first = config.signing?.keys[0];
   return first ? { id: first.id, key: createPrivateKey(first.privateKey) } : undefined;
+}
+
+/** The public keys of every configured signing key, by id (what the online check verifies with). */
+export function publicKeysOf(config: AuditChainConfig): Map<string, KeyObject> {
+  return new Map((config.signing?.keys ?? []).map(({ id, privateKey }) => [id, createPublicKey(createPrivateKey(privateKey))]));
 }
 
 export function signCheckpoint(head: ChainHead, key: SigningKey, time: number): CheckpointRecord {

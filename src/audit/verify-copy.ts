@@ -88,6 +88,8 @@ export function verifyRecentCopy(events: readonly AuditEvent[], checkpoints?: Co
  */
 function checkAgainstCheckpoints(chains: ReadonlyMap<string, AuditEvent[]>, checkpoints: CopyCheckpoints, breaks: CopyBreak[]): { checked: number; valid: number; matched: number } {
   const broken = new Set(breaks.map((found) => found.chain));
+  const bySeq = new Map<string, AuditEvent>();
+  for (const [chain, list] of chains) for (const event of list) bySeq.set(`${chain} ${event.seq}`, event);
   const counts = { checked: 0, valid: 0, matched: 0 };
   for (const line of checkpoints.text.split('\n')) {
     if (line.trim() === '') continue;
@@ -105,7 +107,7 @@ function checkAgainstCheckpoints(chains: ReadonlyMap<string, AuditEvent[]>, chec
     }
     counts.valid += 1;
     const { record } = result;
-    const event = chains.get(record.chain)?.find((kept) => kept.seq === record.seq);
+    const event = bySeq.get(`${record.chain} ${record.seq}`);
     if (!event) continue;
     if (eventHash(event) === record.hash) counts.matched += 1;
     else found('edited', `seq ${record.seq} differs from the event a checkpoint signed`);

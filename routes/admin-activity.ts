@@ -57,7 +57,12 @@ const copyReport = {
     },
     breaks: {
       type: 'array',
-      items: { type: 'object', properties: { chain: { type: 'string' }, kind: { type: 'string', enum: ['edited', 'removed', 'inserted'] }, seq: { type: 'integer' }, message: { type: 'string' } } },
+      items: { type: 'object', properties: { chain: { type: 'string' }, kind: { type: 'string', enum: ['edited', 'removed', 'inserted', 'signature-bad', 'unknown-key'] }, seq: { type: 'integer' }, message: { type: 'string' } } },
+    },
+    checkpoints: {
+      type: 'object',
+      description: "With audit.chain.checkpoints {sink: store}: the tenant's newest stored checkpoints (at most 256) checked, how many verify with a configured key, and how many sign an event the copy holds unchanged",
+      properties: { checked: { type: 'integer' }, valid: { type: 'integer' }, matched: { type: 'integer' } },
     },
   },
 } as const;
@@ -70,7 +75,7 @@ const tenantQuery = { type: 'string', minLength: 1, maxLength: 128, description:
  */
 const routes: RoutePlugin = async (app) => {
   const adminOrOperator = [app.authenticate, app.requireOperatorOrRole('admin')];
-  const { recentAudit, stats, audit } = app.governance;
+  const { recentAudit, stats, audit, storedCheckpoints } = app.governance;
   // Reading the audit is itself audited, in the chain of the tenant that was read.
   const auditRead = (request: FastifyRequest, tenant: string, via: 'list' | 'verify', filter: Record<string, string | number>): void => {
     if (audit.enabled === false) return;
@@ -133,7 +138,7 @@ const routes: RoutePlugin = async (app) => {
       schema: {
         tags: ['admin'],
         operationId: 'verifyAuditCopy',
-        summary: "Checks the hash-chain links of the recent audit copy of the caller's tenant (signatures and the full log: `toolgate audit verify`)",
+        summary: "Checks the hash-chain links of the recent audit copy of the caller's tenant, and with checkpoints in the state store their newest signatures against it (the full log: `toolgate audit verify`)",
         security: bearerSecurity,
         querystring: { type: 'object', additionalProperties: false, properties: { tenant: tenantQuery } },
         response: { 200: copyReport, ...errorResponses },
@@ -141,7 +146,8 @@ const routes: RoutePlugin = async (app) => {
     },
     async (request, reply) => {
       const scope = await tenantOf(request, request.query.tenant);
-      const report = verifyRecentCopy(await recentAudit.all(scope));
+      const [events, checkpoints] = await Promise.all([recentAudit.all(scope), storedCheckpoints?.(scope)]);
+      const report = verifyRecentCopy(events, checkpoints);
       auditRead(request, scope, 'verify', {});
       reply.header('cache-control', 'no-store');
       return { tenant: scope, ...report };

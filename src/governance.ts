@@ -5,7 +5,9 @@ import { createApprovalMetrics } from './approvals/metrics.js';
 import { createApprovalService } from './approvals/service.js';
 import type { ApprovalService } from './approvals/types.js';
 import { chainedAuditSink, createAuditChain, type AuditChain } from './audit/chain.js';
-import { createCheckpointer, createCheckpointWriter, signingKeyOf } from './audit/checkpoints.js';
+import { createCheckpointer, createCheckpointWriter, publicKeysOf, signingKeyOf } from './audit/checkpoints.js';
+import { recentStoredCheckpoints } from './audit/store-checkpoints.js';
+import type { CopyCheckpoints } from './audit/verify-copy.js';
 import { createAuditSink } from './audit/sinks.js';
 import type { AuditSink } from './audit/types.js';
 import type { GatewayConfig } from './config/types.js';
@@ -30,6 +32,8 @@ export interface Governance {
   recentAudit: RecentAudit;
   /** This replica's audit chains, while `audit.chain` is on. */
   auditChain?: AuditChain;
+  /** With checkpoints in the state store: a tenant's newest ones and the keys that verify them (GET /v1/admin/audit/verify). */
+  storedCheckpoints?: (tenant: string) => Promise<CopyCheckpoints>;
   /** The per-minute rollup behind GET /v1/admin/stats. */
   stats: CallStats;
   approvals: ApprovalService;
@@ -60,7 +64,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     },
   });
   const teed = recentAudit.tee(sink, (event) => stats.record(event));
-  const chained = config.audit.chain ? chainAudit(config.audit.chain, teed, options) : undefined;
+  const chained = config.audit.chain ? chainAudit(config.audit.chain, teed, { ...options, store }) : undefined;
   const audit = chained?.audit ?? teed;
   const approvalMetrics = createApprovalMetrics(options.registry);
   const approvals = createApprovalService({ store, onDecided: approvalMetrics.decided });
@@ -75,6 +79,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
     audit,
     recentAudit,
     ...(chained ? { auditChain: chained.chain } : {}),
+    ...(config.audit.chain?.checkpoints?.sink === 'store' ? { storedCheckpoints: storedCheckpointsOf(config.audit.chain, store) } : {}),
     stats,
     approvals,
     tasks,
@@ -93,8 +98,16 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
   };
 }
 
+// Checkpoints the online check verifies at most: a few signature checks per request, never the whole list.
+const ONLINE_CHECKPOINTS = 256;
+
+function storedCheckpointsOf(config: NonNullable<GatewayConfig['audit']['chain']>, store: StateStore): (tenant: string) => Promise<CopyCheckpoints> {
+  const publicKeys = publicKeysOf(config);
+  return async (tenant) => ({ text: (await recentStoredCheckpoints(store, tenant, ONLINE_CHECKPOINTS)).text, publicKeys });
+}
+
 /** Chains every event written to `sink`; with checkpoints configured, signs the chains' heads beside it. */
-function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: AuditSink, options: { registry: Registry; log: Logger }): { audit: AuditSink; chain: AuditChain } {
+function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: AuditSink, options: { registry: Registry; log: Logger; store: StateStore }): { audit: AuditSink; chain: AuditChain } {
   const chain = createAuditChain();
   const key = signingKeyOf(config);
   if (!config.checkpoints || !key) return { audit: chainedAuditSink(sink, chain), chain };
@@ -104,7 +117,7 @@ function chainAudit(config: NonNullable<GatewayConfig['audit']['chain']>, sink: 
   const checkpointer = createCheckpointer({
     chain,
     flush: () => sink.flush(),
-    write: createCheckpointWriter(config.checkpoints),
+    write: createCheckpointWriter(config.checkpoints, { store: options.store }),
     key,
     every: config.checkpointEvery,
     seconds: config.checkpointSeconds,

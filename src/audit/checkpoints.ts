@@ -1,6 +1,8 @@
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import type { AuditChainConfig, AuditCheckpointSinkConfig } from '../config/types.js';
+import type { StateStore } from '../store/types.js';
+import { createStoreCheckpointWriter, DEFAULT_STORED_CHECKPOINTS } from './store-checkpoints.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { AuditChain, ChainHead, ChainObserver } from './chain.js';
 
@@ -35,24 +37,36 @@ export function signingKeyOf(config: AuditChainConfig): SigningKey | undefined {
   return first ? { id: first.id, key: createPrivateKey(first.privateKey) } : undefined;
 }
 
+/** The public keys of every configured signing key, by id (what the online check verifies with). */
+export function publicKeysOf(config: AuditChainConfig): Map<string, KeyObject> {
+  return new Map((config.signing?.keys ?? []).map(({ id, privateKey }) => [id, createPublicKey(createPrivateKey(privateKey))]));
+}
+
 export function signCheckpoint(head: ChainHead, key: SigningKey, time: number): CheckpointRecord {
   const unsigned = { type: 'audit_checkpoint' as const, chain: head.chain, seq: head.seq, hash: head.hash, prev: head.prev, time, keyId: key.id };
   return { ...unsigned, signature: sign(null, checkpointPayload(unsigned), key.key).toString('base64') };
 }
 
-/** Appends checkpoint lines to the second place; rejects when they were not taken. */
-export type CheckpointWriter = (lines: string) => Promise<void>;
+/** Appends checkpoints to the second place; rejects when they were not taken. */
+export type CheckpointWriter = (records: CheckpointRecord[]) => Promise<void>;
+
+/** Checkpoints as the file and HTTP places hold them: one JSON line each. */
+export function checkpointLines(records: readonly CheckpointRecord[]): string {
+  return records.map((record) => `${JSON.stringify(record)}\n`).join('');
+}
 
 const DEFAULT_HTTP_TIMEOUT_MS = 5000;
 
-export function createCheckpointWriter(config: AuditCheckpointSinkConfig): CheckpointWriter {
+export function createCheckpointWriter(config: AuditCheckpointSinkConfig, deps: { store: StateStore }): CheckpointWriter {
   if (config.sink === 'file') {
     const { path } = config;
-    return (lines) => appendFile(path, lines, { mode: 0o640 });
+    return (records) => appendFile(path, checkpointLines(records), { mode: 0o640 });
   }
+  if (config.sink === 'store') return createStoreCheckpointWriter(deps.store, config.keep ?? DEFAULT_STORED_CHECKPOINTS);
   const { url } = config;
   const timeoutMs = config.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
-  return async (lines) => {
+  return async (records) => {
+    const lines = checkpointLines(records);
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: lines, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
     await response.body?.cancel();
     if (!response.ok) throw new Error(`checkpoint endpoint answered ${response.status}`);
@@ -91,7 +105,7 @@ export function createCheckpointer(options: CheckpointerOptions): ChainObserver 
       await options.flush();
       const time = now();
       const records = heads.map((head) => signCheckpoint(head, options.key, time));
-      await options.write(records.map((record) => `${JSON.stringify(record)}\n`).join(''));
+      await options.write(records);
       for (const head of heads) signedSeq.set(head.chain, head.seq);
     } catch (error) {
       options.onError(error);

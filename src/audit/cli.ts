@@ -2,12 +2,19 @@
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { verifyAudit, type ChainBreak, type TextSource, type VerifyReport } from './verify.js';
+import { createRedisStore } from '../store/redis.js';
+import { readStoredCheckpoints, tenantOfChain } from './store-checkpoints.js';
+import { chainsInLogs, verifyAudit, type ChainBreak, type TextSource, type VerifyReport } from './verify.js';
 
 export const AUDIT_USAGE = `usage:
-  toolgate audit verify --log FILE [FILE…] --checkpoints FILE|URL --public-keys FILE [--json]
+  toolgate audit verify --log FILE [FILE…] --checkpoints FILE|URL|REDIS_URL --public-keys FILE [--json]
       check the audit chains of the log files (oldest rotated file first; stdout captures welcome,
-      other lines are skipped) against their signed checkpoints; exit 0 OK, 1 broken, 2 usage
+      other lines are skipped) against their signed checkpoints; exit 0 OK, 1 broken, 2 usage.
+      With redis://… (checkpoints: {sink: store}) it reads the gateway-wide list and the lists of the
+      tenants whose chains the logs hold, plus every --tenant T (a tenant whose events all left the logs)
+  toolgate audit checkpoints --store REDIS_URL [--tenant T…] [--store-prefix P]
+      print the checkpoints kept in the state store (the gateway-wide list and each --tenant's) as
+      JSON lines, for a checkpoint file of their own
   toolgate audit keygen [--id ID]
       print a new Ed25519 signing key (for audit.chain.signing.keys) and its public key`;
 
@@ -74,6 +81,23 @@ async function readSource(where: string, fetchTimeoutMs: number): Promise<TextSo
   }
 }
 
+const DEFAULT_STORE_PREFIX = 'toolgate:';
+const isRedisUrl = (where: string): boolean => /^rediss?:\/\//i.test(where);
+
+/** The kept checkpoint lists of these tenants (null: gateway-wide) in a Redis state store (docs/operations.md#tamper-evident-audit). */
+async function readStore(url: string, prefix: string, tenants: ReadonlyArray<string | null>): Promise<TextSource[]> {
+  const store = createRedisStore({ url, prefix, commandTimeoutMs: 10_000 });
+  // The name shown in reports, without a password the URL may hold.
+  const label = url.replace(/\/\/[^@/]*@/, '//');
+  try {
+    return await readStoredCheckpoints(store, tenants, undefined, label);
+  } catch (error) {
+    throw new AuditUsageError(`${label}: ${(error as Error).message}`);
+  } finally {
+    await store.close();
+  }
+}
+
 const at = (found: ChainBreak): string => (found.at ? ` at ${found.at.source}:${found.at.line}` : '');
 
 export function formatReport(report: VerifyReport): string {
@@ -101,7 +125,16 @@ export async function runAuditCli(args: string[]): Promise<AuditCliResult> {
   try {
     parsed = parseArgs({
       args: rest,
-      options: { log: { type: 'string', multiple: true }, checkpoints: { type: 'string', multiple: true }, 'public-keys': { type: 'string', multiple: true }, json: { type: 'boolean' }, id: { type: 'string' } },
+      options: {
+        log: { type: 'string', multiple: true },
+        checkpoints: { type: 'string', multiple: true },
+        'public-keys': { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        id: { type: 'string' },
+        store: { type: 'string' },
+        tenant: { type: 'string', multiple: true },
+        'store-prefix': { type: 'string' },
+      },
       strict: true,
       allowPositionals: true,
     });
@@ -113,16 +146,26 @@ export async function runAuditCli(args: string[]): Promise<AuditCliResult> {
     if (positionals.length > 0 || (values.id !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(values.id))) throw new AuditUsageError(`keygen takes only --id ID ([A-Za-z0-9._-])\n${AUDIT_USAGE}`);
     return { stdout: keygen(values.id), exitCode: AUDIT_EXIT.ok };
   }
+  const tenants = values.tenant ?? [];
+  const prefix = values['store-prefix'] ?? DEFAULT_STORE_PREFIX;
+  if (command === 'checkpoints') {
+    if (!values.store || !isRedisUrl(values.store) || positionals.length > 0) throw new AuditUsageError(`checkpoints needs --store redis://…\n${AUDIT_USAGE}`);
+    const sources = await readStore(values.store, prefix, [null, ...tenants]);
+    return { stdout: sources.map((source) => source.text).join(''), exitCode: AUDIT_EXIT.ok };
+  }
   if (command !== 'verify') throw new AuditUsageError(`unknown audit command ${JSON.stringify(command ?? '')}\n${AUDIT_USAGE}`);
   // `--log a.log b.log`: the files after the first are positionals.
   const logs = [...(values.log ?? []), ...positionals];
   if (logs.length === 0 || !values.checkpoints || !values['public-keys']) throw new AuditUsageError(`verify needs --log, --checkpoints and --public-keys\n${AUDIT_USAGE}`);
   const keys = new Map<string, KeyObject>();
   for (const file of values['public-keys']) for (const [id, key] of parsePublicKeys((await readSource(file, 10_000)).text, file)) keys.set(id, key);
-  const report = verifyAudit({
-    logs: await Promise.all(logs.map((file) => readSource(file, 10_000))),
-    checkpoints: await Promise.all(values.checkpoints.map((where) => readSource(where, 10_000))),
-    publicKeys: keys,
-  });
+  const logSources = await Promise.all(logs.map((file) => readSource(file, 10_000)));
+  const inLogs = [...chainsInLogs(logSources)].map(tenantOfChain);
+  const checkpoints: TextSource[] = [];
+  for (const where of values.checkpoints) {
+    if (isRedisUrl(where)) checkpoints.push(...(await readStore(where, prefix, [null, ...inLogs, ...tenants])));
+    else checkpoints.push(await readSource(where, 10_000));
+  }
+  const report = verifyAudit({ logs: logSources, checkpoints, publicKeys: keys });
   return { stdout: values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report), exitCode: report.ok ? AUDIT_EXIT.ok : AUDIT_EXIT.broken };
 }

@@ -1,5 +1,7 @@
+import type { KeyObject } from 'node:crypto';
 import { eventHash } from './chain.js';
 import type { AuditEvent } from './types.js';
+import { checkCheckpointLine } from './verify.js';
 
 export interface CopyChain {
   chain: string;
@@ -10,7 +12,7 @@ export interface CopyChain {
 
 export interface CopyBreak {
   chain: string;
-  kind: 'edited' | 'removed' | 'inserted';
+  kind: 'edited' | 'removed' | 'inserted' | 'signature-bad' | 'unknown-key';
   seq: number;
   message: string;
 }
@@ -22,6 +24,17 @@ export interface CopyReport {
   unchained: number;
   chains: CopyChain[];
   breaks: CopyBreak[];
+  /**
+   * With checkpoints in the state store: the tenant's newest ones checked, how many verify with a configured
+   * key, and how many of those sign an event the copy holds and still hashes to.
+   */
+  checkpoints?: { checked: number; valid: number; matched: number };
+}
+
+/** The tenant's newest stored checkpoints (JSON lines) and the keys that verify them. */
+export interface CopyCheckpoints {
+  text: string;
+  publicKeys: ReadonlyMap<string, KeyObject>;
 }
 
 /**
@@ -30,7 +43,7 @@ export interface CopyReport {
  * checks those). Events are ordered by seq per chain; a write still on its way to the store can show as a
  * gap for a moment.
  */
-export function verifyRecentCopy(events: readonly AuditEvent[]): CopyReport {
+export function verifyRecentCopy(events: readonly AuditEvent[], checkpoints?: CopyCheckpoints): CopyReport {
   const chains = new Map<string, AuditEvent[]>();
   let unchained = 0;
   for (const event of events) {
@@ -65,5 +78,39 @@ export function verifyRecentCopy(events: readonly AuditEvent[]): CopyReport {
     }
   }
   summary.sort((a, b) => a.chain.localeCompare(b.chain));
-  return { ok: breaks.length === 0, events: events.length - unchained, unchained, chains: summary, breaks };
+  const checked = checkpoints ? checkAgainstCheckpoints(chains, checkpoints, breaks) : undefined;
+  return { ok: breaks.length === 0, events: events.length - unchained, unchained, chains: summary, breaks, ...(checked ? { checkpoints: checked } : {}) };
+}
+
+/**
+ * Each stored checkpoint's signature, and the copy's event at its seq against the hash it signed; one break per
+ * chain at most (a chain already broken keeps its first).
+ */
+function checkAgainstCheckpoints(chains: ReadonlyMap<string, AuditEvent[]>, checkpoints: CopyCheckpoints, breaks: CopyBreak[]): { checked: number; valid: number; matched: number } {
+  const broken = new Set(breaks.map((found) => found.chain));
+  const bySeq = new Map<string, AuditEvent>();
+  for (const [chain, list] of chains) for (const event of list) bySeq.set(`${chain} ${event.seq}`, event);
+  const counts = { checked: 0, valid: 0, matched: 0 };
+  for (const line of checkpoints.text.split('\n')) {
+    if (line.trim() === '') continue;
+    counts.checked += 1;
+    const result = checkCheckpointLine(line, checkpoints.publicKeys);
+    const chain = result.record?.chain ?? '';
+    const found = (kind: CopyBreak['kind'], message: string): void => {
+      if (broken.has(chain)) return;
+      broken.add(chain);
+      breaks.push({ chain, kind, seq: result.record?.seq ?? 0, message });
+    };
+    if (result.fault) {
+      found(result.fault, `a stored checkpoint: ${result.message}`);
+      continue;
+    }
+    counts.valid += 1;
+    const { record } = result;
+    const event = bySeq.get(`${record.chain} ${record.seq}`);
+    if (!event) continue;
+    if (eventHash(event) === record.hash) counts.matched += 1;
+    else found('edited', `seq ${record.seq} differs from the event a checkpoint signed`);
+  }
+  return counts;
 }

@@ -144,12 +144,38 @@ function parseCheckpoint(text: string): CheckpointRecord | undefined {
   }
 }
 
+/** One checkpoint line: its record when it parses, and whether its signature verifies with a known key. */
+export function checkCheckpointLine(
+  text: string,
+  publicKeys: ReadonlyMap<string, KeyObject>,
+): { record: CheckpointRecord; fault?: undefined } | { record: CheckpointRecord | undefined; fault: 'signature-bad' | 'unknown-key'; message: string } {
+  const record = parseCheckpoint(text);
+  if (!record) return { record, fault: 'signature-bad', message: 'not a checkpoint record' };
+  const key = publicKeys.get(record.keyId);
+  if (!key) return { record, fault: 'unknown-key', message: `signed by key "${record.keyId}", which is not among the public keys` };
+  if (!verifySignature(null, checkpointPayload(record), key, Buffer.from(record.signature, 'base64'))) return { record, fault: 'signature-bad', message: `the signature of key "${record.keyId}" does not verify` };
+  return { record };
+}
+
 const linesOf = (source: TextSource): Array<{ text: string; at: LinePosition; last: boolean }> => {
   const lines = source.text.split('\n');
   const endsClean = source.text.endsWith('\n');
   if (endsClean) lines.pop();
   return lines.map((text, index) => ({ text: text.replace(/\r$/, ''), at: { source: source.name, line: index + 1 }, last: !endsClean && index === lines.length - 1 }));
 };
+
+/** The chain ids the logs' audit lines name (which stored checkpoint lists a verifier needs). */
+export function chainsInLogs(logs: readonly TextSource[]): Set<string> {
+  const chains = new Set<string>();
+  for (const source of logs) {
+    for (const { text, at, last } of linesOf(source)) {
+      if (text.trim() === '') continue;
+      const parsed = parseLogLine(text, at, last);
+      if (parsed.kind === 'event') chains.add(parsed.chain);
+    }
+  }
+  return chains;
+}
 
 /**
  * Checks audit logs (in the order given: oldest rotated file first) against their signed checkpoints.
@@ -185,12 +211,9 @@ export function verifyAudit(input: { logs: TextSource[]; checkpoints: TextSource
     for (const { text, at } of linesOf(source)) {
       if (text.trim() === '') continue;
       total += 1;
-      const record = parseCheckpoint(text);
-      const fault = (kind: BreakKind, message: string): void => void faults.push({ chain: record?.chain ?? null, kind, at, seq: record?.seq ?? null, message });
-      if (!record) fault('signature-bad', 'not a checkpoint record');
-      else if (!input.publicKeys.has(record.keyId)) fault('unknown-key', `signed by key "${record.keyId}", which is not among the public keys`);
-      else if (!verifySignature(null, checkpointPayload(record), input.publicKeys.get(record.keyId)!, Buffer.from(record.signature, 'base64'))) fault('signature-bad', `the signature of key "${record.keyId}" does not verify`);
-      else valid.push({ record, at });
+      const checked = checkCheckpointLine(text, input.publicKeys);
+      if (checked.fault) faults.push({ chain: checked.record?.chain ?? null, kind: checked.fault, at, seq: checked.record?.seq ?? null, message: checked.message });
+      else valid.push({ record: checked.record, at });
     }
   }
   const anchors = new Map<string, Map<number, string>>();

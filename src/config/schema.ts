@@ -229,6 +229,11 @@ export const auditCheckpointSinkSchema = OneOf([
     /** Longest a POST may take (default 5000); a checkpoint never waits on the call path. */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60000 })),
   }),
+  Section({
+    sink: Const('store'),
+    /** Newest checkpoints kept per tenant (and for the gateway-wide chains) in the state store (default 10000). */
+    keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000 })),
+  }),
 ], { type: 'object', required: ['sink'] });
 
 /** An Ed25519 private key (PEM) and the id its checkpoints name; the first key signs, the others are kept for publishing. */

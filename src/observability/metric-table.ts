@@ -64,7 +64,7 @@ export const METRICS = {
   approvalWait: { name: 'toolgate_approval_wait_seconds', type: 'histogram', help: 'Time from an approval request to its decision, per decision', labelNames: ['decision'], buckets: APPROVAL_WAIT_BUCKETS },
   // Audit (src/governance.ts)
   auditSinkErrors: { name: 'toolgate_audit_sink_errors_total', type: 'counter', help: 'Failed audit sink writes, per sink (a file append may carry several events)', labelNames: ['sink'] },
-  auditCheckpointErrors: { name: 'toolgate_audit_checkpoint_errors_total', type: 'counter', help: 'Audit chain checkpoints that could not be written, per checkpoint place (file, http)', labelNames: ['sink'] },
+  auditCheckpointErrors: { name: 'toolgate_audit_checkpoint_errors_total', type: 'counter', help: 'Audit chain checkpoints that could not be written, per checkpoint place (file, http, store)', labelNames: ['sink'] },
 } as const satisfies Record<string, MetricSpec>;
 
 type Spec<Type extends MetricSpec['type']> = MetricSpec & { readonly type: Type };

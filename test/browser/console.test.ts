@@ -424,6 +424,24 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await page.close();
   });
 
+  it('shows a read of the audit as "audit read" with its filter, and no duration it does not have', { timeout: 90_000 }, async () => {
+    await call('POST', '/v1/execute', tokens.alice!, { name: 'get_weather', arguments: { city: 'Read town' } });
+    expect((await call('GET', '/v1/admin/audit?user=alice&outcome=ok&limit=5', API_KEY)).status).toBe(200);
+    const page = await signedIn(API_KEY);
+    await open(page, 'Audit');
+    const table = page.getByRole('table', { name: 'Audit events' });
+    const read = table.locator('tr').filter({ has: page.locator('td[data-label="Tool"]', { hasText: 'audit read user alice, outcome ok' }) });
+    await read.first().waitFor();
+    await expect(read.first().locator('td[data-label="User"]').innerText()).resolves.toBe('ci-bot');
+    await expect(read.first().locator('td[data-label="ms"]').innerText()).resolves.toBe('');
+    // The page's own reads are in the chain too: the page size is not a filter.
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await table.locator('td[data-label="Tool"]', { hasText: /^audit read no filter$/ }).first().waitFor({ timeout: 15_000 });
+    await expect(table.innerText()).resolves.not.toMatch(/NaN|undefined/);
+    await shot(page, 'audit-reads');
+    await page.close();
+  });
+
   it('filters the Tools by source and by tag as well as by name', { timeout: 90_000 }, async () => {
     const pool = (await call('GET', '/v1/tools?format=native', API_KEY)).json as unknown as { tools: Array<{ name: string; source: string; readOnly: boolean; destructive: boolean }> };
     const page = await signedIn(API_KEY);

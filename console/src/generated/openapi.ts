@@ -442,7 +442,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Checks the hash-chain links of the recent audit copy of the caller's tenant (signatures and the full log: `toolgate audit verify`) */
+        /** Checks the hash-chain links of the recent audit copy of the caller's tenant, and with checkpoints in the state store their newest signatures against it (the full log: `toolgate audit verify`) */
         get: operations["verifyAuditCopy"];
         put?: never;
         post?: never;
@@ -3024,10 +3024,16 @@ export interface operations {
                         breaks: {
                             chain?: string;
                             /** @enum {string} */
-                            kind?: "edited" | "removed" | "inserted";
+                            kind?: "edited" | "removed" | "inserted" | "signature-bad" | "unknown-key";
                             seq?: number;
                             message?: string;
                         }[];
+                        /** @description With audit.chain.checkpoints {sink: store}: the tenant's newest stored checkpoints (at most 256) checked, how many verify with a configured key, and how many sign an event the copy holds unchanged */
+                        checkpoints?: {
+                            checked?: number;
+                            valid?: number;
+                            matched?: number;
+                        };
                     };
                 };
             };

@@ -2,9 +2,10 @@ import { useState } from 'preact/hooks';
 import { DataTable, ErrorNote, FilterSelect, useApi } from '../components.js';
 import { localInputToIso, milliseconds, time, timeZone } from '../format.js';
 
-// A call line, an approval decision line, or a resource read / prompt get line, as the audit sink writes them.
+// A call line, an approval decision line, a resource read / prompt get line, or a read of the audit itself,
+// as the audit sink writes them.
 interface AuditEvent {
-  event: 'call' | 'approval' | 'resource_read' | 'prompt_get';
+  event: 'call' | 'approval' | 'resource_read' | 'prompt_get' | 'audit_read';
   time: number;
   requestId: string;
   callId?: string | null;
@@ -14,8 +15,32 @@ interface AuditEvent {
   name?: string;
   outcome: string;
   decision?: string;
-  durationMs: number;
+  /** Not on audit_read events. */
+  durationMs?: number;
   approvalId?: string | null;
+  /** audit_read: `list` (the audit page, GET /v1/admin/audit) or `verify`, and the filters the reader sent. */
+  via?: string;
+  filter?: Record<string, string | number>;
+}
+
+// Filters as a reader wrote them; the page size says nothing about what was read.
+const FILTER_NAMES: Record<string, string> = { user: 'user', tool: 'tool', outcome: 'outcome', since: 'from', until: 'to' };
+function filterText(filter: Record<string, string | number> = {}): string {
+  const parts = Object.entries(filter)
+    .filter(([name]) => name !== 'limit')
+    .map(([name, value]) => `${FILTER_NAMES[name] ?? name} ${name === 'since' || name === 'until' ? time(String(value)) : String(value)}`);
+  return parts.length > 0 ? parts.join(', ') : 'no filter';
+}
+
+/** What the row is about: the tool, resource or prompt, or for a read of the audit, what was read. */
+function subjectOf(event: AuditEvent) {
+  if (event.event !== 'audit_read') return event.tool ?? event.name ?? '';
+  if (event.via === 'verify') return <span class="subject-kind">audit verified</span>;
+  return (
+    <>
+      <span class="subject-kind">audit read</span> {filterText(event.filter)}
+    </>
+  );
 }
 
 const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'read', prompt_get: 'prompt' };
@@ -110,8 +135,8 @@ export function AuditPage({ tenant }: { tenant?: string }) {
               <td data-label="Time"><time dateTime={new Date(event.time).toISOString()}>{time(event.time)}</time></td>
               <td data-label="Outcome"><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
               <td data-label="User">{event.user}</td>
-              <td data-label="Tool" class="name">{event.tool ?? event.name ?? ''}</td>
-              <td data-label="ms" class="num">{milliseconds(event.durationMs)}</td>
+              <td data-label="Tool" class="name">{subjectOf(event)}</td>
+              <td data-label="ms" class="num">{event.durationMs === undefined ? '' : milliseconds(event.durationMs)}</td>
               <td data-label="Call id" class="wrap">{event.callId ?? ''}</td>
               <td data-label="Approval" class="wrap">{event.approvalId ?? ''}</td>
             </tr>

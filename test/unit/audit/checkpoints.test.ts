@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAuditChain } from '../../../src/audit/chain.js';
-import { createCheckpointer, type CheckpointRecord } from '../../../src/audit/checkpoints.js';
+import { checkpointLines, createCheckpointer, type CheckpointRecord } from '../../../src/audit/checkpoints.js';
 import type { AuditEvent } from '../../../src/audit/types.js';
 import { verifyAudit } from '../../../src/audit/verify.js';
 import { auditLine } from '../../../src/audit/line.js';
@@ -24,7 +24,7 @@ describe('checkpointer', () => {
     const checkpointer = createCheckpointer({
       chain,
       flush: async () => void order.push('flush'),
-      write: async (lines) => void (written.push(lines), order.push('write')),
+      write: async (records) => void (written.push(checkpointLines(records)), order.push('write')),
       key,
       every: 3,
       seconds: 3600,
@@ -62,9 +62,9 @@ describe('checkpointer', () => {
     const checkpointer = createCheckpointer({
       chain,
       flush: async () => {},
-      write: async (lines) => {
+      write: async (records) => {
         if (fail) throw new Error('bucket down');
-        written.push(lines);
+        written.push(checkpointLines(records));
       },
       key,
       every: 1000,

@@ -22,13 +22,18 @@ interface Strikes {
 }
 
 export class HardStopCooldowns {
-  private readonly tenants = new LRUCache<string, Strikes>({ max: REMEMBERED_TENANTS });
+  private readonly tenants: LRUCache<string, Strikes>;
+
+  /** `now`: a monotonic clock in ms (tests pass their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.tenants = new LRUCache<string, Strikes>({ max: REMEMBERED_TENANTS, perf: { now }, ttlResolution: 0 });
+  }
 
   /** Counts a forced stop against `tenant`; returns its cooldown in ms (0 for its first). */
   strike(tenant: string): number {
     const count = (this.tenants.get(tenant)?.count ?? 0) + 1;
     const cooldownMs = count === 1 ? 0 : Math.min(HARD_STOP_COOLDOWN_MAX_MS, HARD_STOP_COOLDOWN_MS * 2 ** (count - 2));
-    this.tenants.set(tenant, { count, until: performance.now() + cooldownMs }, { ttl: cooldownMs + REMEMBERED_AFTER_MS });
+    this.tenants.set(tenant, { count, until: this.now() + cooldownMs }, { ttl: cooldownMs + REMEMBERED_AFTER_MS });
     return cooldownMs;
   }
 
@@ -40,6 +45,6 @@ export class HardStopCooldowns {
   /** What is left of `tenant`'s cooldown in ms; 0 when it has none. */
   remaining(tenant: string): number {
     const strikes = this.tenants.get(tenant);
-    return strikes ? Math.max(0, Math.ceil(strikes.until - performance.now())) : 0;
+    return strikes ? Math.max(0, Math.ceil(strikes.until - this.now())) : 0;
   }
 }

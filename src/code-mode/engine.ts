@@ -12,11 +12,20 @@ export type HostAnswer = { readonly resolve: string } | { readonly reject: strin
 /** Runs one `tools.<name>(args)` call of the script; must not reject. */
 export type HostCall = (name: string, argsJson: string, signal: AbortSignal) => Promise<HostAnswer>;
 
-export type SandboxStop = 'cpu_time' | 'wall_time' | 'tool_calls' | 'memory' | 'stack' | 'result_size' | 'script_error' | 'never_settles' | 'cancelled' | 'busy' | 'worker_lost';
+export type SandboxStop = 'cpu_time' | 'wall_time' | 'tool_calls' | 'memory' | 'stack' | 'result_size' | 'script_error' | 'never_settles' | 'cancelled' | 'busy' | 'worker_lost' | 'cooldown';
 
 export type SandboxOutcome =
   | { readonly ok: true; readonly resultJson: string; readonly logs: readonly string[]; readonly logsTruncated: boolean; readonly toolCalls: number }
-  | { readonly ok: false; readonly stop: SandboxStop; readonly message: string; readonly logs: readonly string[]; readonly logsTruncated: boolean; readonly toolCalls: number };
+  | {
+      readonly ok: false;
+      readonly stop: SandboxStop;
+      readonly message: string;
+      readonly logs: readonly string[];
+      readonly logsTruncated: boolean;
+      readonly toolCalls: number;
+      /** When trying again makes sense (a tenant's cooldown). */
+      readonly retryAfterMs?: number;
+    };
 
 // One WebAssembly module per thread (a sandbox worker); each script gets its own runtime (heap, limits) in it.
 let engine: Promise<QuickJSWASMModule> | undefined;
@@ -390,6 +399,8 @@ export function stopMessage(stop: SandboxStop, limits: SandboxLimits): string {
       return 'the gateway is running as many scripts as it can and its queue is full; try again shortly';
     case 'worker_lost':
       return 'the sandbox worker running the script was stopped; run the script again';
+    case 'cooldown':
+      return "this tenant's scripts are paused: one of them had to be stopped by force (it ran past its CPU or memory limit inside one operation); try again later";
     case 'never_settles':
     case 'script_error':
       return 'the script failed';

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { stopMessage, type HostCall, type SandboxOutcome, type SandboxStop } from './engine.js';
+import { HardStopCooldowns } from './hard-stop-cooldown.js';
 import type { SandboxLimits } from './limits.js';
 import type { FromWorker, ToWorker, WorkerData } from './sandbox-worker.js';
 import { newSliceMeter, readSlice } from './slice-meter.js';
@@ -15,9 +16,18 @@ export { argumentsTooLarge, stopMessage, type HostAnswer, type HostCall, type Sa
  * the worker, so scripts waiting on slow tools leave every worker to the others.
  */
 export const SANDBOX_WORKERS = Math.max(2, availableParallelism());
+/**
+ * Workers the pool may run so that tenants need not share one: a worker holds one tenant's scripts while
+ * this allows, because a worker terminated by force loses every script it holds. The workers past
+ * `SANDBOX_WORKERS` start as spares (one empty worker kept ready for a tenant holding none) and go after
+ * `IDLE_WORKER_MS` without a script. The scripts held at once stay `SANDBOX_SCRIPTS` whatever their number.
+ */
+export const SANDBOX_WORKERS_MAX = 2 * SANDBOX_WORKERS;
+/** How long a worker past `SANDBOX_WORKERS` stays without a script before it goes. */
+export const IDLE_WORKER_MS = 30_000;
 /** Scripts one worker holds at once (computing or waiting); each has its own runtime in the worker's memory. */
 export const SCRIPTS_PER_WORKER_AT_ONCE = 16;
-/** Scripts the pool holds at once. */
+/** Scripts the pool holds at once, over all its workers. */
 export const SANDBOX_SCRIPTS = SANDBOX_WORKERS * SCRIPTS_PER_WORKER_AT_ONCE;
 /**
  * One tenant's share of the scripts held at once. Past the pool's size a tenant holding more scripts than
@@ -95,17 +105,23 @@ interface Slot {
   isReady: boolean;
   /** A replacement is starting; this worker retires once it is ready. */
   replaced: boolean;
+  /** Retires a worker past the pool's base size that has held no script for a while. */
+  idle: NodeJS.Timeout | undefined;
 }
 
 const stopped = (stop: SandboxStop, limits: SandboxLimits, toolCalls = 0, message = stopMessage(stop, limits)): SandboxOutcome => ({ ok: false, stop, message, logs: [], logsTruncated: false, toolCalls });
+const coolingDown = (limits: SandboxLimits, retryAfterMs: number): SandboxOutcome => ({ ok: false, stop: 'cooldown', message: stopMessage('cooldown', limits), logs: [], logsTruncated: false, toolCalls: 0, retryAfterMs });
 
 class SandboxPool {
   private readonly slots = new Set<Slot>();
   private readonly queue: Waiting[] = [];
   private nextRun = 0;
   private watchdog: NodeJS.Timeout | undefined;
+  private readonly cooldowns = new HardStopCooldowns();
 
   run(job: Job): Promise<SandboxOutcome> {
+    const cooldownMs = this.cooldowns.remaining(job.tenant);
+    if (cooldownMs > 0) return Promise.resolve(coolingDown(job.limits, cooldownMs));
     // The first script starts the whole pool: no later script (another tenant's) waits for a worker to boot.
     if (this.slots.size === 0) for (let i = 0; i < SANDBOX_WORKERS; i++) this.spawn(wasmMemoryFor(job.limits));
     const queued = this.queue.reduce((count, entry) => count + (entry.job.tenant === job.tenant ? 1 : 0), 0);
@@ -124,6 +140,7 @@ class SandboxPool {
   }
 
   private pump(): void {
+    this.refuseCoolingDown();
     for (;;) {
       const held = this.held();
       // The oldest script whose tenant is under its share, among the tenants holding the fewest.
@@ -132,6 +149,12 @@ class SandboxPool {
       const next = this.queue[index];
       if (!next) return;
       const slot = this.slotFor(next.job);
+      if (!slot && this.cooldowns.suspect(next.job.tenant)) {
+        // No worker of its own for a tenant that forced a stop: refused, never placed beside another's script.
+        this.queue.splice(index, 1);
+        next.resolve(stopped('busy', next.job.limits));
+        continue;
+      }
       if (!slot) {
         this.makeRoomFor(next.job.tenant, held);
         return;
@@ -141,32 +164,49 @@ class SandboxPool {
     }
   }
 
+  /** Queued scripts (and scripts to run again) of a tenant cooling down are refused, not started. */
+  private refuseCoolingDown(): void {
+    for (let index = this.queue.length - 1; index >= 0; index--) {
+      const { job, resolve } = this.queue[index]!;
+      const cooldownMs = this.cooldowns.remaining(job.tenant);
+      if (cooldownMs === 0) continue;
+      this.queue.splice(index, 1);
+      resolve(coolingDown(job.limits, cooldownMs));
+    }
+  }
+
   /**
    * A worker for a script: one with room and this script's memory cap, preferring one holding no other
    * tenant's script (a worker's scripts share its memory and its fate if it must be terminated; a tenant
    * whose scripts get a worker stopped waits for the replacement to start rather than join another's), then
-   * a ready one, then one not computing now, then the emptiest; a new worker while the pool has room.
+   * a ready one, then one not computing now, then (for a tenant holding scripts already) its own idle worker
+   * over an empty one, then the emptiest; a new worker while the pool has room. Tenants share a worker only
+   * when `SANDBOX_WORKERS_MAX` workers all hold scripts, and never with a suspect (hard-stop-cooldown.ts).
    */
   private slotFor(job: Job): Slot | undefined {
     const cap = wasmMemoryFor(job.limits);
+    const live = [...this.slots].filter((slot) => !slot.retiring);
+    if (live.reduce((count, slot) => count + slot.runs.size, 0) >= SANDBOX_SCRIPTS) return undefined;
     let best: Slot | undefined;
     let bestScore = Infinity;
-    for (const slot of this.slots) {
-      if (slot.retiring || slot.wasmMemoryBytes !== cap || slot.runs.size >= SCRIPTS_PER_WORKER_AT_ONCE) continue;
-      const others = [...slot.runs.values()].some((run) => run.job.tenant !== job.tenant);
-      const score = (others ? 20_000 : 0) + (slot.isReady ? 0 : 10_000) + (readSlice(slot.meter, slot.epoch) ? 100 : 0) + slot.runs.size;
+    const suspect = this.cooldowns.suspect(job.tenant);
+    for (const slot of live) {
+      if (slot.wasmMemoryBytes !== cap || slot.runs.size >= SCRIPTS_PER_WORKER_AT_ONCE) continue;
+      const others = [...slot.runs.values()].filter((run) => run.job.tenant !== job.tenant);
+      // A tenant that forced a stop shares no worker, either way.
+      if (others.length > 0 && (suspect || others.some((run) => this.cooldowns.suspect(run.job.tenant)))) continue;
+      const score = (others.length > 0 ? 20_000 : 0) + (slot.isReady ? 0 : 10_000) + (readSlice(slot.meter, slot.epoch) ? 100 : 0) + (slot.runs.size === 0 ? 50 : 0) + slot.runs.size;
       if (score < bestScore) [best, bestScore] = [slot, score];
     }
-    const live = [...this.slots].filter((slot) => !slot.retiring);
-    if (best && (bestScore < 20_000 || live.length >= SANDBOX_WORKERS)) return best;
-    if (live.length >= SANDBOX_WORKERS) {
+    if (best && (bestScore < 20_000 || live.length >= SANDBOX_WORKERS_MAX)) return best;
+    if (live.length >= SANDBOX_WORKERS_MAX) {
       // Every worker is made for another memory cap: an empty one makes room.
       const empty = live.find((slot) => slot.runs.size === 0 && slot.wasmMemoryBytes !== cap);
       if (!empty) return undefined;
       this.retire(empty);
     }
     // Retiring workers wait for their scripts to end; at most as many as the pool's size linger.
-    if (this.slots.size - live.length >= SANDBOX_WORKERS) return undefined;
+    if (this.slots.size - live.length >= SANDBOX_WORKERS_MAX) return undefined;
     return this.spawn(cap);
   }
 
@@ -203,7 +243,7 @@ class SandboxPool {
       worker.once('error', () => resolve(false));
       worker.once('exit', () => resolve(false));
     });
-    const slot: Slot = { worker, ready, wasmMemoryBytes, meter: new Int32Array(meter), epoch, runs: new Map(), served: 0, retiring: false, gone: false, isReady: false, replaced: false };
+    const slot: Slot = { worker, ready, wasmMemoryBytes, meter: new Int32Array(meter), epoch, runs: new Map(), served: 0, retiring: false, gone: false, isReady: false, replaced: false, idle: undefined };
     void ready.then((isReady) => {
       slot.isReady = isReady;
       if (isReady) this.pump();
@@ -221,7 +261,7 @@ class SandboxPool {
       }
     });
     // Out of V8 heap (resourceLimits) or any crash: the worker is gone, and every script it held.
-    worker.once('exit', () => this.lose(slot, 'memory'));
+    worker.once('exit', () => this.lose(slot, 'memory', 'worker_lost', true));
     this.slots.add(slot);
     return slot;
   }
@@ -231,6 +271,9 @@ class SandboxPool {
     slot.served += 1;
     const run = new Run(waiting.job, (message) => slot.worker.postMessage(message), id, waiting.resolve);
     slot.runs.set(id, run);
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
+    this.keepSpare(slot.wasmMemoryBytes);
     this.watch();
     if (slot.served >= SCRIPTS_PER_WORKER && !slot.replaced) {
       // Its replacement starts now and it keeps serving until that one is ready: no script waits for a worker to boot.
@@ -245,9 +288,26 @@ class SandboxPool {
     });
   }
 
+  /**
+   * One empty worker kept ready while the pool may grow, so a tenant holding no script never waits for a
+   * worker to start nor joins another tenant's.
+   */
+  private keepSpare(wasmMemoryBytes: number): void {
+    const live = [...this.slots].filter((slot) => !slot.retiring);
+    if (live.length < SANDBOX_WORKERS_MAX && !live.some((slot) => slot.runs.size === 0 && slot.wasmMemoryBytes === wasmMemoryBytes)) this.spawn(wasmMemoryBytes);
+  }
+
   /** A script left the worker: a retiring worker with none left goes; the room goes to the queue. */
   private settle(slot: Slot): void {
     if (slot.retiring && slot.runs.size === 0) this.terminate(slot);
+    else if (slot.runs.size === 0 && !slot.idle) {
+      slot.idle = setTimeout(() => {
+        slot.idle = undefined;
+        const live = [...this.slots].filter((other) => !other.retiring);
+        if (slot.runs.size === 0 && live.length > SANDBOX_WORKERS) this.retire(slot);
+      }, IDLE_WORKER_MS);
+      slot.idle.unref();
+    }
     this.pump();
   }
 
@@ -259,18 +319,24 @@ class SandboxPool {
   private terminate(slot: Slot): void {
     if (slot.gone) return;
     slot.gone = true;
+    clearTimeout(slot.idle);
     this.slots.delete(slot);
     void slot.worker.terminate();
   }
 
-  /** The worker is gone or must go: the script computing in it ends `stop`, every other one it held `worker_lost`. */
-  private lose(slot: Slot, stop: SandboxStop, others: SandboxStop = 'worker_lost'): void {
+  /**
+   * The worker is gone or must go: the script computing in it ends `stop`, every other one it held
+   * `worker_lost`. When the computing script forced it (`forced`), its tenant starts a cooldown.
+   */
+  private lose(slot: Slot, stop: SandboxStop, others: SandboxStop = 'worker_lost', forced = false): void {
     // Terminated here already (its exit follows): nothing left to answer.
     if (slot.gone) return;
     const computing = readSlice(slot.meter, slot.epoch)?.run;
     this.terminate(slot);
     const runs = [...slot.runs];
     slot.runs.clear();
+    const culprit = runs.find(([id]) => id === computing || runs.length === 1)?.[1];
+    if (forced && culprit) this.cooldowns.strike(culprit.job.tenant);
     for (const [id, run] of runs) {
       const ended = id === computing || runs.length === 1 ? stop : others;
       // A script lost with its worker before it made any tool call has had no effect: it runs again, once.
@@ -299,7 +365,7 @@ class SandboxPool {
       for (const slot of [...this.slots]) {
         const slice = readSlice(slot.meter, slot.epoch);
         const run = slice && slot.runs.get(slice.run);
-        if (run && slice.cpuMs > run.job.limits.cpuTimeMs + cpuGraceMs(run.job.limits)) this.lose(slot, 'cpu_time');
+        if (run && slice.cpuMs > run.job.limits.cpuTimeMs + cpuGraceMs(run.job.limits)) this.lose(slot, 'cpu_time', 'worker_lost', true);
       }
     }, WATCHDOG_EVERY_MS);
     this.watchdog.unref();
@@ -328,8 +394,12 @@ class Run {
     private readonly resolve: (outcome: SandboxOutcome) => void,
   ) {}
 
-  /** Hands the script to the worker; false when it ends before (cancelled, or its wall time spent queueing). */
+  /**
+   * Hands the script to the worker; false when it ends before (told to go while its worker was starting,
+   * cancelled, or its wall time spent queueing).
+   */
   begin(): boolean {
+    if (this.leaving || this.answered) return false;
     const { limits, cancel } = this.job;
     const remaining = Math.floor(limits.wallTimeMs - (performance.now() - this.job.queuedAt));
     if (cancel?.aborted || remaining <= 0) {

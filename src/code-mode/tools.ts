@@ -98,10 +98,11 @@ export function createCodeModeTools(host: CodeModeHost, limits: SandboxLimits): 
       const outcome = await runScript(host, limits, stripped.code, scriptId, ctx);
       host.count?.('script', outcome.ok ? 'ok' : outcome.stop);
       if (!outcome.ok) {
-        const errorType = outcome.stop === 'wall_time' || outcome.stop === 'cpu_time' ? 'TIMEOUT' : outcome.stop === 'busy' ? 'RATE_LIMITED' : 'TOOL_EXCEPTION';
+        const errorType = outcome.stop === 'wall_time' || outcome.stop === 'cpu_time' ? 'TIMEOUT' : outcome.stop === 'busy' || outcome.stop === 'cooldown' ? 'RATE_LIMITED' : 'TOOL_EXCEPTION';
         const logs = outcome.logs.length === 0 ? '' : `\nlogged:\n${outcome.logs.join('\n')}${outcome.logsTruncated ? '\n…[log truncated]' : ''}`;
         const message = outcome.stop === 'script_error' || outcome.stop === 'never_settles' ? outcome.message : stopMessage(outcome.stop, limits);
-        throw new ToolError(errorType, `${message}${logs}`, { trace: { scriptId, stop: outcome.stop, toolCalls: outcome.toolCalls }, permanent: true });
+        const retry = outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs };
+        throw new ToolError(errorType, `${message}${logs}`, { trace: { scriptId, stop: outcome.stop, toolCalls: outcome.toolCalls }, permanent: true, ...retry });
       }
       return {
         output: { scriptId, result: JSON.parse(outcome.resultJson) as unknown, logs: outcome.logs, ...(outcome.logsTruncated ? { logsTruncated: true } : {}), toolCalls: outcome.toolCalls },

@@ -79,6 +79,8 @@ beforeAll(async () => {
       tenants: {
         acme: { toolsets: attackerToolsets, limits: { maxInFlight: ATTACKER_IN_FLIGHT } },
         initech: { toolsets: attackerToolsets, limits: { maxInFlight: ATTACKER_IN_FLIGHT } },
+        // The tenant whose scripts force their workers to be terminated (and so earn it a cooldown).
+        hooli: { toolsets: attackerToolsets, limits: { maxInFlight: ATTACKER_IN_FLIGHT } },
         globex: { functions: ['get_weather'], toolsets: { code: { mode: 'code', tools: ['get_weather'] } } },
       },
     }),
@@ -107,7 +109,7 @@ describe('sandbox workers and CPU', () => {
   });
 
   it('counts CPU used while a tool call is outstanding: a loop of native calls beside a slow call stops within twice cpuTimeMs of CPU', async () => {
-    const attacker = await connect(await signToken({ sub: 'mallory', tenant: 'acme' }), 'code');
+    const attacker = await connect(await signToken({ sub: 'mallory', tenant: 'hooli' }), 'code');
     // Each search is one native call of milliseconds, and the loop polls QuickJS's interrupt only every few
     // thousand iterations: only the main thread's clock stops it in time, and it must while a call is out.
     const code = 'tools.slow({ ms: 15000 }).catch(() => {}); const a = new Array(1e6).fill(0); for (;;) a.indexOf(1);';
@@ -129,6 +131,11 @@ describe('sandbox workers and CPU', () => {
     expect(again.text).toContain('CPU time limit');
     expect(worst.tool).toBeLessThan(1000);
     expect(worst.script).toBeLessThan(1000);
+    // Two forced stops: the tenant's next script is refused at once for a cooldown, with Retry-After.
+    // docs/code-mode.md#a-script-that-must-be-stopped-by-force
+    const refused = await runScript(attacker, code);
+    expect(refused.text).toContain('"errorType":"RATE_LIMITED"');
+    expect(refused.text).toContain('scripts are paused');
   });
 });
 

@@ -1,6 +1,6 @@
 // getting-started's per-user OAuth walkthrough run as written: the bundled mock authorization server, the
 // example config, connect with curl as the browser, and the call then carries the user's token. Only the
-// fixed ports (8080, 8081) become free ones, and `npm start` the built server it starts.
+// fixed ports (8080, 8081) become free ones, and `npm start` the built server it starts (logging to a file).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,11 +25,12 @@ describe.skipIf(skipReason !== undefined)('the per-user OAuth walkthrough of doc
       writeFileSync(join(folder, name), movePorts(readFileSync(join(root, 'examples/oauth', name), 'utf8')));
     }
     const block = movePorts(docBlock('docs/getting-started.md', 'per-user-oauth'))
-      .replace('npm start -- --config examples/oauth/per-user-oauth.yaml', `node dist/src/server.js --config ${join(folder, 'per-user-oauth.yaml')}`);
+            // Its log lines go to a file: on the shared stdout one could land between a curl's answer and its newline.
+      .replace('npm start -- --config examples/oauth/per-user-oauth.yaml &', `node dist/src/server.js --config ${join(folder, 'per-user-oauth.yaml')} > ${join(folder, 'server.log')} 2>&1 &`);
     expect(block).toContain(`node dist/src/server.js --config`);
     // Its own process group, so the servers the block leaves in the background end with it.
     const { TOOLGATE_URL: _url, TOOLGATE_API_KEY: _key, TOOLGATE_CONFIG: _config, ...env } = process.env;
-    const shell = spawn('bash', ['-euo', 'pipefail', '-c', block], { cwd: root, env: { ...env, LOG_LEVEL: 'warn' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const shell = spawn('bash', ['-euo', 'pipefail', '-c', block], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -9,8 +9,9 @@ const BOUNDS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60
 const MAX_TOOLS_PER_TENANT = 200;
 const OTHER = '(other tools)';
 const USER_TOOLS = '(user MCP tools)';
-// Calls of a name that resolved to no tool: counted, under one series, never under the name the caller sent.
-const UNRESOLVED = '(unknown tool names)';
+// Calls refused before their name resolved to a tool (an unknown name, a malformed request): counted under one
+// series, never under the name the caller sent.
+const UNRESOLVED = '(not resolved to a tool)';
 
 interface Minute {
   minute: number;

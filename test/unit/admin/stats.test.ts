@@ -38,7 +38,7 @@ describe('the per-minute call stats behind the console Overview', () => {
     expect(sum(view.total.errors)).toBe(4);
     expect(sum(view.total.calls)).toBe(5);
     // The name the caller made up is never a series name.
-    expect(view.tools.map((t) => t.tool)).toEqual(['(unknown tool names)', 'get_weather', 'send_announcement']);
+    expect(view.tools.map((t) => t.tool)).toEqual(['(not resolved to a tool)', 'get_weather', 'send_announcement']);
     // A denial's duration is the decision's, not a run's: it stays out of the latency.
     const denied = view.tools.find((t) => t.tool === 'send_announcement')!;
     expect([sum(denied.calls), sum(denied.errors), denied.p95Ms.at(-1)]).toEqual([1, 1, null]);

@@ -452,6 +452,32 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     }
   }
 
+  it("counts on Overview exactly the errors Audit shows red among its call and decision lines of the hour", { timeout: 90_000 }, async () => {
+    // Tenant globex, whose hour holds only what this test sends: a success, a failure, two refusals before the
+    // run, and a call waiting for approval whose requester's own approval is refused (a decision not taken).
+    const erin = tokens.erin!;
+    await call('POST', '/v1/execute', erin, { name: 'get_weather', arguments: { city: 'Oslo' } });
+    await call('POST', '/v1/execute', erin, { name: 'explode', arguments: {} });
+    await call('POST', '/v1/execute', erin, { name: 'no_such_tool', arguments: {} });
+    await call('POST', '/v1/execute', erin, { name: 'get_weather', arguments: {} });
+    const waiting = await call('POST', '/v1/execute', erin, { name: 'create_ticket', arguments: { title: 'counted-once-decided' } });
+    expect(waiting.status).toBe(202);
+    expect((await call('POST', `/v1/approvals/${waiting.json!.approvalId}/approve`, erin, {})).status).toBeGreaterThanOrEqual(400);
+    const page = await signedIn(erin);
+    await open(page, 'Audit');
+    const table = page.getByRole('table', { name: 'Audit events' });
+    await table.getByText('no_such_tool').waitFor();
+    const red = await table.locator('td[data-label="Outcome"] .badge.denied').allInnerTexts();
+    // Not calls: a decision that was not taken, reads, security events.
+    const redCalls = red.filter((label) => !label.endsWith(': refused') && !/^(read|prompt|security): /.test(label));
+    expect(redCalls.sort()).toEqual(['TOOL_EXCEPTION', 'UNKNOWN_TOOL', 'VALIDATION_ERROR']);
+    expect(red.some((label) => label.endsWith(': refused'))).toBe(true);
+    await open(page, 'Overview');
+    await page.getByText(/Last 60 minutes on this replica/).waitFor();
+    expect(await page.getByText(/Last 60 minutes on this replica/).innerText()).toContain(`4 calls, ${redCalls.length} errors.`);
+    await page.close();
+  });
+
   it('pages the Audit back in time, narrows it to a time range, and names the time zone of every time', { timeout: 90_000 }, async () => {
     for (let i = 0; i < 55; i += 1) await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: `Page ${i}` } });
     const page = await signedIn(API_KEY);

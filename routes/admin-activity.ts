@@ -161,7 +161,7 @@ const routes: RoutePlugin = async (app) => {
       schema: {
         tags: ['admin'],
         operationId: 'getToolStats',
-        summary: `Calls, errors and p95 latency per tool and minute over the last ${STATS_MINUTES} minutes (this replica, the caller's tenant)`,
+        summary: `Calls that ended (ran or refused), errors and p95 latency per tool and minute over the last ${STATS_MINUTES} minutes (this replica, the caller's tenant)`,
         security: bearerSecurity,
         querystring: { type: 'object', additionalProperties: false, properties: { tenant: tenantQuery } },
         response: {

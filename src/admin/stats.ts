@@ -9,11 +9,16 @@ const BOUNDS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60
 const MAX_TOOLS_PER_TENANT = 200;
 const OTHER = '(other tools)';
 const USER_TOOLS = '(user MCP tools)';
+// Calls refused before their name resolved to a tool (an unknown name, a malformed request): counted under one
+// series, never under the name the caller sent.
+const UNRESOLVED = '(not resolved to a tool)';
 
 interface Minute {
   minute: number;
   calls: number;
   errors: number;
+  /** Calls whose duration is in the buckets: a denied approval's is the decision's, not a run's. */
+  timed: number;
   buckets: Uint32Array;
 }
 
@@ -50,13 +55,15 @@ const p95Of = (buckets: Uint32Array, count: number): number | null => {
 
 /**
  * Per-minute calls, errors and latency buckets per tenant and tool over the last hour, in this process
- * (each replica counts what it ran). Memory is bounded: tenants × ≤ 201 series × 60 minutes.
+ * (each replica counts the calls it ended). Errors are every call that did not end `ok`, refusals included,
+ * so the Overview counts what the Audit page shows as failed calls (docs/console.md). Memory is bounded: tenants × ≤ 201 series × 60 minutes.
  */
 export function createCallStats(options: { now?: () => number } = {}): CallStats {
   const now = options.now ?? Date.now;
   const tenants = new Map<string, Map<string, Minute[]>>();
 
   const seriesName = (event: (CallAuditEvent | ApprovalAuditEvent) & { tool: string }, tools: Map<string, Minute[]>): string => {
+    if (event.source === null) return UNRESOLVED;
     if (event.source === 'user-mcp') return USER_TOOLS;
     if (tools.has(event.tool) || tools.size < MAX_TOOLS_PER_TENANT) return event.tool;
     return OTHER;
@@ -67,10 +74,13 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
       // Resource reads and prompt gets are no tool calls: they stay out of the per-tool series (the audit
       // log and the recent-audit copy have them).
       if (event.event !== 'call' && event.event !== 'approval') return;
-      // Calls that ran a catalog tool: a call event of a resolved tool (an unresolved name has no source and is
-      // never a series name), or an approval that ran its call (the run writes no call event of its own).
-      const ran = event.event === 'call' ? event.outcome !== 'pending_approval' : event.decision === 'approve' && event.outcome !== 'refused';
-      if (!ran || event.source === null || event.tool === null) return;
+      // Every call that ended, the same calls as the audit's call and approval lines: a call event that did
+      // not wait for approval (it ran, or was refused before it ran), or the decision that ended a waiting
+      // call (an approval's run writes no call event of its own; a denial ends the call unrun). A decision
+      // that was not taken (`refused`) ends no call.
+      const ended = event.event === 'call' ? event.outcome !== 'pending_approval' : event.outcome !== 'refused';
+      if (!ended || event.tool === null) return;
+      const ran = !(event.event === 'approval' && event.decision === 'deny');
       let tools = tenants.get(event.tenant);
       if (!tools) tenants.set(event.tenant, (tools = new Map()));
       const name = seriesName({ ...event, tool: event.tool }, tools);
@@ -79,10 +89,13 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
       const minute = Math.floor(now() / MINUTE_MS);
       const slot = minute % STATS_MINUTES;
       let entry = ring[slot];
-      if (!entry || entry.minute !== minute) ring[slot] = entry = { minute, calls: 0, errors: 0, buckets: new Uint32Array(BOUNDS.length) };
+      if (!entry || entry.minute !== minute) ring[slot] = entry = { minute, calls: 0, errors: 0, timed: 0, buckets: new Uint32Array(BOUNDS.length) };
       entry.calls += 1;
       if (event.outcome !== 'ok') entry.errors += 1;
-      entry.buckets[BOUNDS.findIndex((bound) => event.durationMs <= bound)]! += 1;
+      if (ran) {
+        entry.timed += 1;
+        entry.buckets[BOUNDS.findIndex((bound) => event.durationMs <= bound)]! += 1;
+      }
     },
     view(tenant) {
       const current = Math.floor(now() / MINUTE_MS);
@@ -98,7 +111,7 @@ export function createCallStats(options: { now?: () => number } = {}): CallStats
           const live = entry && entry.minute === minute ? entry : undefined;
           series.calls.push(live?.calls ?? 0);
           series.errors.push(live?.errors ?? 0);
-          series.p95Ms.push(live ? p95Of(live.buckets, live.calls) : null);
+          series.p95Ms.push(live ? p95Of(live.buckets, live.timed) : null);
           total.calls[i]! += live?.calls ?? 0;
           total.errors[i]! += live?.errors ?? 0;
         }

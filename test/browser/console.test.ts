@@ -80,7 +80,7 @@ beforeAll(async () => {
       acme: { mcpServices: ['ev'], policies: { approval: { tools: ['create_ticket'], expiresMs: 60_000 } } },
       globex: { policies: { approval: { tools: ['create_ticket'], expiresMs: 60_000 } } },
     },
-    functions: [{ module: './test/fixtures/functions/basic.mjs' }, { module: './test/fixtures/functions/governed.mjs' }, { module: './test/fixtures/functions/hostile.mjs' }],
+    functions: [{ module: './test/fixtures/functions/basic.mjs' }, { module: './test/fixtures/functions/governed.mjs' }, { module: './test/fixtures/functions/hostile.mjs' }, { module: './test/fixtures/functions/lists.mjs' }],
   });
   app = await buildTestApp(config);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -184,6 +184,69 @@ describe.skipIf(skipReason !== undefined)('the console in headless Chromium', ()
     await card.getByText('Output (what the model reads)').waitFor();
     await page.close();
   });
+
+  it('types a list of strings or numbers one item per line and sends each as a JSON array', async () => {
+    const page = await signedIn(API_KEY);
+    await open(page, 'Tools');
+    const card = page.getByRole('article', { name: 'Tool list_echo' });
+    await card.getByRole('button', { name: 'list_echo' }).click();
+    await card.getByLabel(/^tags \(required\) \(one per line\)/).fill('red\n  green \n\nblue, not split');
+    const weights = card.getByLabel(/^weights \(one per line\)/);
+    await weights.fill('1.5\nheavy');
+    await card.getByRole('button', { name: 'Run' }).click();
+    // A line that is no number is refused in the page, naming the field; nothing is sent.
+    await card.getByRole('alert').filter({ hasText: 'weights: one number per line' }).waitFor();
+    expect(await card.getByText('Output (what the model reads)').count()).toBe(0);
+    await weights.fill('1.5\n2\n-3');
+    const [sent] = await Promise.all([page.waitForRequest((r) => r.url().endsWith('/v1/execute') && r.method() === 'POST'), card.getByRole('button', { name: 'Run' }).click()]);
+    expect(JSON.parse(sent.postData()!).arguments).toEqual({ tags: ['red', 'green', 'blue, not split'], weights: [1.5, 2, -3] });
+    await card.getByText('Output (what the model reads)').waitFor();
+    expect(JSON.parse(await card.locator('pre.output').innerText())).toEqual({ tags: ['red', 'green', 'blue, not split'], weights: [1.5, 2, -3] });
+    await page.close();
+  });
+
+  for (const viewport of [{ width: 390, height: 844 }, { width: 1280, height: 800 }] as const) {
+    for (const scheme of ['light', 'dark'] as const) {
+      it(`${viewport.width} px, ${scheme}: a call pending approval gets the amber bar, a failed call the red one`, { timeout: 60_000 }, async () => {
+        const page = await signedIn(API_KEY, viewport.width, viewport.height, scheme);
+        await open(page, 'Tools');
+        const bar = async (tool: string, fill: () => Promise<void>): Promise<{ color: string; text: string }> => {
+          const card = page.getByRole('article', { name: `Tool ${tool}` });
+          await card.getByRole('button', { name: tool }).click();
+          await fill();
+          await card.getByRole('button', { name: 'Run' }).click();
+          const result = card.locator('.result');
+          await result.waitFor();
+          await result.scrollIntoViewIfNeeded();
+          return { color: await result.evaluate((el) => getComputedStyle(el).borderLeftColor), text: await result.locator('p').first().innerText() };
+        };
+        const card = page.getByRole('article', { name: 'Tool create_ticket' });
+        const pending = await bar('create_ticket', () => card.getByLabel(/^title/).fill(`amber-${viewport.width}-${scheme}`));
+        expect(pending.text).toMatch(/^pending approval · create_ticket/);
+        await card.getByText('Waiting for a human').waitFor();
+        await shot(page, `tools-pending-${viewport.width}-${scheme}`);
+        const failed = await bar('explode', async () => undefined);
+        expect(failed.text).toMatch(/^TOOL_EXCEPTION/);
+        const danger = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--danger').trim());
+        const red = await page.evaluate((value) => {
+          const probe = document.createElement('div');
+          probe.style.color = value;
+          document.body.append(probe);
+          const computed = getComputedStyle(probe).color;
+          probe.remove();
+          return computed;
+        }, danger);
+        expect(failed.color).toBe(red);
+        // Amber: red and green high, blue low; never the error's colour.
+        expect(pending.color).not.toBe(red);
+        const [r, g, b] = (pending.color.match(/\d+/g) ?? []).map(Number) as [number, number, number];
+        expect(r).toBeGreaterThan(180);
+        expect(g).toBeGreaterThan(90);
+        expect(b).toBeLessThan(60);
+        await page.close();
+      });
+    }
+  }
 
   it('renders HTML/script payloads in tool descriptions, schemas and arguments as text and runs no script', async () => {
     const violations: string[] = [];
@@ -374,6 +437,9 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
           expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
         }
         await expect(row.locator('td[data-label="Outcome"]').innerText()).resolves.toMatch(/ok|TOOL_EXCEPTION/);
+        // Lines without a duration (the page's own reads of the audit among them) show none, not NaN.
+        await page.getByRole('table', { name: 'Audit events' }).getByText('audit read: ok').first().waitFor();
+        expect(await page.getByRole('table', { name: 'Audit events' }).innerText()).not.toContain('NaN');
         // So is every cell of the Upstreams table.
         await open(page, 'Upstreams');
         const upstreamRow = page.getByRole('table', { name: 'Upstream services' }).locator('tbody tr').first();
@@ -385,6 +451,32 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
       });
     }
   }
+
+  it("counts on Overview exactly the errors Audit shows red among its call and decision lines of the hour", { timeout: 90_000 }, async () => {
+    // Tenant globex, whose hour holds only what this test sends: a success, a failure, two refusals before the
+    // run, and a call waiting for approval whose requester's own approval is refused (a decision not taken).
+    const erin = tokens.erin!;
+    await call('POST', '/v1/execute', erin, { name: 'get_weather', arguments: { city: 'Oslo' } });
+    await call('POST', '/v1/execute', erin, { name: 'explode', arguments: {} });
+    await call('POST', '/v1/execute', erin, { name: 'no_such_tool', arguments: {} });
+    await call('POST', '/v1/execute', erin, { name: 'get_weather', arguments: {} });
+    const waiting = await call('POST', '/v1/execute', erin, { name: 'create_ticket', arguments: { title: 'counted-once-decided' } });
+    expect(waiting.status).toBe(202);
+    expect((await call('POST', `/v1/approvals/${waiting.json!.approvalId}/approve`, erin, {})).status).toBeGreaterThanOrEqual(400);
+    const page = await signedIn(erin);
+    await open(page, 'Audit');
+    const table = page.getByRole('table', { name: 'Audit events' });
+    await table.getByText('no_such_tool').waitFor();
+    const red = await table.locator('td[data-label="Outcome"] .badge.denied').allInnerTexts();
+    // Not calls: a decision that was not taken, reads, security events.
+    const redCalls = red.filter((label) => !label.endsWith(': refused') && !/^(read|prompt|security): /.test(label));
+    expect(redCalls.sort()).toEqual(['TOOL_EXCEPTION', 'UNKNOWN_TOOL', 'VALIDATION_ERROR']);
+    expect(red.some((label) => label.endsWith(': refused'))).toBe(true);
+    await open(page, 'Overview');
+    await page.getByText(/Last 60 minutes on this replica/).waitFor();
+    expect(await page.getByText(/Last 60 minutes on this replica/).innerText()).toContain(`4 calls, ${redCalls.length} errors.`);
+    await page.close();
+  });
 
   it('pages the Audit back in time, narrows it to a time range, and names the time zone of every time', { timeout: 90_000 }, async () => {
     for (let i = 0; i < 55; i += 1) await call('POST', '/v1/execute', API_KEY, { name: 'get_weather', arguments: { city: `Page ${i}` } });

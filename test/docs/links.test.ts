@@ -59,7 +59,7 @@ describe('the documentation', () => {
 
   it('has every section a code comment cites', () => {
     const broken: string[] = [];
-    const configs = readdirSync(join(root, 'examples/configs')).map((name) => `examples/configs/${name}`);
+    const configs = ['examples/configs', 'examples/oauth'].flatMap((folder) => readdirSync(join(root, folder)).map((name) => `${folder}/${name}`));
     for (const file of [...['src', 'routes', 'policies', 'bench', 'scripts', 'test', 'deploy'].flatMap(sourceFiles), ...configs, 'Dockerfile', 'docker-compose.yml']) {
       for (const [citation, path, anchor] of read(file).matchAll(/\b(docs\/[\w-]+\.md)(?:#([\w-]+))?/g)) {
         // Tests also hold made-up paths as data; there only the real documents' anchors are checked.

@@ -459,7 +459,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Calls, errors and p95 latency per tool and minute over the last 60 minutes (this replica, the caller's tenant) */
+        /** Calls that ended (ran or refused), errors and p95 latency per tool and minute over the last 60 minutes (this replica, the caller's tenant) */
         get: operations["getToolStats"];
         put?: never;
         post?: never;

@@ -2,10 +2,10 @@ import { useState } from 'preact/hooks';
 import { DataTable, ErrorNote, FilterSelect, useApi } from '../components.js';
 import { localInputToIso, milliseconds, time, timeZone } from '../format.js';
 
-// A call line, an approval decision line, a resource read / prompt get line, or a read of the audit itself,
-// as the audit sink writes them.
+// An audit line as the sink writes it: a call, an approval decision, a resource read or prompt get, or one of
+// the lines without a duration (a read of the audit itself, a security event, a task's status, a relay).
 interface AuditEvent {
-  event: 'call' | 'approval' | 'resource_read' | 'prompt_get' | 'audit_read';
+  event: 'call' | 'approval' | 'resource_read' | 'prompt_get' | 'audit_read' | 'security' | 'task' | 'relay';
   time: number;
   requestId: string;
   callId?: string | null;
@@ -15,7 +15,7 @@ interface AuditEvent {
   name?: string;
   outcome: string;
   decision?: string;
-  /** Not on audit_read events. */
+  /** Not on the lines without a duration (audit_read, security, task, relay). */
   durationMs?: number;
   approvalId?: string | null;
   /** audit_read: `list` (the audit page, GET /v1/admin/audit) or `verify`, and the filters the reader sent. */
@@ -43,9 +43,14 @@ function subjectOf(event: AuditEvent) {
   );
 }
 
-const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'read', prompt_get: 'prompt' };
+const KIND: Partial<Record<AuditEvent['event'], string>> = { resource_read: 'read', prompt_get: 'prompt', audit_read: 'audit read', security: 'security', task: 'task', relay: 'relay' };
 const outcomeLabel = (event: AuditEvent): string =>
   event.event === 'approval' ? `${event.decision ?? 'decision'}: ${event.outcome}` : KIND[event.event] ? `${KIND[event.event]}: ${event.outcome}` : event.outcome;
+
+// Lines whose outcome other than ok is a failure or refusal (red); a task's status or a relay's is neither.
+const FAILS_UNLESS_OK = new Set<AuditEvent['event']>(['call', 'approval', 'resource_read', 'prompt_get', 'security']);
+const tone = (event: AuditEvent): string =>
+  event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : FAILS_UNLESS_OK.has(event.event) ? 'denied' : '';
 
 const OUTCOMES = ['ok', 'pending_approval', 'cancelled', 'refused', 'UNKNOWN_TOOL', 'VALIDATION_ERROR', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_EXPIRED', 'RATE_LIMITED', 'TIMEOUT', 'CIRCUIT_OPEN', 'DEPTH_EXCEEDED', 'UPSTREAM_ERROR', 'TOOL_EXCEPTION', 'UNKNOWN_RESOURCE', 'UNKNOWN_PROMPT', 'INTERNAL_ERROR'];
 const PAGE_SIZE = 50;
@@ -104,7 +109,8 @@ export function AuditPage({ tenant }: { tenant?: string }) {
     <div>
       <p class="hint">
         Recent audit events{tenant !== undefined ? <> of tenant <strong>{tenant}</strong></> : ' of your tenant'}, newest first (a bounded copy; the configured audit sink is the system of record). Arguments
-        appear only as their SHA-256. Times are in your time zone, <strong>{timeZone()}</strong>.
+        appear only as their SHA-256. Times are in your time zone, <strong>{timeZone()}</strong>. Red: a call that failed or was
+        refused (Overview counts these as errors), a decision not taken, a failed read, a security event; amber: waiting for approval.
       </p>
       <form class="filters" onSubmit={apply} aria-label="Audit filters">
         <div class="field">
@@ -133,10 +139,10 @@ export function AuditPage({ tenant }: { tenant?: string }) {
           {events.map((event) => (
             <tr key={keyOf(event)}>
               <td data-label="Time"><time dateTime={new Date(event.time).toISOString()}>{time(event.time)}</time></td>
-              <td data-label="Outcome"><span class={`badge ${event.outcome === 'ok' ? 'ok' : event.outcome === 'pending_approval' ? 'pending' : 'denied'}`}>{outcomeLabel(event)}</span></td>
+              <td data-label="Outcome"><span class={`badge ${tone(event)}`}>{outcomeLabel(event)}</span></td>
               <td data-label="User">{event.user}</td>
               <td data-label="Tool" class="name">{subjectOf(event)}</td>
-              <td data-label="ms" class="num">{event.durationMs === undefined ? '' : milliseconds(event.durationMs)}</td>
+              <td data-label="ms" class="num">{typeof event.durationMs === 'number' ? milliseconds(event.durationMs) : ''}</td>
               <td data-label="Call id" class="wrap">{event.callId ?? ''}</td>
               <td data-label="Approval" class="wrap">{event.approvalId ?? ''}</td>
             </tr>

@@ -31,7 +31,7 @@ export function OverviewPage({ tenant }: { tenant?: string }) {
   return (
     <div>
       <ErrorNote error={stats.error} />
-      <p class="hint">Last 60 minutes on this replica, {tenant === undefined ? 'your tenant' : <>tenant <strong>{tenant}</strong></>}: {count(sum(data.total.calls), 'call')}, {count(sum(data.total.errors), 'error')} (errors of calls that ran; Audit also lists calls refused before they ran).</p>
+      <p class="hint">Last 60 minutes on this replica, {tenant === undefined ? 'your tenant' : <>tenant <strong>{tenant}</strong></>}: {count(sum(data.total.calls), 'call')}, {count(sum(data.total.errors), 'error')}. The same calls as Audit's call and decision lines of this hour: every call that ended, refused ones included; an error is any outcome but ok (a red badge there). A call waiting for approval counts once it is decided.</p>
       <div class="charts">
         {/* One colour per tool in every chart (its rank among the busiest); the total is the neutral colour. */}
         <LineChart title="Calls per minute" unit="calls" minutes={data.minutes} series={[{ label: 'all tools', values: data.total.calls, color: ALL_TOOLS_COLOR }, ...busiest.map((t, i) => ({ label: t.tool, values: t.calls, color: i }))]} />

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../src/errors.js';
 import { STATS_MINUTES } from '../src/admin/stats.js';
@@ -6,8 +7,12 @@ import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js';
 import { verifyRecentCopy } from '../src/audit/verify-copy.js';
+import { canonicalJson } from '../src/shared/canonical-json.js';
 import { boundedName } from '../src/audit/events.js';
 import { ERROR_TYPES } from '../src/types.js';
+
+/** How long a repeated read of the audit (same reader, tenant and filter) writes no second audit_read line. */
+const AUDIT_READ_COALESCE_MS = 60_000;
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
 // security events, task status changes, relayed upstream requests; see docs/governance.md#the-audit-log,
@@ -77,9 +82,15 @@ const routes: RoutePlugin = async (app) => {
   const adminOrOperator = [app.authenticate, app.requireOperatorOrRole('admin')];
   const { recentAudit, stats, audit, storedCheckpoints } = app.governance;
   // Reading the audit is itself audited, in the chain of the tenant that was read.
+  // One line per reader, tenant read and filter a minute (per replica): the console's Audit page reads every
+  // 5 s, and a line per poll would push the events it shows out of the bounded recent copy.
+  const recentReads = new LRUCache<string, true>({ max: 10_000, ttl: AUDIT_READ_COALESCE_MS });
   const auditRead = (request: FastifyRequest, tenant: string, via: 'list' | 'verify', filter: Record<string, string | number>): void => {
     if (audit.enabled === false) return;
     const { principal } = request;
+    const readKey = canonicalJson([tenant, principal.tenant, principal.user, via, filter]);
+    if (recentReads.has(readKey)) return;
+    recentReads.set(readKey, true);
     // A global operator reading another tenant: that tenant learns an operator read it, not who elsewhere.
     const own = principal.tenant === tenant;
     const user = own ? principal.user : 'operator';

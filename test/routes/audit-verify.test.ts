@@ -71,6 +71,14 @@ describe('admin audit routes with the chain on', () => {
     expect(lines[0]).toMatchObject({ user: 'operator', detail: 'tenant acme, user ops' });
   });
 
+  it('writes one audit_read line a minute for the same reader and filter (the console polls), another for another filter', async () => {
+    const before = (await readAuditLinesOf(app)).filter((line) => line.event === 'audit_read').length;
+    for (let i = 0; i < 5; i += 1) expect((await app.inject({ method: 'GET', url: '/v1/admin/audit?user=bob&limit=7', headers: bearer(API_KEY) })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/v1/admin/audit?user=carol&limit=7', headers: bearer(API_KEY) })).statusCode).toBe(200);
+    const reads = (await readAuditLinesOf(app)).filter((line) => line.event === 'audit_read').slice(before);
+    expect(reads.map((line) => (line.filter as { user: string }).user)).toEqual(['bob', 'carol']);
+  });
+
   it('GET /v1/admin/audit/verify: OK on the untouched copy, names a removed event in a tampered one', async () => {
     const alice = await signToken({ sub: 'alice' });
     for (const city of ['Rome', 'Paris', 'Lima']) await execute(alice, city);

@@ -38,7 +38,8 @@ describe.skipIf(skipReason !== undefined)('the per-user OAuth walkthrough of doc
     const limit = setTimeout(() => process.kill(-shell.pid!, 'SIGKILL'), 60_000);
     try {
       const [code] = (await once(shell, 'exit')) as [number | null];
-      expect(code, stderr).toBe(0);
+      const serverLog = existsSync(join(folder, 'server.log')) ? readFileSync(join(folder, 'server.log'), 'utf8').slice(-4000) : '';
+      expect(code, `${stderr}\n${stdout.slice(-2000)}\n${serverLog}`).toBe(0);
     } finally {
       clearTimeout(limit);
       try {

@@ -35,29 +35,38 @@ async function victimCall(app: FastifyInstance, token: string, payload: Record<s
 }
 
 /**
- * Runs `attack` once while the victim calls get_weather and a trivial run_script every 100 ms (at least
- * `minRounds` rounds), checks each answered ok, and that each answered within 1 s.
+ * Runs `attack` while the victim calls get_weather and a trivial run_script every 100 ms, checks each
+ * answered ok within 1 s, and that at least `minRounds` rounds ran while the attack did. The attack is
+ * given the count of rounds so far, so a short one can repeat until the victim was sampled (repeatUntil).
  */
-export async function expectVictimServedDuring(app: FastifyInstance, token: string, attack: () => Promise<void>, minRounds = 5): Promise<VictimTimes> {
+export async function expectVictimServedDuring(app: FastifyInstance, token: string, attack: (rounds: () => number) => Promise<void>, minRounds = 5): Promise<VictimTimes> {
   const times: VictimTimes = { cheap: [], script: [] };
+  let attacking = true;
+  let roundsDuring = 0;
   await whileAttacked(
-    attack,
+    () => attack(() => times.script.length).finally(() => (attacking = false)),
     async () => {
+      const during = attacking;
       times.cheap.push(await victimCall(app, token, { name: 'get_weather', arguments: { city: 'Oslo' } }));
       times.script.push(await victimCall(app, token, { name: 'run_script', toolset: 'code', arguments: { code: 'return 1 + 1' } }));
+      if (during) roundsDuring += 1;
     },
     { minRounds },
   );
-  expect(times.cheap.length).toBeGreaterThanOrEqual(minRounds);
+  expect(roundsDuring, 'victim rounds while the attack ran').toBeGreaterThanOrEqual(minRounds);
   expect(Math.max(...times.cheap), JSON.stringify(times.cheap)).toBeLessThan(1000);
   expect(Math.max(...times.script), JSON.stringify(times.script)).toBeLessThan(1000);
   return times;
 }
 
-/** Repeats `attack` until at least `minMs` have passed (at most `maxRepeats` times), so the victim is sampled during it. */
-export async function repeatFor(minMs: number, maxRepeats: number, attack: (repeat: number) => Promise<void>): Promise<number> {
-  const until = Date.now() + minMs;
+/**
+ * Repeats a short attack until the victim has done `minRounds` rounds, at most `maxRepeats` times and, once
+ * past the first, not after `maxMs`: bounded in count and time. Answers how many times it ran.
+ */
+export async function repeatUntil(rounds: () => number, attack: (repeat: number) => Promise<void>, options: { minRounds?: number; maxRepeats: number; maxMs?: number }): Promise<number> {
+  const { minRounds = 6, maxRepeats, maxMs = 20_000 } = options;
+  const until = Date.now() + maxMs;
   let repeat = 0;
-  while (repeat < maxRepeats && (repeat === 0 || Date.now() < until)) await attack(repeat++);
+  while (repeat < maxRepeats && (repeat === 0 || (rounds() < minRounds && Date.now() < until))) await attack(repeat++);
   return repeat;
 }

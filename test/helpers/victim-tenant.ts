@@ -39,12 +39,18 @@ async function victimCall(app: FastifyInstance, token: string, payload: Record<s
  * answered ok within 1 s, and that at least `minRounds` rounds ran while the attack did. The attack is
  * given the count of rounds so far, so a short one can repeat until the victim was sampled (repeatUntil).
  */
-export async function expectVictimServedDuring(app: FastifyInstance, token: string, attack: (rounds: () => number) => Promise<void>, minRounds = 5): Promise<VictimTimes> {
+export async function expectVictimServedDuring(app: FastifyInstance, token: string, attack: (rounds: () => number) => Promise<unknown>, minRounds = 5): Promise<VictimTimes> {
   const times: VictimTimes = { cheap: [], script: [] };
   let attacking = true;
   let roundsDuring = 0;
   await whileAttacked(
-    () => attack(() => times.script.length).finally(() => (attacking = false)),
+    async () => {
+      try {
+        await attack(() => times.script.length);
+      } finally {
+        attacking = false;
+      }
+    },
     async () => {
       const during = attacking;
       times.cheap.push(await victimCall(app, token, { name: 'get_weather', arguments: { city: 'Oslo' } }));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, bearer, buildTestApp, JWT_SECRET, OPERATOR_KEY, sha256, signToken, testConfig } from '../helpers/build.js';
 import { startMcpUpstream, textTool } from '../helpers/mcp-upstream.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
+import { expectVictimServedDuring, repeatUntil, VICTIM_FUNCTIONS, VICTIM_TENANT, VICTIM_TENANT_CONFIG, victimOf } from '../helpers/victim-tenant.js';
 
 let app: FastifyInstance;
 const tokens: Record<string, string> = {};
@@ -254,21 +255,28 @@ describe('GET /v1/admin/upstreams', () => {
     }
   });
 
-  it("counts users' connected MCP clients of the admin's own tenant only; an operator sees them all", async () => {
+  it("counts users' connected MCP clients of the admin's own tenant only; an operator sees them all; another tenant is served meanwhile", async () => {
     const upstream = await startMcpUpstream([textTool('ping', () => 'pong')]);
-    const shared = await buildTestApp(testConfig({ egress: { allow: ['127.0.0.1'] } }));
+    const shared = await buildTestApp(testConfig({ egress: { allow: ['127.0.0.1'] }, functions: VICTIM_FUNCTIONS, tenants: { acme: {}, globex: {}, [VICTIM_TENANT]: VICTIM_TENANT_CONFIG } }));
     try {
-      // Three globex users and one acme user connect a server of their own each.
-      for (const [tenant, sub] of [['globex', 'g1'], ['globex', 'g2'], ['globex', 'g3'], ['acme', 'a1']] as const) {
-        const token = await signToken({ sub, tenant });
-        expect((await shared.inject({ method: 'PUT', url: `/v1/users/${sub}/mcp-servers/mine`, headers: bearer(token), payload: { url: upstream.url } })).statusCode).toBe(201);
-        expect((await shared.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: `user_${sub}_tool_ping` } })).json()).toMatchObject({ ok: true });
-      }
-      const connectedClients = async (token: string): Promise<unknown> =>
-        ((await shared.inject({ url: '/v1/admin/upstreams', headers: bearer(token) })).json().upstreams as Array<{ service: string; detail?: { connectedClients?: number } }>).find((u) => u.service === 'user-mcp')?.detail?.connectedClients;
-      expect(await connectedClients(API_KEY)).toBe(1);
-      expect(await connectedClients(tokens.globexAdmin!)).toBe(3);
-      expect(await connectedClients(OPERATOR_KEY)).toBe(4);
+      const victim = await victimOf(shared);
+      await expectVictimServedDuring(shared, victim, async (rounds) => {
+        // Three globex users and one acme user connect a server of their own each.
+        for (const [tenant, sub] of [['globex', 'g1'], ['globex', 'g2'], ['globex', 'g3'], ['acme', 'a1']] as const) {
+          const token = await signToken({ sub, tenant });
+          expect((await shared.inject({ method: 'PUT', url: `/v1/users/${sub}/mcp-servers/mine`, headers: bearer(token), payload: { url: upstream.url } })).statusCode).toBe(201);
+          expect((await shared.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: `user_${sub}_tool_ping` } })).json()).toMatchObject({ ok: true });
+        }
+        const connectedClients = async (token: string): Promise<unknown> =>
+          ((await shared.inject({ url: '/v1/admin/upstreams', headers: bearer(token) })).json().upstreams as Array<{ service: string; detail?: { connectedClients?: number } }>).find((u) => u.service === 'user-mcp')?.detail?.connectedClients;
+        // The admins read the counts again and again (at most 200 times) while the victim is sampled.
+        await repeatUntil(rounds, async () => {
+          expect(await connectedClients(API_KEY)).toBe(1);
+          expect(await connectedClients(tokens.globexAdmin!)).toBe(3);
+          expect(await connectedClients(OPERATOR_KEY)).toBe(4);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }, { maxRepeats: 200 });
+      });
     } finally {
       await shared.close();
       await upstream.close();

@@ -2,7 +2,8 @@
 // RFC 9728 metadata names its own authorization server never receives the caller's token (tokenExchange's
 // subject token), whatever path it tries — naming an untrusted server, a trusted one's neighbour on the
 // same origin, a redirect from a trusted server's metadata or token endpoint. Every trap records each
-// request it receives; none may receive anything.
+// request it receives; none may receive anything, also while the hostile upstreams are called again and
+// again and another tenant is served within a second.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import type { GatewayConfig } from '../../../src/config/types.js';
 import { buildTestApp, JWT_SECRET, signToken, testConfig } from '../../helpers/build.js';
 import { startRecordingAuthServer, startRedirector, startSelfNamingUpstream, type Trap } from '../../helpers/credential-traps.js';
 import { startAuthServer, type TestAuthServer } from '../../helpers/oauth-as.js';
+import { expectVictimServedDuring, repeatUntil, VICTIM_FUNCTIONS, VICTIM_TENANT, VICTIM_TENANT_CONFIG, victimOf } from '../../helpers/victim-tenant.js';
 import { call, connect, PUBLIC_URL } from './setup.js';
 
 let as: TestAuthServer;
@@ -24,6 +26,7 @@ let redirector: Trap;
 const upstreams: Record<string, Trap> = {};
 let app: FastifyInstance;
 let alice: string;
+let victim: string;
 
 /** What each service's upstream names as its authorization server, by service id. */
 const names: Record<string, () => string> = {
@@ -63,12 +66,14 @@ beforeAll(async () => {
     credentials: { keys: [{ id: 'k1', key: randomBytes(32).toString('base64') }] },
     egress: { allow: ['127.0.0.1'] },
     mcp: { global: Object.entries(auths).map(([id, auth]) => ({ id, transport: 'streamable-http', url: upstreams[id]?.url, prefix: true, auth })) },
-    tenants: { acme: { mcpServices: Object.keys(auths) } },
+    functions: VICTIM_FUNCTIONS,
+    tenants: { acme: { mcpServices: Object.keys(auths) }, [VICTIM_TENANT]: VICTIM_TENANT_CONFIG },
   });
   const bypassed = config.mcp.global.find((entry) => entry.id === 'bypassed');
   if (bypassed && 'auth' in bypassed && bypassed.auth) delete bypassed.auth.issuer;
   app = await buildTestApp(config);
   alice = await signToken({ sub: 'alice' });
+  victim = await victimOf(app);
 });
 
 afterAll(async () => {
@@ -132,6 +137,24 @@ describe('a subject token goes only to a token endpoint the operator named', () 
     const result = await call(app, alice, 'redirected_echo');
     expect(result.error?.errorType).toBe('UPSTREAM_ERROR');
     expect(redirector.requests.length).toBeGreaterThan(0);
+    expectTrapUntouched();
+  });
+
+  it('called again and again, the hostile upstreams get nothing, each call is refused (UPSTREAM_ERROR), and another tenant is served meanwhile', async () => {
+    const hostile = ['untrusted_echo', 'bypassed_echo', 'neighbour_echo', 'redirected_echo'];
+    let calls = 0;
+    // Rounds of the four hostile services, at most 50, until the victim tenant was sampled during them.
+    await expectVictimServedDuring(app, victim, (rounds) =>
+      repeatUntil(rounds, async () => {
+        for (const name of hostile) {
+          const result = await call(app, alice, name);
+          expect(result.error?.errorType, name).toBe('UPSTREAM_ERROR');
+          calls += 1;
+        }
+      }, { maxRepeats: 50 }),
+    );
+    expect(calls).toBeGreaterThanOrEqual(hostile.length);
+    expect(trap.requests.filter((request) => request.body.includes(alice) || request.authorization.includes(alice))).toEqual([]);
     expectTrapUntouched();
   });
 

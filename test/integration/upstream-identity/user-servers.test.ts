@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';
 import { bearer, buildTestApp, scrapeMetrics, signToken } from '../../helpers/build.js';
+import { expectVictimServedDuring, repeatUntil, VICTIM_FUNCTIONS, VICTIM_TENANT, VICTIM_TENANT_CONFIG, victimOf } from '../../helpers/victim-tenant.js';
 import { AUDIENCES, call, connect, seen, startStage, type Stage } from './setup.js';
 
 let stage: Stage;
@@ -16,6 +17,7 @@ let bob: string;
 let carol: string;
 let admin: string;
 let globexAlice: string;
+let victim: string;
 
 const SECRET = 'alices-own-client-secret';
 // The mock authorization server's id_token names the client `toolgate` (openid-client checks its aud).
@@ -32,7 +34,8 @@ async function connectionsOf(token: string): Promise<Array<{ service: string; co
 beforeAll(async () => {
   stage = await startStage();
   store = createMemoryStore();
-  app = await buildTestApp(stage.config(), { store });
+  app = await buildTestApp(stage.config({ functions: VICTIM_FUNCTIONS, tenants: { acme: { mcpServices: ['jira', 'robot', 'exch'] }, globex: {}, [VICTIM_TENANT]: VICTIM_TENANT_CONFIG } }), { store });
+  victim = await victimOf(app);
   alice = await signToken({ sub: 'alice' });
   bob = await signToken({ sub: 'bob' });
   carol = await signToken({ sub: 'carol' });
@@ -137,11 +140,23 @@ describe("metric labels of users' own servers", () => {
     expect(seen(await call(app, token, `user_${user}_tool_whoami`))).toMatchObject({ sub: `${user}-bot` });
   };
 
-  it('registering and calling 10 more users\' servers adds no token-request series: they count under one bucket', async () => {
+  it('registering and calling 10 more users\' servers adds no token-request series: they count under one bucket; another tenant is served meanwhile', async () => {
     await register('mallory0', 'card0');
     const before = await tokenSeries();
     expect(before).toContainEqual(expect.stringMatching(/^toolgate_upstream_token_fetches_total\{service="__user__",kind="service"\} [1-9]/));
-    for (let i = 1; i <= 10; i += 1) await register(`mallory${i}`, `card${i}`);
+    // The 10 users register and call; then, until the victim tenant was sampled during the attack (at most 8
+    // batches), each removes its server and registers it again under a new id, and calls it.
+    await expectVictimServedDuring(app, victim, (rounds) =>
+      repeatUntil(rounds, async (batch) => {
+        for (let i = 1; i <= 10; i += 1) {
+          if (batch > 0) {
+            const url = `/v1/users/mallory${i}/mcp-servers/card${i}${batch === 1 ? '' : `-${batch - 1}`}`;
+            expect((await app.inject({ method: 'DELETE', url, headers: bearer(await signToken({ sub: `mallory${i}` })) })).statusCode).toBe(204);
+          }
+          await register(`mallory${i}`, batch === 0 ? `card${i}` : `card${i}-${batch}`);
+        }
+      }, { maxRepeats: 8 }),
+    );
     const after = await tokenSeries();
     expect(after.map((line) => line.replace(/ [0-9.e+]+$/, ''))).toEqual(before.map((line) => line.replace(/ [0-9.e+]+$/, '')));
     expect(after.join('\n')).not.toMatch(/mallory|card/);

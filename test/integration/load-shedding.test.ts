@@ -133,9 +133,11 @@ describe('load shedding', () => {
     // The other replica, and the balancer in front of both, answered every call, each within a second.
     expect(elsewhere.filter((call) => call.where === 'B').length).toBeGreaterThan(5);
     if (haproxy) expect(elsewhere.filter((call) => call.where === 'haproxy').length).toBeGreaterThan(5);
+    // Through the balancer, a call routed to the saturated replica before its health check failed (checks every
+    // 250 ms, two to fail) waits for that replica's busy loop (four 400 ms spins): answered, but not within 1 s.
     for (const call of elsewhere) {
       expect(call.status, call.where).toBe(200);
-      expect(call.ms, call.where).toBeLessThan(1_000);
+      expect(call.ms, call.where).toBeLessThan(call.where === 'haproxy' ? 2_500 : 1_000);
     }
     // Once the load is gone the replica is ready again.
     let ready = '';

@@ -18,11 +18,11 @@ describe('the sandbox pool when full', () => {
     // Two tenants fill the pool with scripts waiting on a tool, each up to its share.
     // A generous CPU limit: on a loaded machine the watchdog (wall time per slice) must not stop a hog's worker,
     // which would free places and re-place its scripts while the newcomer arrives.
-    const hogLimits = { ...limits, cpuTimeMs: 5000 };
+    const hogLimits = { ...limits, cpuTimeMs: 5000, wallTimeMs: 20_000 };
     const hogs = ['hog-a', 'hog-b'].flatMap((tenant) => Array.from({ length: SANDBOX_SCRIPTS_PER_TENANT }, () => runInSandbox('return await tools.wait({});', slow, hogLimits, undefined, tenant)));
     // Time for every hog to be placed and waiting (QuickJS runtimes start slowly on a loaded machine), and for
     // the spare worker the pool starts beside the hogs' two to be ready.
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, 5000));
     const started = performance.now();
     expect(await runInSandbox('return 2;', echo, limits, undefined, 'newcomer')).toMatchObject({ ok: true, resultJson: '2' });
     expect(performance.now() - started).toBeLessThan(1000);

@@ -620,7 +620,9 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await card.getByLabel(/Configuration/).fill('{"tools": {"allow": ["*"], "deny": ["get_weather"]}}');
     await card.getByRole('button', { name: 'Save' }).click();
     await card.getByText('Revision 2', { exact: false }).waitFor();
-    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
+    // A change is served within a second (docs/configuration.md#tenants-as-data); once in a few full runs the
+    // writer's own next call still ran on revision 1 for a moment.
+    await expect.poll(async () => (await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json?.ok, { timeout: 1_000, interval: 100 }).toBe(false);
     await shot(page, 'tenants');
     await card.getByRole('button', { name: 'Delete tenant' }).click();
     await card.waitFor({ state: 'detached' });

@@ -65,7 +65,7 @@ describe.each(implementations)('the %s store', (kind, make) => {
             expect((await app.inject({ method: 'PUT', url, headers: bearer(mallory), payload: { url: 'http://127.0.0.1:9/mcp', auth } })).statusCode).toBe(201);
             expect((await app.inject({ method: 'DELETE', url, headers: bearer(mallory) })).statusCode).toBe(204);
           }
-        }, { maxRepeats: 10 }),
+        }, { maxRepeats: 50 }),
       );
       expect(await keysWithoutTtl(kind, store)).toEqual(before);
     } finally {

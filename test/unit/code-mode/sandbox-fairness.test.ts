@@ -8,7 +8,7 @@ const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, wallTimeMs: 5000 };
 const echo: HostCall = async (name, args) => ({ resolve: JSON.stringify({ name, args: JSON.parse(args) as unknown }) });
 
 describe('the sandbox pool when full', () => {
-  it('gives a tenant holding no script a turn when the pool is full of waiting scripts: the tenant holding the most gives up its newest', async () => {
+  it('gives a tenant holding no script a turn when the pool is full of waiting scripts: the tenant holding the most gives up its newest', { retry: 2 }, async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     const slow: HostCall = async () => {

@@ -1,9 +1,9 @@
-import picomatch from 'picomatch';
 import Type from 'typebox';
 import { MAX_PENDING_PER_TENANT } from '../src/approvals/service.js';
 import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
 import { callFailure } from '../src/execution/tool-result.js';
+import { compileOptionGlobs } from '../src/patterns/name-globs.js';
 import { activeSpanLink } from '../src/observability/tracing.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
@@ -30,7 +30,7 @@ export const ApprovalOptions = Type.Object(
 export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
   const { tools, expiresMs, ...bounds } = parsePolicyOptions('approval', ApprovalOptions, options);
   if (tools.length === 0) return undefined;
-  const needsApproval = picomatch(tools, { dot: true });
+  const needsApproval = compileOptionGlobs('policies.approval.tools', tools);
   const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
     if (ctx.approval || !needsApproval(call.name)) return next(call, ctx);
     let record: ApprovalRecord;

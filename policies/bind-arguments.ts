@@ -1,7 +1,7 @@
-import picomatch from 'picomatch';
 import Type from 'typebox';
 import { withBoundArguments } from '../src/bindings/model-arguments.js';
 import { applyBindings, resolveBindings } from '../src/bindings/resolve.js';
+import { compileBindingRules } from '../src/bindings/rules.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
@@ -19,18 +19,19 @@ export const BindArgumentsOptions = Type.Object(
  * Server-side arguments (docs/security-model.md): the tool's own `bindings` merged with the tenant's (tenant wins per
  * top-level key), expanded for the caller's principal, then written over the model's arguments. Runs
  * after access (a denied call binds nothing) and before approval (the approver sees the bound call).
- * A template whose claim is missing fails the call closed; it never drops the filter.
+ * A template whose claim is missing fails the call closed; it never drops the filter. The rules are the
+ * tenant's, compiled once with its view (`deps.bindings`, src/bindings/rules.ts); without them (a chain
+ * built on its own) they are compiled from the options.
  */
-export function bindArgumentsPolicy(options: unknown, _deps: PolicyDeps): PolicyLayer {
+export function bindArgumentsPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const { bindings } = parsePolicyOptions('bind-arguments', BindArgumentsOptions, options);
-  const rules = Object.entries(bindings).map(([glob, template]) => ({ matches: picomatch(glob, { dot: true }), template }));
+  const rules = deps.bindings ?? compileBindingRules(bindings);
   const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
-    let template: JsonObject = { ...(call.tool.bindings ?? {}) };
-    for (const rule of rules) if (rule.matches(call.name)) template = { ...template, ...rule.template };
+    const template = rules.templateFor(call.tool);
     if (Object.keys(template).length === 0) return next(call, ctx);
     const bound = resolveBindings(template, ctx.principal);
     if (!bound.ok) return answer(callFailure(call, 'PERMISSION_DENIED', `server-side binding failed: ${bound.reason}`));
     return next(withBoundArguments(call, applyBindings(call.arguments, bound.value)), ctx);
   };
-  return { appliesTo: (tool) => Object.keys(tool.bindings ?? {}).length > 0 || rules.some((rule) => rule.matches(tool.name)), wrap };
+  return { appliesTo: rules.appliesTo, wrap };
 }

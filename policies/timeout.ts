@@ -1,9 +1,9 @@
-import picomatch from 'picomatch';
 import Type from 'typebox';
 import { deriveContext } from '../src/execution/call-context.js';
 import { Cancellation } from '../src/shared/cancellation.js';
 import { ToolError } from '../src/execution/tool-error.js';
 import { callFailure } from '../src/execution/tool-result.js';
+import { compileOptionGlobs } from '../src/patterns/name-globs.js';
 import { isTracing, recordDecision } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
@@ -35,7 +35,7 @@ export const TimeoutOptions = Type.Object(
 export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
   const { defaultMs, tools } = parsePolicyOptions('timeout', TimeoutOptions, options);
   const clock = deps.clock ?? systemClock;
-  const rules = Object.entries(tools).map(([glob, ms]) => ({ matches: picomatch(glob, { dot: true }), ms }));
+  const rules = Object.entries(tools).map(([glob, ms]) => ({ matches: compileOptionGlobs(`policies.timeout.tools[${JSON.stringify(glob)}]`, [glob]), ms }));
   // One promise per attempt, settled by whichever comes first: the handler, the timer or a typed abort of the
   // caller. A late result or rejection of an abandoned handler is observed here and dropped, never unhandled.
   const wrap: PolicyLayer['wrap'] = (next, answer) => (call, ctx) => {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
@@ -23,6 +22,7 @@ import { gatewayPlugin } from './plugins/gateway.js';
 import { governancePlugin } from './plugins/governance.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { openapiPlugin } from './plugins/openapi.js';
+import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
 import { tracingPlugin } from './plugins/tracing.js';
 import { createPinRegistry } from './mcp/client/pinning.js';
 import { providerSpecsFor } from './providers.js';
@@ -79,8 +79,6 @@ export interface BuildOptions {
   consoleRoot?: string;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
 export async function buildServer(config: GatewayConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
   // By default logs go to the stdout destination the `stdout` audit sink shares (src/observability/stdout.ts).
@@ -91,10 +89,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     trustProxy: config.server.trustProxy,
     requestIdHeader: false,
     logController: new AccessLogController({ requestIdLogLabel: 'requestId', quietReads: config.logging.quietReads }),
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: requestIdOf,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // Requests arriving while the replica drains answer 503 + Retry-After with a TG_ code (src/plugins/admission.ts).
@@ -240,6 +235,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
   // Tracing first: its onRequest hook, which times the server span, runs before any other.
   await app.register(tracingPlugin, { tracing: await startTracing(traces) });
+  await app.register(requestIdPlugin);
   await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
   // Before authentication: a shed request costs no token check and no body.

@@ -1,6 +1,6 @@
 // The operations of a document, after include/exclude: each either selected (with its merged
 // parameters) or skipped with the reason, so an import can report what it left out and why.
-import { compileGlobs } from '../registry/globs.js';
+import { compileGlobs } from '../patterns/name-globs.js';
 import { asString, HTTP_METHODS, isObject, type HttpMethod, type OpenApiDocument, type OperationObject, type ParameterObject } from './document.js';
 
 export interface Operation {

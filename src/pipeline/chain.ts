@@ -7,6 +7,7 @@ import { didYouMean } from '../shared/did-you-mean.js';
 import { deriveContext } from '../execution/call-context.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
+import type { BindingRules } from '../bindings/rules.js';
 import type { JsonObject, Tool } from '../types.js';
 import { noopPolicyMetrics } from './metrics.js';
 import { parsePolicyOptions } from './options.js';
@@ -37,6 +38,8 @@ export interface PolicyChainOptions {
   tenantPolicies?: Record<string, unknown>;
   /** `tenants.<t>.bindings` (tool name or glob → templates), handed to bind-arguments. */
   tenantBindings?: Record<string, JsonObject>;
+  /** The same bindings (with the policy's own) compiled once with the tenant's view; handed to bind-arguments as `deps.bindings`. */
+  bindingRules?: BindingRules | undefined;
   deps: PolicyDeps;
   /** Custom modules resolve against the config file's folder. */
   baseDir: string;
@@ -146,7 +149,7 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     if (raw === false) {
       if (REQUIRED_POLICIES.includes(name)) throw new errors.TG_CONFIG_INVALID(`policies.${name} cannot be switched off`);
     } else {
-      const layer = options.builtins[name](raw, deps);
+      const layer = options.builtins[name](raw, name === 'bind-arguments' && options.bindingRules ? { ...deps, bindings: options.bindingRules } : deps);
       if (layer) builtin.set(name, layer);
       slots.push({ name, layer });
     }

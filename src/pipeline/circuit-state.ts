@@ -111,7 +111,13 @@ export function createCircuitRegistry(onState: CircuitStateListener = () => {}, 
   };
 }
 
-function createCircuit(options: CircuitOptions, onState: (state: CircuitStateName) => void): Circuit {
+/**
+ * One circuit: toolgate's one breaker. The circuit-breaker policy keeps one per (service, tenant) in the
+ * registry above; the upstream identity keeps one per authorization server (src/upstream-auth/auth-server.ts).
+ * Closed until `failureThreshold` consecutive failures (or the failure rate) open it; after `cooldownMs` one
+ * probe goes through (half-open), whose outcome closes or re-opens it.
+ */
+export function createCircuit(options: CircuitOptions, onState: (state: CircuitStateName) => void = () => {}): Circuit {
   let state: CircuitStateName = 'closed';
   let consecutive = 0;
   let openedAt = 0;

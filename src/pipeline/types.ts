@@ -1,4 +1,5 @@
 import type { CircuitRegistry } from './circuit-state.js';
+import type { BindingRules } from '../bindings/rules.js';
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
@@ -46,6 +47,11 @@ export interface PolicyDeps {
   clock?: Clock;
   /** Rate limits while the store does not answer (store.onUnavailable); default fail-closed. */
   onStoreUnavailable?: OnStoreUnavailable;
+  /**
+   * The tenant's binding rules, compiled once with its view (src/bindings/rules.ts); the chain hands them to
+   * bind-arguments. Absent: the policy compiles its own from its options.
+   */
+  bindings?: BindingRules;
 }
 
 /**

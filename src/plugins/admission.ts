@@ -98,7 +98,6 @@ export const admissionPlugin = fp(
       // (inject()'s simulated responses emit `close` too, after `end`.)
       const bounded = !UNBOUNDED.has(label);
       const track: onRequestHookHandler = (request, reply, done) => {
-        reply.header('x-request-id', request.id);
         const response = reply.raw;
         let closed = false;
         let release: (() => void) | undefined;

@@ -12,7 +12,6 @@ import { bodyPending } from './body-deadline.js';
 export const errorHandlerPlugin = fp(
   async (app) => {
     app.setErrorHandler((raised: FastifyError, request, reply) => {
-      reply.header('x-request-id', request.id);
       const error: FastifyError = gatewayErrorOf(raised) ?? raised;
       if (raised instanceof DomainError && raised.retryAfterMs !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(raised.retryAfterMs / 1000))));
       if (bodyPending(request.raw)) reply.header('connection', 'close');
@@ -26,8 +25,6 @@ export const errorHandlerPlugin = fp(
       return reply.code(status).send({ statusCode: status, code, error: reasonPhrase(status), message: error.message });
     });
     app.setNotFoundHandler((request, reply) => {
-      // Routes set it in their admission hook; a request that matched no route gets it here.
-      reply.header('x-request-id', request.id);
       app.metrics.countHttp(request.method, 'unmatched', '404');
       reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
     });

@@ -1,7 +1,7 @@
 import type { ToolOverride } from '../config/types.js';
 import type { Tool, ToolSpec } from '../types.js';
 import { withOverrides } from './define-tool.js';
-import { compileGlobs, type NameMatcher } from './globs.js';
+import { compileGlobs, type NameMatcher } from '../patterns/name-globs.js';
 
 interface CompiledOverride {
   matches: NameMatcher;

@@ -1,7 +1,8 @@
 import { mergeBindings } from '../bindings/merge.js';
+import { compileBindingRules, type BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
 import type { AccessDecision, Principal, Tool, ToolMode } from '../types.js';
-import { compileGlobs, type NameMatcher } from './globs.js';
+import { compileGlobs, type NameMatcher } from '../patterns/name-globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';
 
@@ -45,6 +46,8 @@ export interface TenantView {
   effectiveMode(requested: ToolMode): ToolMode;
   /** Binding keys the model must never see for this tool (tool templates + tenant bindings). */
   boundKeys(tool: Tool): readonly string[];
+  /** The tenant's binding rules, which bind-arguments applies (src/bindings/rules.ts). */
+  readonly bindings: BindingRules;
   /** The tenant's own toolset of that name; another tenant's toolsets do not exist here. */
   toolset(name: string): Toolset | undefined;
   /** Options for a policy from `policies.<name>`, or undefined (handed to every call's context). */
@@ -59,12 +62,9 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
   const functions = compileGlobs(config.functions);
   const builtins = config.builtins === 'all' ? () => true : compileGlobs(config.builtins);
   const services = new Set(config.mcpServices);
-  // Bindings keyed by tool name or glob, from `bindings` and from the bind-arguments policy options:
-  // the same rules the policy applies, so a bound key can never stay visible to the model.
-  const bindingRules = Object.entries(mergeBindings(config.bindings, config.policies['bind-arguments'])).map(([pattern, template]) => ({
-    matches: compileGlobs([pattern]),
-    keys: Object.keys(template ?? {}),
-  }));
+  // Bindings keyed by tool name or glob, from `bindings` and from the bind-arguments policy options,
+  // compiled once: the policy applies these same rules, so a bound key can never stay visible to the model.
+  const bindings = compileBindingRules(mergeBindings(config.bindings, config.policies['bind-arguments']));
   const toolsets = new Map<string, Toolset>(
     Object.entries(config.toolsets).map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools), mode: set.mode, sandbox: set.sandbox }]),
   );
@@ -115,13 +115,8 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
       if (!sourceAllows(tool)) return { ok: false, reason: 'tool source is not enabled for this tenant' };
       return ALLOWED;
     },
-    boundKeys(tool) {
-      const keys = new Set<string>(Object.keys(tool.bindings ?? {}));
-      for (const binding of bindingRules) {
-        if (binding.matches(tool.name)) for (const key of binding.keys) keys.add(key);
-      }
-      return [...keys];
-    },
+    bindings,
+    boundKeys: bindings.boundKeys,
     // An own arrow, not a method: every call's context holds it as is, so it must not need `this`.
     policyOptions: (policy) => (Object.hasOwn(config.policies, policy) ? config.policies[policy] : undefined),
   };

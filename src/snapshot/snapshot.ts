@@ -58,7 +58,8 @@ export interface SnapshotDeps {
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
 export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<TenantParts> {
-  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir).catch((error: unknown) => {
+  const view = createTenantView(id, tenant);
+  return { view, chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, view.bindings).catch((error: unknown) => {
     throw inConfigPath(error, `/tenants/${id}`);
   }) };
 }

@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { ApprovalRecord, ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { MessageBus } from '../store/bus.js';
 import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
+import { sha256Hex } from '../shared/canonical-json.js';
 import { Cancellation } from '../shared/cancellation.js';
 import type { Logger, ToolResult } from '../types.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord, type TaskStatus } from './types.js';
@@ -64,7 +65,7 @@ export interface TaskService {
 }
 
 const TASK_ID = /^[A-Za-z0-9_-]{32}$/;
-const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
+const digest = (text: string): string => sha256Hex(text).slice(0, 32);
 /** The owner is part of the key: another user's or tenant's lookup of an id reads another key and finds nothing. */
 const ownerPrefix = (owner: TaskOwner): string => `task:${hashTag(digest(owner.tenant))}:${digest(`${owner.tenant}\u0000${owner.user}`)}:`;
 /** The owner's tasks counted against `maxPerUser` (a lease group), and the ids of its newest tasks (a capped list) for listing. */

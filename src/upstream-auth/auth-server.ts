@@ -7,7 +7,7 @@ import type { UpstreamAuthConfig } from '../config/types.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch, egressRefusalOf, type FetchLike } from '../egress/pinned-fetch.js';
 import { AuthServerError } from './auth-server-error.js';
-import { createBreaker, type Breaker } from './breaker.js';
+import { createCircuit, type Circuit, type CircuitOptions } from '../pipeline/circuit-state.js';
 import { acceptsClientMetadataDocument } from './client-metadata.js';
 import { forgetRegisteredClient, registeredClient, type ClientRegistrationDeps, type RegisteredClient } from './client-registration.js';
 import { discoverAuthServer, registerAtServer, type DiscoveredAuthServer } from './discovery.js';
@@ -16,7 +16,9 @@ export { AuthServerError, type AuthServerErrorCode } from './auth-server-error.j
 
 /** Token endpoint answers are small JSON objects; anything larger is refused unread. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
-const BREAKER = { failures: 5, coolDownMs: 30_000 };
+// One breaker per server (the call breakers' state machine): after 5 failures in a row its token endpoint is
+// not asked for 30 s, then one request probes it. In process memory, like the call breakers.
+const BREAKER: CircuitOptions = { failureThreshold: 5, cooldownMs: 30_000 };
 
 export interface TokenSet {
   accessToken: string;
@@ -56,23 +58,27 @@ async function readCapped(response: Response): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function boundedFetch(breaker: Breaker, timeoutMs: number, now: () => number, send: FetchLike = fetch): oauth.CustomFetch {
+function boundedFetch(breaker: Circuit, timeoutMs: number, now: () => number, send: FetchLike = fetch): oauth.CustomFetch {
   return async (url, options) => {
-    const wait = breaker.blockedForMs(now());
-    if (wait > 0) throw new AuthServerError('unavailable', `authorization server is failing; not asked for ${Math.ceil(wait / 1000)} s`);
+    const admission = breaker.admit(now());
+    if (!admission.admit) throw new AuthServerError('unavailable', `authorization server is failing; not asked for ${Math.ceil(admission.retryAfterMs / 1000)} s`);
+    const { probe } = admission;
     const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
     try {
       // openid-client sends forms (URLSearchParams) and nothing else to these endpoints.
       const body = typeof options.body === 'string' || options.body instanceof URLSearchParams ? options.body : undefined;
       const response = await send(url, { method: options.method, headers: options.headers, body, redirect: 'manual', signal });
       const text = await readCapped(response);
-      breaker.record(response.status < 500, now());
+      breaker.record(response.status >= 500, now(), probe);
       return new Response([101, 204, 205, 304].includes(response.status) ? null : text, { status: response.status, headers: response.headers });
     } catch (error) {
       // A URL the egress policy refuses was never asked: that says nothing about the server's health.
       const refusal = egressRefusalOf(error);
-      if (refusal) throw new AuthServerError('refused', `authorization server: ${refusal.message}`);
-      breaker.record(false, now());
+      if (refusal) {
+        breaker.release(probe);
+        throw new AuthServerError('refused', `authorization server: ${refusal.message}`);
+      }
+      breaker.record(true, now(), probe);
       if (error instanceof TooLarge) throw new AuthServerError('invalid_response', `authorization server answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
       if (signal.aborted) throw new AuthServerError('unavailable', `authorization server did not answer within ${timeoutMs} ms`);
       throw new AuthServerError('unavailable', 'authorization server unreachable');
@@ -148,7 +154,7 @@ function discoveryFetch(target: DiscoveryTarget): FetchLike {
 /** `fetch`: what every request goes through (the pinned egress fetch for a user's own server, whose URLs are the user's). */
 export function createAuthServer(auth: UpstreamAuthConfig, options: { now?: () => number; discovery?: DiscoveryTarget; fetch?: FetchLike } = {}): AuthServer {
   const now = options.now ?? Date.now;
-  const breaker = createBreaker(BREAKER);
+  const breaker = createCircuit(BREAKER);
   const discovery = discoversThroughService(auth) ? options.discovery : undefined;
   const fetcher = boundedFetch(breaker, auth.timeoutMs, now, options.fetch ?? (discovery ? discoveryFetch(discovery) : fetch));
   let discoveredResource: string | undefined;

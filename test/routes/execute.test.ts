@@ -126,4 +126,15 @@ describe('POST /v1/execute', () => {
     const hostile = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b\u0000<script>' } });
     expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it('sends X-Request-Id on every answer: refused, failed validation, unmatched route', async () => {
+    const headers = { 'x-request-id': 'req-every' };
+    const answers = await Promise.all([
+      app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'get_weather' } }),
+      app.inject({ method: 'POST', url: '/v1/execute', headers: { ...headers, ...bearer(API_KEY) }, payload: { nome: 'get_weather' } }),
+      app.inject({ method: 'GET', url: '/v1/nothing-here', headers }),
+    ]);
+    expect(answers.map((answer) => answer.statusCode)).toEqual([401, 400, 404]);
+    for (const answer of answers) expect(answer.headers['x-request-id'], `${answer.statusCode} ${answer.body}`).toBe('req-every');
+  });
 });

@@ -4,8 +4,7 @@ import { argumentsHash, catalogEvent } from '../../audit/events.js';
 import type { AuditSink, CatalogErrorType } from '../../audit/types.js';
 import type { OnStoreUnavailable, TenantConfig } from '../../config/types.js';
 import type { PolicyMetrics } from '../../pipeline/metrics.js';
-import { parsePolicyOptions } from '../../pipeline/options.js';
-import { createWindowLimit, hitWindowLimit, PROMPT_GET_NAME, RateLimitOptions, RESOURCE_READ_NAME, type WindowLimit } from '../../rate-limit/window-limit.js';
+import { hitWindowLimit, PROMPT_GET_NAME, RESOURCE_READ_NAME, windowLimitOf, type WindowLimit } from '../../rate-limit/window-limit.js';
 import type { StateStore } from '../../store/types.js';
 import type { Principal } from '../../types.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from './resource-catalog-errors.js';
@@ -33,7 +32,7 @@ export function createCatalogGovernance(deps: CatalogGovernanceDeps): CatalogGov
       let limit = limits.get(config);
       if (limit === undefined) {
         const options = config.policies['rate-limit'];
-        limit = options === undefined || options === false ? null : createWindowLimit(parsePolicyOptions('rate-limit', RateLimitOptions, options), deps.onStoreUnavailable);
+        limit = options === undefined || options === false ? null : windowLimitOf(options, deps.onStoreUnavailable);
         limits.set(config, limit);
       }
       return limit ?? undefined;

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { McpServerConfig } from '../../config/types.js';
 import { errors } from '../../errors.js';
+import { sha256Hex } from '../../shared/canonical-json.js';
 import { hashTag } from '../../store/hash-tag.js';
 import type { LeaseRef, StateStore } from '../../store/types.js';
 import type { Principal } from '../../types.js';
@@ -13,7 +14,7 @@ interface SessionRecord {
 
 // 192 random bits, base64url: unguessable, and safe in a header and a store key.
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
-const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
+const digest = (text: string): string => sha256Hex(text).slice(0, 32);
 // Hash-tagged: a lease script touches the record and both groups, which a Cluster needs in one slot.
 const tenantHash = (principal: Principal): string => hashTag(digest(principal.tenant));
 const ownerHash = (principal: Principal): string => digest(`${principal.tenant}\u0000${principal.user}`);

@@ -3,8 +3,9 @@
 // URLElicitationRequiredError (-32042) naming the connect URL instead of a tool error, and hears
 // `notifications/elicitation/complete` on its session's stream once the connection is made. A client
 // without the capability (or without a session, where nothing says what it declared) keeps the tool error.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { sha256Hex } from '../../shared/canonical-json.js';
 import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';
 import type { Principal, ToolResult } from '../../types.js';
@@ -16,7 +17,7 @@ import { publishSessionNotification } from './session-hub.js';
 const MAX_PENDING = 8;
 const WRITE_ATTEMPTS = 4;
 
-const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+const digest = (...parts: string[]): string => sha256Hex(parts.join('\u0000')).slice(0, 32);
 const pendingKey = (owner: ConnectionOwner): string => `mcp-url-elicitation-pending:${digest(owner.tenant, owner.user, owner.service)}`;
 
 interface Pending {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listOperations, selectOperations } from '../../../src/openapi-tools/operations.js';
-import { compileGlobs } from '../../../src/registry/globs.js';
+import { compileGlobs } from '../../../src/patterns/name-globs.js';
 import { buildTestApp, testConfig } from '../../helpers/build.js';
 
 describe("the operator's name globs", () => {

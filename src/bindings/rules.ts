@@ -1,0 +1,40 @@
+// A tenant's binding rules (docs/security-model.md#bound-arguments), compiled once per tenant and config
+// snapshot: the registry's view reads which keys they bind (so the model never sees them), the
+// bind-arguments policy reads the templates it expands. One reading of "which rules apply to this tool".
+import { compileOptionGlobs, type NameMatcher } from '../patterns/name-globs.js';
+import type { JsonObject, Tool } from '../types.js';
+
+export interface BindingRules {
+  /** The tool's own `bindings`, then each rule whose glob matches its name (later wins per top-level key). */
+  templateFor(tool: Tool): JsonObject;
+  /** The top-level keys `templateFor(tool)` binds. */
+  boundKeys(tool: Tool): readonly string[];
+  /** Whether anything is bound for the tool. */
+  appliesTo(tool: Tool): boolean;
+}
+
+const NONE: JsonObject = Object.freeze({}) as JsonObject;
+
+/** `bindings`: tool name or glob → templates, as `mergeBindings` (src/bindings/merge.ts) gives them. */
+export function compileBindingRules(bindings: Record<string, JsonObject>): BindingRules {
+  const rules: Array<{ matches: NameMatcher; template: JsonObject }> = Object.entries(bindings).map(([glob, template]) => ({
+    matches: compileOptionGlobs(`bindings[${JSON.stringify(glob)}]`, [glob]),
+    template: template ?? NONE,
+  }));
+  // Tools live as long as their snapshot, and so do these rules: each tool's template is worked out once.
+  const templates = new WeakMap<Tool, JsonObject>();
+  const templateFor = (tool: Tool): JsonObject => {
+    let template = templates.get(tool);
+    if (template === undefined) {
+      template = { ...(tool.bindings ?? {}) };
+      for (const rule of rules) if (rule.matches(tool.name)) template = { ...template, ...rule.template };
+      templates.set(tool, template);
+    }
+    return template;
+  };
+  return {
+    templateFor,
+    boundKeys: (tool) => Object.keys(templateFor(tool)),
+    appliesTo: (tool) => Object.keys(templateFor(tool)).length > 0,
+  };
+}

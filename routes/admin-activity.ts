@@ -80,7 +80,7 @@ const tenantQuery = { type: 'string', minLength: 1, maxLength: 128, description:
  */
 const routes: RoutePlugin = async (app) => {
   const adminOrOperator = [app.authenticate, app.requireOperatorOrRole('admin')];
-  const { recentAudit, stats, audit, storedCheckpoints } = app.governance;
+  const { recentAudit, callStats: stats, audit, storedCheckpoints } = app;
   // Reading the audit is itself audited, in the chain of the tenant that was read.
   // One line per reader, tenant read and filter a minute (per replica): the console's Audit page reads every
   // 5 s, and a line per poll would push the events it shows out of the bounded recent copy.
@@ -202,4 +202,4 @@ const routes: RoutePlugin = async (app) => {
   );
 };
 
-export const adminActivityRoutes = fp(routes, { name: 'toolgate-routes-admin-activity', dependencies: ['toolgate-auth', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const adminActivityRoutes = fp(routes, { name: 'toolgate-routes-admin-activity', dependencies: ['toolgate-auth', 'toolgate-audit', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -67,7 +67,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       const { key, record } = await runtimeKeys.create(principal, { user: request.body.user, roles, ...(expiresInSec === undefined ? {} : { expiresInSec }) });
       request.log.info({ keyId: record.id, keyUser: record.user, roles: record.roles }, 'runtime API key created');
       const lifetime = record.expiresAt === null ? 'until revoked' : `until ${record.expiresAt}`;
-      auditSecurityEvent(app.governance.audit, request, {
+      auditSecurityEvent(app.audit, request, {
         kind: 'key_created',
         outcome: 'ok',
         reason: `key for user ${record.user} with roles [${record.roles.join(', ')}], ${lifetime}`,
@@ -111,7 +111,7 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
       // Another tenant's key id is looked up under the caller's tenant and answers 404, like an unknown one.
       const below = await runtimeKeys.revoke(request.principal.tenant, request.params.id);
       request.log.info({ keyId: request.params.id, alsoRevoked: below }, 'runtime API key revoked');
-      auditSecurityEvent(app.governance.audit, request, {
+      auditSecurityEvent(app.audit, request, {
         kind: 'key_revoked',
         outcome: 'ok',
         reason: below.length === 0 ? 'revoked' : `revoked with the ${below.length} key(s) minted below it: ${below.join(', ')}`,
@@ -124,4 +124,4 @@ const routes: RoutePlugin<{ runtimeKeys: RuntimeKeys }> = async (app, { runtimeK
   );
 };
 
-export const adminKeysRoutes = fp(routes, { name: 'toolgate-routes-admin-keys', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const adminKeysRoutes = fp(routes, { name: 'toolgate-routes-admin-keys', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-audit', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

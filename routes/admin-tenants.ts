@@ -120,4 +120,4 @@ const routes: RoutePlugin<{ tenants: TenantService }> = async (app, { tenants })
   );
 };
 
-export const adminTenantsRoutes = fp(routes, { name: 'toolgate-routes-admin-tenants', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const adminTenantsRoutes = fp(routes, { name: 'toolgate-routes-admin-tenants', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-store', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

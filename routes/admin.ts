@@ -65,7 +65,7 @@ const routes: RoutePlugin = async (app) => {
     async (request) => {
       // Breaker state as this replica sees it (circuits are per process and tenant), beside each upstream's own
       // state: a tenant admin sees its tenant's circuit, a global operator the worst of every tenant's.
-      const circuits = app.governance.policyDeps.circuits;
+      const circuits = app.policyDeps.circuits;
       const tenant = request.principal.operator === true ? undefined : request.principal.tenant;
       const withCircuit = (upstream: UpstreamStatus) => ({ ...upstream, circuit: circuits?.stateOf(upstream.service, tenant) ?? 'closed' });
       // The built-ins' sandbox is an upstream only where built-ins are on: for an operator, in some tenant.
@@ -119,4 +119,4 @@ const routes: RoutePlugin = async (app) => {
   );
 };
 
-export const adminRoutes = fp(routes, { name: 'toolgate-routes-admin', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const adminRoutes = fp(routes, { name: 'toolgate-routes-admin', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-policy-deps', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -43,7 +43,7 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 
 /** Human approval (docs/architecture.md#human-approval): approvers are role approver/admin of the same tenant, never the requester. */
 const routes: RoutePlugin = async (app) => {
-  const { approvals, audit } = app.governance;
+  const { approvals, audit } = app;
 
   /** Decided (newest first) or all (oldest first) records still kept, the viewer's own unless an approver. */
   const decidedPage = async (principal: Principal, status: 'decided' | 'all', limit: number, cursor: string | undefined) => {
@@ -138,7 +138,7 @@ const routes: RoutePlugin = async (app) => {
       const decide = () => approvals.approve(request.params.id, request.principal, (record) => resumeApproved(app.gateway, record, meta));
       const record = await auditedDecision(audit, decision, decide);
       // A task waiting for this approval (docs/mcp.md#tasks) moves on now, and its session hears it.
-      await app.governance.tasks.approvalDecided(record);
+      await app.tasks.approvalDecided(record);
       return view(record);
     },
   );
@@ -162,10 +162,10 @@ const routes: RoutePlugin = async (app) => {
     async (request) => {
       const decision = { decision: 'deny', approvalId: request.params.id, decider: request.principal, requestId: request.id } as const;
       const record = await auditedDecision(audit, decision, () => approvals.deny(request.params.id, request.principal, request.body?.reason));
-      await app.governance.tasks.approvalDecided(record);
+      await app.tasks.approvalDecided(record);
       return view(record);
     },
   );
 };
 
-export const approvalsRoutes = fp(routes, { name: 'toolgate-routes-approvals', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const approvalsRoutes = fp(routes, { name: 'toolgate-routes-approvals', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-audit', 'toolgate-approvals', 'toolgate-tasks', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -156,7 +156,7 @@ const routes: RoutePlugin<{ identity: UpstreamIdentity }> = async (app, { identi
       }
       const { service } = owner;
       // MCP sessions sent a URL elicitation for this connection hear that it completed; the connection stands either way.
-      await connectionCompleted(app.governance.store, app.governance.bus, owner).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation completion not sent'));
+      await connectionCompleted(app.store, app.bus, owner).catch((error: unknown) => request.log.warn({ err: error }, 'URL elicitation completion not sent'));
       reply.header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8');
       return page('Connected', `Your account is connected to ${service}. You can close this window.`, app.gateway.config.console.enabled);
     },
@@ -210,4 +210,4 @@ async function connectionsOf(identity: UpstreamIdentity, owner: { tenant: string
 
 export const clientMetadataDocumentRoutes = fp(clientMetadataRoutes, { name: 'toolgate-routes-client-metadata', dependencies: ['toolgate-gateway', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
 
-export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const connectionRoutes = fp(routes, { name: 'toolgate-routes-connections', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-store', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

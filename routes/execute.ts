@@ -37,7 +37,7 @@ async function startAsync(app: FastifyInstance, request: FastifyRequest<{ Body: 
   const { body, principal } = request;
   const owner = { tenant: principal.tenant, user: principal.user };
   const callId = body.callId ?? defaultCallId(body.step, 0);
-  const { tasks } = app.governance;
+  const { tasks } = app;
   const call = { name: body.name, arguments: body.arguments, callId };
   const { task } = await startTask({
     tasks,
@@ -134,10 +134,10 @@ const routes: RoutePlugin = async (app) => {
         request.body.calls.map((call) => call.name),
         request.body.toolset,
       );
-      return { results: await executeBatch(request.body, options, scope, app.governance.metrics) };
+      return { results: await executeBatch(request.body, options, scope, app.policyMetrics) };
     },
   );
 };
 
-export const executeRoutes = fp(routes, { name: 'toolgate-routes-execute', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const executeRoutes = fp(routes, { name: 'toolgate-routes-execute', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-tasks', 'toolgate-policy-deps', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
 

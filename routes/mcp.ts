@@ -122,4 +122,4 @@ const routes: RoutePlugin = async (app) => {
   }
 };
 
-export const mcpRoutes = fp(routes, { name: 'toolgate-routes-mcp', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const mcpRoutes = fp(routes, { name: 'toolgate-routes-mcp', dependencies: ['toolgate-auth', 'toolgate-gateway', 'toolgate-store', 'toolgate-audit', 'toolgate-tasks', 'toolgate-policy-deps', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -23,7 +23,7 @@ const limitedResponses = <T>(ok: T) => ({ ...responses(ok), 429: { $ref: 'ErrorB
  * endpoint's resources/* and prompts/* (docs/architecture.md#resources-and-prompts).
  */
 const routes: RoutePlugin = async (app) => {
-  const governance = createCatalogGovernance(app.governance.policyDeps);
+  const governance = createCatalogGovernance(app.policyDeps);
   const catalogRequest = (request: FastifyRequest, reply: FastifyReply): CatalogRequest => ({
     caller: { principal: request.principal, requestId: request.id, via: 'rest', governance },
     reachable: () => app.gateway.mcpServicesFor(request.principal),

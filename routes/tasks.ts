@@ -11,7 +11,7 @@ const notFound = { 404: { $ref: 'ErrorBody#' } } as const;
  * with `task` create, the caller's own only — another user's or tenant's id answers 404 like an unknown one.
  */
 const routes: RoutePlugin = async (app) => {
-  const { tasks } = app.governance;
+  const { tasks } = app;
   const ownerOf = (principal: { tenant: string; user: string }) => ({ tenant: principal.tenant, user: principal.user });
 
   app.get(
@@ -62,4 +62,4 @@ const routes: RoutePlugin = async (app) => {
   );
 };
 
-export const tasksRoutes = fp(routes, { name: 'toolgate-routes-tasks', dependencies: ['toolgate-auth', 'toolgate-governance', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const tasksRoutes = fp(routes, { name: 'toolgate-routes-tasks', dependencies: ['toolgate-auth', 'toolgate-tasks', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

@@ -134,7 +134,7 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
         // The caller hears the one wording; the reason (how the host resolved) goes to the log and the
         // operator-only part of the audit event (docs/security-model.md#egress).
         request.log.warn({ serviceId, reason: result.reason }, 'user MCP server refused by the egress policy');
-        auditSecurityEvent(app.governance.audit, request, {
+        auditSecurityEvent(app.audit, request, {
           kind: 'egress_refused',
           outcome: 'refused',
           reason: result.message,
@@ -169,7 +169,7 @@ const routes: RoutePlugin<UserRoutesOptions> = async (app, { registrations, prov
 
 /** The user's MCP sessions, on whichever replica holds their streams, recheck their pool (tools/list_changed). */
 function announcePoolChange(request: FastifyRequest, tenant: string, user: string): void {
-  publishUserPoolChanged(request.server.governance.bus, tenant, user).catch((error: unknown) => request.log.warn({ err: error }, 'pool change not announced to MCP sessions'));
+  publishUserPoolChanged(request.server.bus, tenant, user).catch((error: unknown) => request.log.warn({ err: error }, 'pool change not announced to MCP sessions'));
 }
 
-export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-governance', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });
+export const userRoutes = fp(routes, { name: 'toolgate-routes-users', dependencies: ['toolgate-auth', 'toolgate-store', 'toolgate-audit', 'toolgate-admission', 'toolgate-error-handler', 'toolgate-openapi'], encapsulate: true });

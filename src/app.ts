@@ -1,11 +1,10 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
-import { createAuthenticator } from './auth/authenticator.js';
+import { createLiveAuthenticator } from './auth/live-authenticator.js';
 import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
-import { createGovernance } from './governance.js';
 import { Drain } from './http/drain.js';
 import { AccessLogController, createLogger } from './observability/logger.js';
 import { stdoutDestination } from './observability/stdout.js';
@@ -19,7 +18,14 @@ import { bodyDeadlinePlugin } from './plugins/body-deadline.js';
 import { connectionLimitPlugin } from './plugins/connection-limit.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import { gatewayPlugin } from './plugins/gateway.js';
-import { governancePlugin } from './plugins/governance.js';
+import { approvalsPlugin } from './plugins/approvals.js';
+import { auditPlugin } from './plugins/audit.js';
+import { identityPlugin } from './plugins/identity.js';
+import { liveConfigPlugin } from './plugins/live-config.js';
+import { policyDepsPlugin } from './plugins/policy-deps.js';
+import { storePlugin } from './plugins/store.js';
+import { tasksPlugin } from './plugins/tasks.js';
+import { userServersPlugin } from './plugins/user-servers.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
@@ -50,10 +56,7 @@ import type { Resolve } from './egress/check-egress.js';
 import type { StateStore } from './store/types.js';
 import { DEFAULT_USER_CATALOG_LIMITS } from './mcp/user/catalog-limits.js';
 import { createUserMcpProvider } from './mcp/user/provider.js';
-import { createUserMcpRegistrations } from './mcp/user/registrations.js';
-import { createUpstreamIdentity } from './upstream-auth/identity.js';
 import { userServerTarget } from './mcp/user/registration-auth.js';
-import { userServiceKey } from './registry/user-names.js';
 import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connections.js';
 import { createTenantRecords } from './tenants/records.js';
 import { createTenantService } from './tenants/service.js';
@@ -104,80 +107,52 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const traces = traceSettings(config.telemetry, env);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics, durationBuckets: config.metrics.durationBuckets, maxTenantSeries: config.metrics.maxTenantSeries });
   const agent = createHttpAgent();
-  // Store (options.store, else `store.kind` from config), approvals, audit sink and policy metrics.
-  const governance = createGovernance(config, { registry: metrics.registry, log: app.log, store: options.store, durationBuckets: config.metrics.durationBuckets });
-  // A store that can never connect (a Redis certificate that is not trusted) stops start-up with the reason;
-  // one that is merely down does not (docs/architecture.md#state-store).
-  await governance.store.verifyConnection?.().catch(async (error: unknown) => {
-    await governance.close();
-    throw error;
-  });
-  // User-level MCP servers (docs/security-model.md#user-mcp-servers): registrations in the shared store, egress-checked on PUT and on connect.
   const egress = { allow: config.egress.allow, resolve: options.resolve };
-  // Per-tenant settings come from the live snapshot (a tenant added or changed by reload), never from `config`.
-  // A user's `auth` on their own server (docs/security-model.md#user-mcp-servers): sealed by the identity's vault.
-  const registrations = createUserMcpRegistrations({
-    store: governance.store,
-    egress,
-    maxServers: (tenant) => gateway.tenant(tenant)?.config.userMcp.maxServers ?? 0,
-    auth: { vault: () => identity.vault(), connectable: () => gateway.config.server.publicUrl !== undefined },
-    onAuthChanged: (tenant, sub, serviceId) => identity.connections.forget({ tenant, user: sub }, userServiceKey(sub, serviceId)),
-  });
+  const { registry } = metrics;
+
+  // Services as plugins: each names what it needs (`dependencies`) and closes its own resources; Fastify
+  // closes them in reverse, so the store outlives everything that writes to it.
+  // Tracing first: its onRequest hook, which times the server span, runs before any other.
+  await app.register(tracingPlugin, { tracing: await startTracing(traces) });
+  await app.register(requestIdPlugin);
+  await app.register(storePlugin, { config: config.store, registry, store: options.store });
+  await app.register(auditPlugin, { config: config.audit, recent: config.admin.auditRecent, registry });
+  await app.register(approvalsPlugin, { registry });
+  await app.register(tasksPlugin);
+  await app.register(policyDepsPlugin, { config, registry });
+  await app.register(liveConfigPlugin, { config });
+  await app.register(userServersPlugin, { egress });
+  await app.register(identityPlugin, { registry, egress, resolve: options.resolve });
+
+  const { identity, liveConfig, store } = app;
+  const { registrations } = app.userServers;
   const userProvider = createUserMcpProvider({
     registrations,
     egress,
     credentialsFor: (owner, registration) => {
-      const target = userServerTarget(owner, registration, identity.vault());
+      const target = userServerTarget(owner, registration, liveConfig.vault());
       return target?.userServer ? identity.credentialsFor(target.service, target.auth, target.userServer) : undefined;
     },
     // The tenant's view is rebuilt on reload, so its config object (and so the limits' identity) changes only then.
-    limitsFor: (tenant) => gateway.tenant(tenant)?.config.userMcp ?? DEFAULT_USER_CATALOG_LIMITS,
+    limitsFor: (tenant) => liveConfig.tenant(tenant)?.userMcp ?? DEFAULT_USER_CATALOG_LIMITS,
   });
   // MCP definition pins in the state store: with Redis, an operator's accept on one replica releases the tool on all.
-  const pins = createPinRegistry({ log: app.log, metrics: metrics.registry, store: governance.store });
-  // Upstream identity (docs/security-model.md#upstream-identity): per-call OAuth credentials, connections in the store.
-  // The live config once the gateway exists; the start-up config while it is being built (listing a service's
-  // tools may already need its credentials, and discovery reads the egress policy).
-  let liveConfig = (): GatewayConfig => config;
-  // Whether a tenant's pool can hold a tool of a service: answered once the gateway (its catalog) exists.
-  let reachesTools = (_tenant: string, _service: string): boolean => false;
-  // A tenant's configuration: the file's while the gateway is being built, then the compiled tenant's (file or
-  // store; a request's tenant is compiled by its authentication).
-  let tenantConfig = (tenant: string): TenantConfig | undefined => (Object.hasOwn(config.tenants, tenant) ? config.tenants[tenant] : undefined);
-  const identity = createUpstreamIdentity({
-    store: governance.store,
-    config: () => liveConfig(),
-    metrics: metrics.registry,
-    resolve: options.resolve,
-    reachesTools: (tenant, service) => reachesTools(tenant, service),
-    tenantConfig: (tenant) => tenantConfig(tenant),
-    userEgress: egress,
-    // The user's own servers with userOAuth take connections too, named by their service key.
-    userTargets: async (owner) =>
-      (await registrations.list(owner.tenant, owner.user)).flatMap((registration) => {
-        if (registration.auth?.type !== 'userOAuth') return [];
-        try {
-          const target = userServerTarget(owner, registration, identity.vault());
-          return target ? [target] : [];
-        } catch {
-          // A secret sealed with a key since removed: the server takes no connection until registered again.
-          return [];
-        }
-      }),
-  });
+  const pins = createPinRegistry({ log: app.log, metrics: registry, store });
   // Tenants as data (docs/architecture.md#tenants-compiled-on-first-use): kept in the store, compiled on first use.
-  const tenantRecords = createTenantRecords(governance.store, governance.bus);
+  const tenantRecords = createTenantRecords(store, app.bus);
   const gateway = await Gateway.create(config, {
-    policyDeps: governance.policyDeps,
+    policyDeps: app.policyDeps,
     builtinPolicies,
     log: app.log,
     metrics,
     agent,
     env,
-    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
+    providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: app.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
     storedTenants: storedTenantSource(tenantRecords, app.log),
   });
+  // From here on the services built before it read the gateway's live config (src/plugins/live-config.ts).
+  liveConfig.serve(gateway);
   // A tenant changed on any replica: this one compiles it again on its next request.
   const stopTenantChanges = tenantRecords.onChange((id) => gateway.invalidateTenant(id));
   const tenants = createTenantService({
@@ -185,37 +160,27 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     config: () => gateway.config,
     check: (id, tenant) => gateway.checkTenant(id, tenant),
     invalidate: (id) => gateway.invalidateTenant(id),
-    audit: governance.audit,
+    audit: app.audit,
     log: app.log,
   });
-  liveConfig = () => gateway.config;
-  tenantConfig = (tenant) => gateway.tenant(tenant)?.config;
-  reachesTools = (tenant, service) => {
-    const view = gateway.tenant(tenant);
-    return view !== undefined && gateway.current().catalog.tools.some((tool) => tool.service === service && view.reaches(tool));
-  };
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
-    const tenants = Object.keys(gateway.config.tenants);
-    metrics.knownTenants(tenants);
+    const known = Object.keys(gateway.config.tenants);
+    metrics.knownTenants(known);
     metrics.knownTools(gateway.current().catalog.tools);
-    governance.knownTenants(tenants);
+    app.approvalMetrics.knownTenants(known);
+    app.policyMetrics.knownTenants(known);
   };
   startKnownAtZero();
   gateway.onChange(startKnownAtZero);
-  let authenticator = await createAuthenticator(config.auth, { jwks: options.jwks });
+  const authenticator = await createLiveAuthenticator(config.auth, { jwks: options.jwks });
   const reloadConfig = createConfigReload({
     started: config,
     load: options.loadConfig,
     live: gateway,
     metrics,
     // A reload swaps keys and JWT settings too; the new authenticator starts with an empty token cache.
-    prepare: async (next) => {
-      const nextAuthenticator = await createAuthenticator(next.auth, { jwks: options.jwks });
-      return () => {
-        authenticator = nextAuthenticator;
-      };
-    },
+    prepare: (next) => authenticator.prepare(next.auth),
   });
 
   app.addHook('onClose', async () => {
@@ -223,24 +188,19 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     pins.close();
     await agent.close();
   });
-  const metricsServer = config.metrics.enabled ? createMetricsServer(metrics.registry) : undefined;
+  const metricsServer = config.metrics.enabled ? createMetricsServer(registry) : undefined;
   // A config key that minted runtime keys must still be in the live config, with the same secret, tenant and
   // user, and still an admin: rotating or removing a leaked admin key also ends the keys minted with it.
   const apiKeyLive: ApiKeyLive = (tenant, issuer) =>
     gateway.config.auth.apiKeys.some(
       (key) => key.id === issuer.id && key.tenant === tenant && key.user === issuer.user && key.sha256.toLowerCase() === issuer.sha256 && key.roles.includes('admin'),
     );
-  const runtimeKeys = createRuntimeKeys({ store: governance.store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant, apiKeyLive });
+  const runtimeKeys = createRuntimeKeys({ store, maxPerTenant: () => gateway.config.admin.maxKeysPerTenant, apiKeyLive });
 
-  // Each plugin names what it needs (`dependencies`); the order below only has to satisfy them.
-  // Tracing first: its onRequest hook, which times the server span, runs before any other.
-  await app.register(tracingPlugin, { tracing: await startTracing(traces) });
-  await app.register(requestIdPlugin);
-  await app.register(governancePlugin, { governance });
   await app.register(gatewayPlugin, { gateway, metrics, metricsServer, reloadConfig, drain: new Drain() });
   // Before authentication: a shed request costs no token check and no body.
   await app.register(loadSheddingPlugin);
-  await app.register(authPlugin, { authenticator: () => authenticator, runtimeKeys });
+  await app.register(authPlugin, { authenticator: authenticator.current, runtimeKeys });
   // Slow clients: connections per address, the time a body may take, and slots taken only after the body.
   await app.register(connectionLimitPlugin);
   await app.register(bodyDeadlinePlugin);

@@ -64,7 +64,7 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
 
     // Every refusal is audited (docs/security-model.md#audited-security-events): the reason is the refusal's
     // own text, never the token; an unknown tenant's name goes to the operator-only detail.
-    const { audit } = app.governance;
+    const { audit } = app;
     const unauthenticated = (request: FastifyRequest, reason: string): Error => {
       auditSecurityEvent(audit, request, { kind: 'auth_refused', outcome: 'refused', reason, tenant: null, user: null });
       return new errors.TG_UNAUTHENTICATED(reason);
@@ -124,5 +124,5 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
       if (!request.principal.roles.some((role) => roles.includes(role))) throw new errors.TG_FORBIDDEN(`requires role ${roles.join(' or ')} or a global operator`);
     });
   },
-  { name: 'toolgate-auth', dependencies: ['toolgate-gateway', 'toolgate-governance'] },
+  { name: 'toolgate-auth', dependencies: ['toolgate-gateway', 'toolgate-audit'] },
 );

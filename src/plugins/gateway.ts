@@ -19,8 +19,7 @@ declare module 'fastify' {
 }
 
 /**
- * Shares the gateway runtime with every route, refuses new requests once the app starts closing, and closes
- * the upstreams and the metrics listener when it has.
+ * Shares the gateway runtime with every route, refuses new requests once the app starts closing, and closes the upstreams and the metrics listener when it has.
  */
 export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; metricsServer: FastifyInstance | undefined; reloadConfig: () => Promise<ReloadOutcome>; drain: Drain }>(
   async (app, { gateway, metrics, metricsServer, reloadConfig, drain }) => {
@@ -39,6 +38,6 @@ export const gatewayPlugin = fp<{ gateway: Gateway; metrics: GatewayMetrics; met
       await gateway.close();
     });
   },
-  // Registered after governance: closed before it, so the store and the audit sink outlive the upstreams.
-  { name: 'toolgate-gateway', dependencies: ['toolgate-governance'] },
+  // Registered after the services: closed before them, so the store and the audit sink outlive the upstreams.
+  { name: 'toolgate-gateway', dependencies: ['toolgate-store', 'toolgate-audit', 'toolgate-tasks', 'toolgate-policy-deps'] },
 );

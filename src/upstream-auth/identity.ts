@@ -18,7 +18,7 @@ import { clientMetadataUrlOf, redirectUriOf } from './client-metadata.js';
 import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
 import { createTokenMetrics, type TokenTarget } from './metrics.js';
 import { AccessTokenCache } from './token-cache.js';
-import { createVault, type Vault } from './vault.js';
+import { liveVault, type Vault } from './vault.js';
 
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const MAX_EXCHANGED_TOKENS = 10_000;
@@ -51,6 +51,8 @@ export interface UpstreamIdentityDeps {
   userTargets?: (owner: { tenant: string; user: string }) => Promise<ConnectionTarget[]>;
   /** The egress policy of users' URLs: their authorization servers are reached only through it. */
   userEgress?: EgressOptions;
+  /** The live vault (default: one over `config().credentials`), shared with whoever else seals with it. */
+  vault?: () => Vault;
   /** Authorization-server clients kept (default MAX_AUTH_SERVERS). */
   maxAuthServers?: number;
 }
@@ -101,7 +103,6 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
   const servers = new Map<string, AuthServer>();
   const serviceTokens = new AccessTokenCache(1000, now);
   const exchanged = new AccessTokenCache(MAX_EXCHANGED_TOKENS, now);
-  let vaultFor: { keys: string; vault: ReturnType<typeof createVault> } | undefined;
 
   /** A remote MCP service's URL and the live egress policy, when its `auth` finds the server through it. */
   function discoveryTarget(service: string, auth: UpstreamAuthConfig): DiscoveryTarget | undefined {
@@ -141,12 +142,7 @@ export function createUpstreamIdentity(deps: UpstreamIdentityDeps): UpstreamIden
     return server;
   }
 
-  function vault() {
-    const keys = deps.config().credentials;
-    const id = JSON.stringify(keys);
-    if (vaultFor?.keys !== id) vaultFor = { keys: id, vault: createVault(keys) };
-    return vaultFor.vault;
-  }
+  const vault = deps.vault ?? liveVault(deps.config);
 
   async function targets(owner: { tenant: string; user: string }): Promise<ConnectionTarget[]> {
     const configured = tenantTargets(owner.tenant);

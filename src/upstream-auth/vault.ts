@@ -56,3 +56,14 @@ export function createVault(config: CredentialsConfig): Vault {
     },
   };
 }
+
+/** The vault of the live config's `credentials`, made again only when a reload changes its keys. */
+export function liveVault(config: () => { credentials: CredentialsConfig }): () => Vault {
+  let made: { keys: string; vault: Vault } | undefined;
+  return () => {
+    const keys = config().credentials;
+    const id = JSON.stringify(keys);
+    if (made?.keys !== id) made = { keys: id, vault: createVault(keys) };
+    return made.vault;
+  };
+}

@@ -23,7 +23,7 @@ const auditPath = join(dir, 'audit.log');
 
 /** The audit lines of calls to `tool`, oldest first. */
 async function auditedCalls(tool: string): Promise<Array<Record<string, unknown>>> {
-  await app.governance.audit.flush();
+  await app.audit.flush();
   const lines = readFileSync(auditPath, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
   return lines.filter((line) => line.event === 'call' && line.tool === tool);
 }

@@ -36,8 +36,8 @@ beforeAll(async () => {
   const config = governedConfig({ store: { kind: 'redis', url: REDIS_URL, prefix }, egress: { allow: ['127.0.0.1'] } });
   for (let index = 0; index < 3; index += 1) {
     const app = await buildTestApp(config);
-    const write = app.governance.audit.write.bind(app.governance.audit);
-    app.governance.audit.write = (event) => {
+    const write = app.audit.write.bind(app.audit);
+    app.audit.write = (event) => {
       if (event.event === 'call') callsOn[index] = (callsOn[index] ?? 0) + 1;
       write(event);
     };

@@ -25,8 +25,8 @@ beforeAll(async () => {
   const config = governedConfig({ store: { kind: 'redis', url: REDIS_URL, prefix } });
   for (let index = 0; index < 3; index += 1) {
     const app = await buildTestApp(config);
-    const write = app.governance.audit.write.bind(app.governance.audit);
-    app.governance.audit.write = (event) => {
+    const write = app.audit.write.bind(app.audit);
+    app.audit.write = (event) => {
       audit.push(event);
       write(event);
     };

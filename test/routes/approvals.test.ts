@@ -186,7 +186,7 @@ describe('the approvals listing', () => {
     const kept = (await get('bob', `/v1/approvals/${approvalId}`, paged)).json();
     expect(kept).toMatchObject({ status: 'denied', argumentsBytes: listed.argumentsBytes, argumentsSha256: listed.argumentsSha256, argumentsPreview: listed.argumentsPreview });
     expect(kept).not.toHaveProperty('arguments');
-    const stored = await paged.governance.store.scan('approval:acme:');
+    const stored = await paged.store.scan('approval:acme:');
     expect(stored.find((entry) => entry.key.endsWith(approvalId))!.value.length).toBeLessThan(4096);
     // Small arguments stay inline.
     const small = (await get('bob', '/v1/approvals?limit=1', paged)).json().approvals[0];

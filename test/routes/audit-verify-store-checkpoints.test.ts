@@ -33,7 +33,7 @@ describe('GET /v1/admin/audit/verify with checkpoints in the state store', () =>
       const response = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(alice), payload: { name: 'get_weather', arguments: { city } } });
       expect(response.statusCode).toBe(200);
     }
-    const { store } = app.governance;
+    const { store } = app;
     const key = checkpointListKey('acme');
     const deadline = Date.now() + 5_000;
     while ((await store.recent(key, 50)).length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -45,9 +45,9 @@ describe('GET /v1/admin/audit/verify with checkpoints in the state store', () =>
     // The newest event of a chain has no successor whose prev would show a change; only its checkpoint does.
     const kept = (await store.recent('audit-recent:acme', 1000)).map((raw) => JSON.parse(raw) as AuditEvent);
     const newest = kept[0]!;
-    const newestSigned = async () => JSON.parse((await app.governance.storedCheckpoints!('acme')).text.trim().split('\n').at(-1)!) as { seq: number };
+    const newestSigned = async () => JSON.parse((await app.storedCheckpoints!('acme')).text.trim().split('\n').at(-1)!) as { seq: number };
     while ((await newestSigned()).seq < newest.seq! && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    const signed = await app.governance.storedCheckpoints!('acme');
+    const signed = await app.storedCheckpoints!('acme');
     expect(await newestSigned()).toMatchObject({ chain: newest.chain, seq: newest.seq });
     const changed = kept.map((event) => (event === newest ? { ...event, user: 'mallory' } : event));
     expect(verifyRecentCopy(changed).ok).toBe(true);

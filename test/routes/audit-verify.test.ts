@@ -88,7 +88,7 @@ describe('admin audit routes with the chain on', () => {
     expect(body).toMatchObject({ tenant: 'acme', ok: true, unchained: 0, breaks: [] });
     expect(body.chains).toEqual([expect.objectContaining({ firstSeq: 1, events: body.events })]);
     // Someone with store access adds an event that claims a later place in the chain: the ones before it are missing.
-    const { store } = app.governance;
+    const { store } = app;
     const [newest] = (await store.recent('audit-recent:acme', 1, 0)).map((raw) => JSON.parse(raw) as { seq: number });
     await store.pushCapped('audit-recent:acme', JSON.stringify({ ...newest, user: 'mallory', seq: newest!.seq + 2 }), 1000);
     const bad = await app.inject({ method: 'GET', url: '/v1/admin/audit/verify', headers: bearer(API_KEY) });

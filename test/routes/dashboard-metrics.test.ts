@@ -140,7 +140,7 @@ describe('audit sink errors', () => {
     const app = await buildTestApp(testConfig({ audit: { sink: 'file', path: dir } }));
     try {
       await execute(app, 'get_weather', { city: 'x' }, await signToken());
-      await app.governance.audit.flush();
+      await app.audit.flush();
       expect(sample(await scrapeMetrics(app), 'toolgate_audit_sink_errors_total{sink="file"}')).toBeGreaterThanOrEqual(1);
     } finally {
       await app.close();

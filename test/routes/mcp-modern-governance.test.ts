@@ -25,8 +25,8 @@ beforeAll(async () => {
       tenants: { ...base.tenants, acme: { ...base.tenants.acme, roles: { viewer: { deny: ['write_*'] } } } },
     }),
   );
-  const write = app.governance.audit.write.bind(app.governance.audit);
-  app.governance.audit.write = (event) => {
+  const write = app.audit.write.bind(app.audit);
+  app.audit.write = (event) => {
     audit.push({ ...event });
     write(event);
   };

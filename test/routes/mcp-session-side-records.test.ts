@@ -33,7 +33,7 @@ describe.each(stores)("MCP sessions' side records on the %s store", (_kind, stor
     return response.headers['mcp-session-id'] as string;
   };
   const records = async (): Promise<{ sessions: string[]; sides: string[] }> => {
-    const keys = (await app.governance.store.scan('mcp-session:')).map(({ key }) => key);
+    const keys = (await app.store.scan('mcp-session:')).map(({ key }) => key);
     return { sessions: keys.filter((key) => !key.endsWith(':client')), sides: keys.filter((key) => key.endsWith(':client')) };
   };
 

@@ -21,8 +21,8 @@ const audit: Array<Record<string, unknown>> = [];
 beforeAll(async () => {
   app = await buildTestApp(governedConfig());
   // The audit lines, as the sink writes them.
-  const write = app.governance.audit.write.bind(app.governance.audit);
-  app.governance.audit.write = (event) => {
+  const write = app.audit.write.bind(app.audit);
+  app.audit.write = (event) => {
     audit.push({ ...event });
     write(event);
   };

@@ -47,7 +47,7 @@ const prompt = (token: string, name: string, args?: Record<string, string>) =>
   app.inject({ method: 'POST', url: '/v1/prompts/get', headers: bearer(token), payload: { name, ...(args ? { arguments: args } : {}) } });
 
 async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  await app.governance.audit.flush();
+  await app.audit.flush();
   const text = await readFile(auditPath, 'utf8');
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 }

@@ -48,7 +48,7 @@ function serverFor(
   elicitations: UrlElicitations,
 ): Server {
   const tasks: TaskCallContext = {
-    tasks: app.governance.tasks,
+    tasks: app.tasks,
     owner: { tenant: request.principal.tenant, user: request.principal.user },
     session: session?.id,
     requestId: request.id,
@@ -121,7 +121,7 @@ async function refuseUntaskedApproval(app: FastifyInstance, request: FastifyRequ
   const tool = await tenantKnown(app.gateway.toolCalled(request.principal, requestMode(request), params.name, toolset));
   if (tool === undefined || !app.gateway.approvalGate(request.principal)(tool)) return;
   const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
-  throw untaskedCallRefusal(app.governance.audit, origin, { tool, callId: defaultCallId(undefined, 0), arguments: params.arguments ?? {} });
+  throw untaskedCallRefusal(app.audit, origin, { tool, callId: defaultCallId(undefined, 0), arguments: params.arguments ?? {} });
 }
 
 /**
@@ -145,7 +145,7 @@ function relayFor(
     declared: relayKindsOf(session?.declared ?? []),
     ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
     signal: call.signal,
-    audit: app.governance.audit,
+    audit: app.audit,
   });
 }
 
@@ -221,13 +221,13 @@ export interface McpEndpoint {
  */
 export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
-  const catalog = createCatalogGovernance(app.governance.policyDeps);
-  const sessions = createMcpSessions(app.governance.store);
-  const elicitations = createUrlElicitations(app.governance.store);
-  const capabilities = createSessionCapabilities(app.governance.store, (principal, id) => sessionSideKey(principal, id, 'client'));
-  const relayRequests = createRelayRequests(app.governance.bus, app.log);
+  const catalog = createCatalogGovernance(app.policyDeps);
+  const sessions = createMcpSessions(app.store);
+  const elicitations = createUrlElicitations(app.store);
+  const capabilities = createSessionCapabilities(app.store, (principal, id) => sessionSideKey(principal, id, 'client'));
+  const relayRequests = createRelayRequests(app.bus, app.log);
   const hub = createSessionHub({
-    bus: app.governance.bus,
+    bus: app.bus,
     log: app.log,
     fingerprint: async (principal, mode, toolset) => {
       try {
@@ -241,7 +241,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   app.metrics.watchMcpStreams(() => hub.openStreams());
   const modern = createModernEndpoint(app, catalog, hub);
   // A task's status change reaches the stream of the session that created it, on whichever replica holds it.
-  const stopTaskNotices = app.governance.tasks.onChange((_owner, task) => {
+  const stopTaskNotices = app.tasks.onChange((_owner, task) => {
     if (task.session !== undefined) hub.notify(task.session, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...mcpTask(task) } });
   });
   const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
@@ -286,7 +286,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (oversized) return sendJsonRpcError(request, reply, 400, oversized);
     const invalid = invalidParams(request.body);
     if (invalid) {
-      auditRefusedMessages(app.governance.audit, request, invalid.error.message);
+      auditRefusedMessages(app.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
     // A 2026-07-28 request is answered statelessly by the SDK v2 entry; everything else (initialize,
@@ -296,7 +296,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (session === null) throw sessionNotFound();
     if (session !== undefined) {
       // Cancellations and answers reach other replicas over the bus: counted per session, all or none.
-      await spendSignals(app.governance.store, sessionSideKey(request.principal, session, 'signals'), app.gateway.config.mcpServer.signalRate, signalsIn(request.body));
+      await spendSignals(app.store, sessionSideKey(request.principal, session, 'signals'), app.gateway.config.mcpServer.signalRate, signalsIn(request.body));
       const cancelled = cancelledRequestIds(request.body);
       if (cancelled.length > 0) hub.cancel(session, cancelled);
     }

@@ -59,7 +59,7 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: MODERN_CAPABILITIES });
   const tenantKnown = <T>(work: Promise<T>): Promise<T> => answerOnWire('tool', () => work);
   const tasks: TaskCallContext = {
-    tasks: app.governance.tasks,
+    tasks: app.tasks,
     owner: { tenant: principal.tenant, user: principal.user },
     session: undefined,
     requestId: request.id,
@@ -85,7 +85,7 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
     if (gated !== undefined && !wantsTask && mustBeTask) {
       // As in the legacy era: such a tool must be a task, so a client without the extension is refused (audited).
       const origin = { requestId: request.id, tenant: principal.tenant, user: principal.user };
-      throw untaskedCallRefusal(app.governance.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
+      throw untaskedCallRefusal(app.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
     }
     if (gated !== undefined && wantsTask) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.

@@ -28,8 +28,8 @@ beforeAll(async () => {
       },
     }),
   );
-  const write = app.governance.audit.write.bind(app.governance.audit);
-  app.governance.audit.write = (event) => {
+  const write = app.audit.write.bind(app.audit);
+  app.audit.write = (event) => {
     audit.push(event);
     write(event);
   };

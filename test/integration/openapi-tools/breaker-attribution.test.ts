@@ -72,7 +72,7 @@ describe('circuit breaker attribution', () => {
     for (let i = 0; i < 10; i++) expect((await run(victim, 'pets_getPet', { petId: 1 })).ok).toBe(true);
     expect(api.seen).toHaveLength(10);
 
-    const circuits = app.governance.policyDeps.circuits!;
+    const circuits = app.policyDeps.circuits!;
     expect(circuits.stateOf('openapi:pets', 'acme')).toBe('open');
     expect(circuits.stateOf('openapi:pets', 'globex')).toBe('closed');
   });

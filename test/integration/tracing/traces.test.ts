@@ -86,7 +86,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL=http/
     const ours = (event: Record<string, unknown>) => event.requestId === 'req-traced' || event.requestId === 'req-refused';
     let events: Array<Record<string, unknown>> = [];
     for (let round = 0; round < 250 && events.filter(ours).length < 2; round++) {
-      await app.governance.audit.flush();
+      await app.audit.flush();
       events = (await readFile(join(dir, 'audit.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
       if (events.filter(ours).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
     }

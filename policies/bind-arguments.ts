@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { withBoundArguments } from '../src/bindings/model-arguments.js';
-import { applyBindings, resolveBindings } from '../src/bindings/resolve.js';
+import { applyBindings, resolveBindings } from '../src/bindings/templates.js';
 import { compileBindingRules } from '../src/bindings/rules.js';
 import { callFailure } from '../src/execution/tool-result.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';

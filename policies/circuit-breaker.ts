@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
-import { USER_TOOL_LABEL } from '../src/observability/metrics.js';
+import { USER_TOOL_LABEL } from '../src/observability/gateway-metrics.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';

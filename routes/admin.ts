@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import { errors } from '../src/errors.js';
 import { acceptHeldTool } from '../src/mcp/client/admin.js';
-import type { UpstreamStatus } from '../src/registry/provider.js';
+import type { UpstreamStatus } from '../src/registry/tool-provider.js';
 import { logReload } from '../src/snapshot/reload.js';
 import { BUILTINS_SANDBOX } from '../src/builtins/index.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { UpstreamStatus } from '../src/registry/provider.js';
+import type { UpstreamStatus } from '../src/registry/tool-provider.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 /**

@@ -1,14 +1,14 @@
 import type { Agent } from 'undici';
-import { codeModeCounter } from './code-mode/metrics.js';
+import { codeModeCounter } from './code-mode/code-mode-metrics.js';
 import { createCodeModeTools } from './code-mode/tools.js';
 import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { TenantInFlight } from './execution/tenant-in-flight.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
-import type { GatewayMetrics } from './observability/metrics.js';
+import type { GatewayMetrics } from './observability/gateway-metrics.js';
 import type { BuiltinPolicies, PolicyDeps } from './pipeline/types.js';
 import { callNeedsOwnTools, createShadowReporter, type Pool } from './registry/pool.js';
-import type { McpService, UpstreamStatus, UserToolProvider } from './registry/provider.js';
+import type { McpService, UpstreamStatus, UserToolProvider } from './registry/tool-provider.js';
 import { resolveToolName } from './registry/resolve.js';
 import type { TenantView, Toolset } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';

@@ -185,8 +185,6 @@ export interface PolicyContext extends ToolContext {
   readonly mode: ToolMode;
   /** Re-checks exposure rules (tenant allow/deny, roles, mode, source allowlists) against the call's config snapshot. */
   readonly checkAccess: (tool: Tool) => AccessDecision;
-  /** Options for a policy from the tenant's config (`tenants.<t>.policies.<name>`), or undefined. */
-  readonly policyOptions: (policy: string) => unknown;
   /** Set when an approved call is resumed: the approval policy lets it through once. */
   readonly approval?: { readonly id: string; readonly approvedBy: string };
   /** Set when a code-mode script made the call (audited with it). */

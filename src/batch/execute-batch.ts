@@ -3,7 +3,7 @@ import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } 
 import { Cancellation } from '../shared/cancellation.js';
 import { ToolError } from '../execution/tool-error.js';
 import { failureResult } from '../execution/tool-result.js';
-import type { PolicyMetrics } from '../pipeline/metrics.js';
+import type { PolicyMetrics } from '../pipeline/policy-metrics.js';
 import { isCallConcurrencySafe } from '../registry/define-tool.js';
 import { resolveToolName } from '../registry/resolve.js';
 import { userNamespace } from '../registry/user-names.js';

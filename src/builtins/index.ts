@@ -1,5 +1,5 @@
 import type { BuiltinsConfig } from '../config/types.js';
-import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { ToolProvider, UpstreamStatus } from '../registry/tool-provider.js';
 import type { Logger, Tool } from '../types.js';
 import { createApplyPatchTool } from './apply-patch.js';
 import { createBashTool } from './bash.js';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { argumentsHash, auditCall } from '../audit/events.js';
 import type { AuditSink } from '../audit/types.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { SpanLinkTarget, TraceContext } from '../observability/tracing.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Pool } from '../registry/pool.js';
@@ -126,7 +126,6 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
     options.depth,
     options.mode,
     accessChecker(tenant, principal, options.mode),
-    tenant.policyOptions,
     options.approval,
     options.deadline,
     options.onProgress,

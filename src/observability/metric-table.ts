@@ -23,7 +23,7 @@ export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0
 const APPROVAL_WAIT_BUCKETS: readonly number[] = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400];
 
 export const METRICS = {
-  // Calls and requests (src/observability/metrics.ts)
+  // Calls and requests (src/observability/gateway-metrics.ts)
   toolCalls: { name: 'toolgate_tool_calls_total', type: 'counter', help: 'Tool calls by tool, source and outcome (ok or errorType)', labelNames: ['tool', 'source', 'outcome'] },
   toolDuration: { name: 'toolgate_tool_call_duration_seconds', type: 'histogram', help: 'Tool call duration', labelNames: ['tool', 'source'], buckets: DEFAULT_DURATION_BUCKETS },
   // Per tenant without the tool: tenant × tool × source × outcome would multiply the series.
@@ -40,7 +40,7 @@ export const METRICS = {
   // toolgate as an MCP server
   mcpStreams: { name: 'toolgate_mcp_streams_open', type: 'gauge', help: 'MCP session notification streams (GET /mcp) open on this replica', labelNames: [] },
   mcpSessions: { name: 'toolgate_mcp_sessions_started_total', type: 'counter', help: 'MCP sessions started by initialize, per tenant', labelNames: ['tenant'] },
-  // Policies and batches (src/pipeline/metrics.ts)
+  // Policies and batches (src/pipeline/policy-metrics.ts)
   policyDecisions: { name: 'toolgate_policy_decisions_total', type: 'counter', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'] },
   batchGroupSize: { name: 'toolgate_batch_group_size', type: 'histogram', help: 'Calls per batch execution group', labelNames: [], buckets: [1, 2, 4, 8, 16, 32, 64] },
   circuitState: { name: 'toolgate_circuit_state', type: 'gauge', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'] },
@@ -52,12 +52,12 @@ export const METRICS = {
   toolDefinitionChanged: { name: 'toolgate_tool_definition_changed_total', type: 'counter', help: 'Upstream tool definitions that changed after they were pinned (held out until accepted)', labelNames: ['service'] },
   upstreamTokenFetches: { name: 'toolgate_upstream_token_fetches_total', type: 'counter', help: 'Tokens obtained from upstream authorization servers (client credentials, exchange, refresh, connect)', labelNames: ['service', 'kind'] },
   upstreamTokenFailures: { name: 'toolgate_upstream_token_failures_total', type: 'counter', help: 'Failed token requests to upstream authorization servers', labelNames: ['service', 'kind'] },
-  // Code mode (src/code-mode/metrics.ts)
+  // Code mode (src/code-mode/code-mode-metrics.ts)
   codeModeCalls: { name: 'toolgate_code_mode_calls_total', type: 'counter', help: 'Code-mode scripts and the calls they made, by outcome', labelNames: ['kind', 'source', 'outcome'] },
-  // State store (src/store/metrics.ts)
+  // State store (src/store/store-observability.ts)
   storeUp: { name: 'toolgate_store_up', type: 'gauge', help: 'Whether the shared state store answers (1) or not (0); an in-process store is always up', labelNames: [] },
   storeUnavailable: { name: 'toolgate_store_unavailable_total', type: 'counter', help: 'State store operations that failed because the store did not answer (down, unreachable or too slow)', labelNames: ['operation'] },
-  // Approvals (src/approvals/metrics.ts)
+  // Approvals (src/approvals/approval-metrics.ts)
   approvalsPending: { name: 'toolgate_approvals_pending', type: 'gauge', help: 'Approval requests waiting for a decision, per tenant (read from the shared store: the same on every replica)', labelNames: ['tenant'] },
   approvalsNextExpiry: { name: 'toolgate_approvals_next_expiry_seconds', type: 'gauge', help: 'Seconds until the soonest pending approval of a tenant expires (absent when none is pending)', labelNames: ['tenant'] },
   approvalDecisions: { name: 'toolgate_approval_decisions_total', type: 'counter', help: 'Approval requests decided, per tenant and decision (approved, denied, expired)', labelNames: ['tenant', 'decision'] },

@@ -9,7 +9,7 @@ import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { BindingRules } from '../bindings/rules.js';
 import type { JsonObject, Tool } from '../types.js';
-import { noopPolicyMetrics } from './metrics.js';
+import { noopPolicyMetrics } from './policy-metrics.js';
 import { parsePolicyOptions } from './options.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
 import type { Answer, BuiltinPolicies, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from './types.js';

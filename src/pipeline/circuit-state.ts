@@ -1,4 +1,4 @@
-import type { CircuitStateName } from './metrics.js';
+import type { CircuitStateName } from './policy-metrics.js';
 
 /** A circuit's thresholds: the circuit-breaker policy's options (policies/circuit-breaker.ts) once parsed. */
 export interface CircuitOptions {

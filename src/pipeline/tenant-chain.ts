@@ -2,7 +2,7 @@ import type { BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
 import { invokeTool } from '../execution/invoke.js';
 import { createPolicyChain, type PolicyChain } from './chain.js';
-import type { PolicyMetrics } from './metrics.js';
+import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
 /** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */

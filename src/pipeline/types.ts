@@ -6,7 +6,7 @@ import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
 import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../types.js';
 import type { Clock } from './clock.js';
-import type { PolicyMetrics } from './metrics.js';
+import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicyName } from './order.js';
 
 // The call context's types live beside ToolContext (src/types.ts): the execution path and the registry

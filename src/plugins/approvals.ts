@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
-import { createApprovalMetrics, type ApprovalMetrics } from '../approvals/metrics.js';
+import { createApprovalMetrics, type ApprovalMetrics } from '../approvals/approval-metrics.js';
 import { createApprovalService } from '../approvals/service.js';
 import type { ApprovalService } from '../approvals/types.js';
 

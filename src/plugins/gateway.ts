@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Gateway } from '../gateway.js';
 import type { Drain } from '../http/drain.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ReloadOutcome } from '../snapshot/reload.js';
 
 declare module 'fastify' {

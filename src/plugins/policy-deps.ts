@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config/types.js';
 import { createCircuitRegistry } from '../pipeline/circuit-state.js';
-import { createPolicyMetrics, type PolicyMetrics } from '../pipeline/metrics.js';
+import { createPolicyMetrics, type PolicyMetrics } from '../pipeline/policy-metrics.js';
 import type { PolicyDeps } from '../pipeline/types.js';
 
 declare module 'fastify' {

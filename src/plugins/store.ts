@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config/types.js';
 import type { MessageBus } from '../store/bus.js';
 import { createBus, createStore } from '../store/create.js';
-import { storeObservability } from '../store/metrics.js';
+import { storeObservability } from '../store/store-observability.js';
 import type { StateStore } from '../store/types.js';
 
 declare module 'fastify' {

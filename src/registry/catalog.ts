@@ -1,6 +1,6 @@
 import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../types.js';
 import { isToolName } from './tool-names.js';
-import type { ToolProvider } from './provider.js';
+import type { ToolProvider } from './tool-provider.js';
 
 /** The full candidate set, before any principal-specific narrowing. */
 export interface Catalog {

@@ -50,8 +50,6 @@ export interface TenantView {
   readonly bindings: BindingRules;
   /** The tenant's own toolset of that name; another tenant's toolsets do not exist here. */
   toolset(name: string): Toolset | undefined;
-  /** Options for a policy from `policies.<name>`, or undefined (handed to every call's context). */
-  policyOptions(policy: string): unknown;
 }
 
 const ALLOWED: AccessDecision = { ok: true };
@@ -117,7 +115,5 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
     },
     bindings,
     boundKeys: bindings.boundKeys,
-    // An own arrow, not a method: every call's context holds it as is, so it must not need `this`.
-    policyOptions: (policy) => (Object.hasOwn(config.policies, policy) ? config.policies[policy] : undefined),
   };
 }

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig } from '../config/types.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { ToolProvider } from '../registry/provider.js';
+import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import type { ToolProvider } from '../registry/tool-provider.js';
 import { buildSnapshot, withFreshCatalog, type Snapshot, type SnapshotDeps } from './snapshot.js';
 
 /**

@@ -44,7 +44,7 @@ export class PoolCache {
   private readonly subsets = new WeakMap<Pool, Map<string, Pool>>();
   /**
    * Pools of callers with tools of their own, by their own tools' list (the same array until one of their
-   * servers changes, src/mcp/user/provider.ts) and then by tenant, mode and role set: built once per change,
+   * servers changes, src/mcp/user/user-mcp-provider.ts) and then by tenant, mode and role set: built once per change,
    * not per request (docs/security-model.md#user-catalog-bounds).
    */
   private readonly byUserTools = new WeakMap<readonly Tool[], Map<string, Pool>>();

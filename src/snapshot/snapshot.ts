@@ -8,7 +8,7 @@ import { buildCatalog, type Catalog } from '../registry/catalog.js';
 import { createFeatureGate } from '../registry/features.js';
 import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
-import type { ToolProvider } from '../registry/provider.js';
+import type { ToolProvider } from '../registry/tool-provider.js';
 import { createTenantView } from '../registry/tenant-view.js';
 import type { Logger, Tool } from '../types.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';

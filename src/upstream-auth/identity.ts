@@ -16,7 +16,7 @@ import { createPinnedFetch } from '../egress/pinned-fetch.js';
 import { AuthServerError, createAuthServer, discoversThroughService, TOKEN_EXCHANGE, type AuthServer, type DiscoveryTarget, type TokenSet } from './auth-server.js';
 import { clientMetadataUrlOf, redirectUriOf } from './client-metadata.js';
 import { createConnections, NotConnectedError, type ConnectionTarget, type Connections } from './connections.js';
-import { createTokenMetrics, type TokenTarget } from './metrics.js';
+import { createTokenMetrics, type TokenTarget } from './token-metrics.js';
 import { AccessTokenCache } from './token-cache.js';
 import { liveVault, type Vault } from './vault.js';
 

@@ -33,7 +33,6 @@ export function makeCtx(overrides: Partial<PolicyContext> = {}): PolicyContext {
     cancellation: Cancellation.of(base.signal),
     mode: 'default',
     checkAccess: () => ({ ok: true }),
-    policyOptions: () => undefined,
     ...overrides,
   };
 }

@@ -1,5 +1,5 @@
 // Admin surface over the MCP providers of a snapshot: accept a held (changed) tool definition.
-import type { ToolProvider } from '../../registry/provider.js';
+import type { ToolProvider } from '../../registry/tool-provider.js';
 import type { HeldToolInfo, McpProvider } from './mcp-provider.js';
 
 export function isMcpProvider(provider: ToolProvider): provider is McpProvider {

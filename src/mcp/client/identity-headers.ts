@@ -1,5 +1,5 @@
 // `forwardIdentity` header templates (docs/security-model.md#upstream-identity): the principal's identity, never its token.
-import { resolveBindings } from '../../bindings/resolve.js';
+import { resolveBindings } from '../../bindings/templates.js';
 import { ToolError } from '../../execution/tool-error.js';
 import type { Principal } from '../../types.js';
 

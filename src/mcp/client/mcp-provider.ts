@@ -3,7 +3,7 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { Registry } from 'prom-client';
-import type { ToolProvider, UpstreamStatus } from '../../registry/provider.js';
+import type { ToolProvider, UpstreamStatus } from '../../registry/tool-provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
 import type { BackoffOptions } from '../../shared/backoff.js';
 import { toolFromMcp } from './mcp-tool.js';

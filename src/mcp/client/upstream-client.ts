@@ -4,7 +4,7 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { CallToolResult, Client, Tool as McpTool } from '@modelcontextprotocol/client';
 import { ToolError } from '../../execution/tool-error.js';
-import type { UpstreamStatus } from '../../registry/provider.js';
+import type { UpstreamStatus } from '../../registry/tool-provider.js';
 import type { JsonObject, Logger } from '../../types.js';
 import { backoffDelay, type BackoffOptions } from '../../shared/backoff.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';

@@ -3,7 +3,7 @@
 import { argumentsHash, catalogEvent } from '../../audit/events.js';
 import type { AuditSink, CatalogErrorType } from '../../audit/types.js';
 import type { OnStoreUnavailable, TenantConfig } from '../../config/types.js';
-import type { PolicyMetrics } from '../../pipeline/metrics.js';
+import type { PolicyMetrics } from '../../pipeline/policy-metrics.js';
 import { hitWindowLimit, PROMPT_GET_NAME, RESOURCE_READ_NAME, windowLimitOf, type WindowLimit } from '../../rate-limit/window-limit.js';
 import type { StateStore } from '../../store/types.js';
 import type { Principal } from '../../types.js';

@@ -6,7 +6,7 @@ import { createGlobalMcpProvider } from '../../../src/mcp/client/global-provider
 import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { mcpContentOf } from '../../../src/execution/mcp-content.js';
 import type { Tool, ToolContext, ToolOutput } from '../../../src/types.js';
-import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/provider.js';
+import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/user-mcp-provider.js';
 import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
 import { alice, silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createApprovalMetrics } from '../../../src/approvals/metrics.js';
-import { createMetrics } from '../../../src/observability/metrics.js';
-import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
+import { createApprovalMetrics } from '../../../src/approvals/approval-metrics.js';
+import { createMetrics } from '../../../src/observability/gateway-metrics.js';
+import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 import type { ToolResult } from '../../../src/types.js';
 import { makeTool } from '../../helpers/policy-fixtures.js';
 

@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { builtinPolicies } from '../../../policies/index.js';
 import { createPolicyChain, type PolicyChain, type PolicyChainOptions } from '../../../src/pipeline/chain.js';
-import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
+import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 import { DEFAULT_POLICY_ORDER } from '../../../src/pipeline/order.js';
 import type { StateStore } from '../../../src/store/types.js';
 import { trail } from '../../fixtures/tag-policy.mjs';

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { builtinPolicies } from '../../../policies/index.js';
 import { createPolicyChain, type PolicyChainOptions } from '../../../src/pipeline/chain.js';
-import type { PolicyMetrics } from '../../../src/pipeline/metrics.js';
+import type { PolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 import type { BuiltinPolicies, PolicyLayer } from '../../../src/pipeline/types.js';
 import { callFailure, successResult } from '../../../src/execution/tool-result.js';
 import type { Next } from '../../../src/pipeline/types.js';

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RagBackend, RagFilter } from '../../../src/rag/backend.js';
 import { createEmbeddedBackend } from '../../../src/rag/embedded-backend.js';
 import { createHttpAgent } from '../../../src/egress/http-client.js';
-import { createRagProvider } from '../../../src/rag/provider.js';
+import { createRagProvider } from '../../../src/rag/rag-provider.js';
 import { createRagTool, type RagTrace } from '../../../src/rag/tool.js';
 import type { JsonObject, ToolOutput } from '../../../src/types.js';
 

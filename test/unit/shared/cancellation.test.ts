@@ -12,7 +12,7 @@ import { makeCall, makeDeps } from '../../helpers/policy-fixtures.js';
 const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent } as unknown as Logger;
 
 const context = (cancellation: Cancellation, deadline?: number): CallContext =>
-  new CallContext({ tenant: 'acme', user: 'alice', roles: [], claims: {} }, 'c1', 'r1', cancellation, silent, 0, 'default', () => ({ ok: true }), () => undefined, undefined, deadline);
+  new CallContext({ tenant: 'acme', user: 'alice', roles: [], claims: {} }, 'c1', 'r1', cancellation, silent, 0, 'default', () => ({ ok: true }), undefined, deadline);
 
 describe('Cancellation', () => {
   it('gives a reader who comes after the abort an aborted signal with the same reason', () => {

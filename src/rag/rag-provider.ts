@@ -1,7 +1,7 @@
 // The RAG tool provider: one tool per config `rag` entry, each over its own backend.
 import type { Dispatcher } from 'undici';
 import type { RagEntry } from '../config/types.js';
-import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { ToolProvider, UpstreamStatus } from '../registry/tool-provider.js';
 import type { Tool } from '../types.js';
 import type { RagBackend } from './backend.js';
 import { createEmbeddedBackend, type EmbeddedBackend } from './embedded-backend.js';

@@ -2,7 +2,7 @@
 // own servers (whose service keys name the user and the server the user chose) are one bucket.
 import type { Registry } from 'prom-client';
 import { METRICS, sharedCounter } from '../observability/metric-table.js';
-import { USER_TOOL_LABEL } from '../observability/metrics.js';
+import { USER_TOOL_LABEL } from '../observability/gateway-metrics.js';
 import type { UpstreamCredentialKind } from '../types.js';
 
 /** The service whose token was asked for: a configured one by id, a user's own server only as such. */

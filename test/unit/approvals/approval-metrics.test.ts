@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createApprovalMetrics } from '../../../src/approvals/metrics.js';
+import { createApprovalMetrics } from '../../../src/approvals/approval-metrics.js';
 import { createApprovalService } from '../../../src/approvals/service.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyBindings, resolveBindings } from '../../../src/bindings/resolve.js';
+import { applyBindings, resolveBindings } from '../../../src/bindings/templates.js';
 import type { Principal } from '../../../src/types.js';
 
 const principal: Principal = {

@@ -6,7 +6,7 @@ import { ConfigError } from '../config/interpolate.js';
 import type { OpenApiEntry, UpstreamAuthConfig } from '../config/types.js';
 import type { EgressOptions } from '../egress/check-egress.js';
 import { createPinnedFetch } from '../egress/pinned-fetch.js';
-import type { ToolProvider, UpstreamStatus } from '../registry/provider.js';
+import type { ToolProvider, UpstreamStatus } from '../registry/tool-provider.js';
 import type { Logger, ServiceCredentials, Tool } from '../types.js';
 import { fetchDocument, readDocumentFile, type DocumentCache } from './document-source.js';
 import { importDocument, type ImportReport } from './import-document.js';

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
+import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 
 const scrape = (registry: Registry) => registry.metrics();
 

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isToolError } from '../../../src/execution/tool-error.js';
 import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
-import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/provider.js';
+import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/user-mcp-provider.js';
 import { createClientCache } from '../../../src/mcp/user/client-cache.js';
 import type { Principal, Tool, ToolContext } from '../../../src/types.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createPinnedFetch, egressRefusalOf, type PinnedFetch } from '../../egress/pinned-fetch.js';
 import type { EgressOptions } from '../../egress/check-egress.js';
 import { describeError } from '../client/upstream-session.js';
-import type { McpService, UserToolProvider, UpstreamStatus } from '../../registry/provider.js';
+import type { McpService, UserToolProvider, UpstreamStatus } from '../../registry/tool-provider.js';
 import type { Logger, Principal, ServiceCredentials, Tool } from '../../types.js';
 import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';

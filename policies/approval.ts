@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { MAX_PENDING_PER_TENANT } from '../src/approvals/service.js';
 import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
-import { callFailure } from '../src/execution/tool-result.js';
+import { callFailure } from '../src/call/tool-result.js';
 import { activeSpanLink } from '../src/observability/tracing.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';

@@ -1,11 +1,11 @@
 import Type from 'typebox';
 import { argumentsHash, auditCall } from '../src/audit/events.js';
-import { cancelledByCaller } from '../src/execution/tool-error.js';
-import { failureResult } from '../src/execution/tool-result.js';
+import { cancelledByCaller } from '../src/call/tool-error.js';
+import { failureResult } from '../src/call/tool-result.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import type { ToolResult } from '../src/types.js';
+import type { ToolResult } from '../src/call/types.js';
 
 export const AuditOptions = Type.Object({}, { additionalProperties: false });
 

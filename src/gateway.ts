@@ -18,7 +18,8 @@ import type { ToolsetView } from './snapshot/pool-cache.js';
 import { compileTenant, type ProviderSpec, type Snapshot, type StoredTenantSource } from './snapshot/snapshot.js';
 import type { CompiledTenant } from './snapshot/tenant-table.js';
 import { isStoreUnavailable } from './store/unavailable.js';
-import type { Logger, Principal, Tool, ToolMode, ToolResult } from './types.js';
+import type { Logger, Tool, ToolMode, ToolResult } from './call/types.js';
+import type { Principal } from './call/principal.js';
 import { DomainError, errors } from './errors.js';
 
 export interface GatewayDeps {

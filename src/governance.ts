@@ -20,7 +20,7 @@ import { createBus, createStore } from './store/create.js';
 import { storeObservability } from './store/metrics.js';
 import type { StateStore } from './store/types.js';
 import { createTaskService, type TaskService } from './tasks/service.js';
-import type { Logger } from './types.js';
+import type { Logger } from './call/types.js';
 
 /** The process-wide services behind the policy stack. Built once at start-up (a reload keeps them). */
 export interface Governance {

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
-import type { ErrorType, JsonObject, ScriptOrigin, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, JsonObject, ScriptOrigin, ToolResult, ToolSourceKind } from '../call/types.js';
 import { activeTraceId, isMadeCredentialRecord } from '../observability/tracing.js';
 import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 

@@ -1,13 +1,13 @@
 import { parseArguments } from '../execution/arguments.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from '../execution/execute.js';
 import { Cancellation } from '../shared/cancellation.js';
-import { ToolError } from '../execution/tool-error.js';
-import { failureResult } from '../execution/tool-result.js';
+import { ToolError } from '../call/tool-error.js';
+import { failureResult } from '../call/tool-result.js';
 import type { PolicyMetrics } from '../pipeline/metrics.js';
 import { isCallConcurrencySafe } from '../registry/define-tool.js';
 import { resolveToolName } from '../registry/resolve.js';
 import { userNamespace } from '../registry/user-names.js';
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../call/types.js';
 import { runBatch } from './scheduler.js';
 
 export interface BatchRequest {
@@ -18,8 +18,10 @@ export interface BatchRequest {
   timeoutMs?: number;
 }
 
-/** Shared by every call of the batch; `defaultCallId` and `deadline` are set per call. */
-/** A batch runs under one plain signal: each call gets its own child of it from the scheduler. */
+/**
+ * What every call of a batch shares; `defaultCallId` and `deadline` are set per call. A batch runs under one
+ * plain signal: each call gets its own child of it from the scheduler.
+ */
 export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline' | 'cancellation'> & { signal: AbortSignal };
 
 const callIdOf = (call: CallRequest, step: number, index: number): string =>

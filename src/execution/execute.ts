@@ -10,14 +10,15 @@ import { withoutNullOptionals } from '../registry/strict-schema.js';
 import type { TenantView } from '../registry/tenant-view.js';
 import { userNamespace, userToolPrefix } from '../registry/user-names.js';
 import { STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
-import type { JsonObject, Logger, Next, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode, ToolResult } from '../types.js';
+import type { JsonObject, Logger, Next, PolicyContext, ProgressUpdate, ScriptOrigin, Tool, ToolMode, ToolResult } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { parseArguments } from './arguments.js';
-import { CallContext } from './call-context.js';
+import { CallContext } from '../call/call-context.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import type { SchemaCheck } from './schema-validator.js';
-import { cancelledByCaller } from './tool-error.js';
+import { cancelledByCaller } from '../call/tool-error.js';
 import { tracedCall } from './traced-call.js';
-import { failureResult } from './tool-result.js';
+import { failureResult } from '../call/tool-result.js';
 
 /** One call as the HTTP and MCP layers hand it over (not yet trusted). */
 export interface CallRequest {
@@ -137,8 +138,7 @@ async function runCall(request: CallRequest, options: CallOptions, scope: Execut
   return finishCall(await scope.chain(call, ctx), tool, started, scope, ctx);
 }
 
-// Module-level helpers, not per-call named closures: fewer allocations, and under tsx (esbuild keepNames)
-// every named closure created per call also costs an Object.defineProperty.
+// Module-level helpers rather than per-call closures: nothing allocated per call for them.
 function finishCall(result: ToolResult, tool: Tool | undefined, started: number, scope: ExecutionScope, ctx?: CallContext): ToolResult {
   result.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   scope.metrics.recordCall(scope.tenant.id, tool, result, !result.ok && ctx !== undefined && cancelledByCaller(ctx.cancellation));

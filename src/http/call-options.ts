@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
-import type { ToolMode } from '../types.js';
+import type { ToolMode } from '../call/types.js';
 import { Cancellation } from '../shared/cancellation.js';
 import type { Drain } from './drain.js';
 

@@ -1,5 +1,5 @@
 import type { TenantConfig } from '../config/types.js';
-import { invokeTool } from '../execution/invoke.js';
+import { invokeTool } from '../call/invoke.js';
 import { createPolicyChain, type PolicyChain } from './chain.js';
 import type { PolicyMetrics } from './metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';

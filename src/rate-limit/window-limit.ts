@@ -7,7 +7,7 @@ import Type, { type Static } from 'typebox';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 
 const Dimension = Type.Enum(['tenant', 'user', 'tool'] as const, { type: 'string' });
 type Dimension = Static<typeof Dimension>;

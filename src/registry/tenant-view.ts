@@ -1,6 +1,7 @@
 import { mergeBindings } from '../bindings/merge.js';
 import type { TenantConfig } from '../config/types.js';
-import type { AccessDecision, Principal, Tool, ToolMode } from '../types.js';
+import type { AccessDecision, Tool, ToolMode } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { compileGlobs, type NameMatcher } from './globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';

@@ -4,7 +4,8 @@ import type { Catalog } from '../registry/catalog.js';
 import { assemblePool, type Pool, type ShadowReport } from '../registry/pool.js';
 import type { TenantView, Toolset } from '../registry/tenant-view.js';
 import { narrowPool } from '../registry/toolset-pool.js';
-import type { Principal, Tool, ToolMode } from '../types.js';
+import type { Principal } from '../call/principal.js';
+import type { Tool, ToolMode } from '../call/types.js';
 
 /**
  * How a toolset is looked at: `listed` is what its endpoint serves (a code-mode toolset's three tools),

@@ -5,7 +5,7 @@ import type { MessageBus } from '../store/bus.js';
 import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
 import { Cancellation } from '../shared/cancellation.js';
-import type { Logger, ToolResult } from '../types.js';
+import type { Logger, ToolResult } from '../call/types.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord, type TaskStatus } from './types.js';
 
 /** Live limits, read from `mcpServer.tasks` at each use (a reload changes them). */

@@ -10,7 +10,7 @@ import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from 
 import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from '../client/call-params.js';
 import { auditCall, catalogEvent } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
-import { failureResult } from '../../execution/tool-result.js';
+import { failureResult } from '../../call/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';

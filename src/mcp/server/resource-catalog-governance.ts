@@ -7,7 +7,7 @@ import type { PolicyMetrics } from '../../pipeline/metrics.js';
 import { parsePolicyOptions } from '../../pipeline/options.js';
 import { createWindowLimit, hitWindowLimit, PROMPT_GET_NAME, RateLimitOptions, RESOURCE_READ_NAME, type WindowLimit } from '../../rate-limit/window-limit.js';
 import type { StateStore } from '../../store/types.js';
-import type { Principal } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from './resource-catalog-errors.js';
 
 export interface CatalogGovernanceDeps {

@@ -3,8 +3,8 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { argumentsHash, auditCall, type CallOrigin } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
-import { failureResult } from '../../execution/tool-result.js';
-import type { JsonObject, Tool } from '../../types.js';
+import { failureResult } from '../../call/tool-result.js';
+import type { JsonObject, Tool } from '../../call/types.js';
 
 export type ApprovalCalls = 'optional' | 'required';
 export type TaskSupport = 'optional' | 'required';

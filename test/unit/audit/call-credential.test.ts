@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { callEvent } from '../../../src/audit/events.js';
 import { recordCredential } from '../../../src/observability/tracing.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 
 const origin = { requestId: 'req-1', tenant: 'acme', user: 'alice' };
 const call = { callId: 'call-1', tool: 'jira_whoami', source: 'global-mcp' as const, argsSha256: null, time: 0, durationMs: 1, approvalId: null };

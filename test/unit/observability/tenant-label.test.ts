@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApprovalMetrics } from '../../../src/approvals/metrics.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { createPolicyMetrics } from '../../../src/pipeline/metrics.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 import { makeTool } from '../../helpers/policy-fixtures.js';
 
 const ok: ToolResult = { callId: 'c', name: 'get_weather', ok: true, output: '', source: 'function', durationMs: 1, truncated: false, trace: null };

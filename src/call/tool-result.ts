@@ -1,4 +1,4 @@
-import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from './types.js';
 import { attachMcpContent, mcpContentOf } from './mcp-content.js';
 
 /** The model-readable failure string: `TOOL_ERROR: ` + JSON with keys in this exact order, no stack. */

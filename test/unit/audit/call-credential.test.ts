@@ -1,7 +1,7 @@
 // The audit believes only the credential record toolgate's executor made, never a look-alike that an
 // upstream put into its own result (which rides in the same trace).
 import { describe, expect, it } from 'vitest';
-import { callEvent } from '../../../src/audit/events.js';
+import { callEvent } from '../../../src/audit/call-audit.js';
 import { recordCredential } from '../../../src/observability/tracing.js';
 import type { ToolResult } from '../../../src/call/types.js';
 

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
 import { createAuthenticator } from './auth/authenticator.js';
+import { createCodeModeSource } from './code-mode/source.js';
 import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
 import { Gateway } from './gateway.js';
@@ -182,6 +183,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: governance.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
     storedTenants: storedTenantSource(tenantRecords, app.log),
+    codeMode: createCodeModeSource(metrics.registry),
   });
   // A tenant changed on any replica: this one compiles it again on its next request.
   const stopTenantChanges = tenantRecords.onChange((id) => gateway.invalidateTenant(id));

@@ -12,7 +12,7 @@ import { assemblePool } from '../src/registry/pool.js';
 import { resolveToolName } from '../src/registry/resolve.js';
 import { createTenantView } from '../src/registry/tenant-view.js';
 import { isUserToolName, userToolPrefix } from '../src/registry/user-names.js';
-import type { Tool } from '../src/types.js';
+import type { Tool } from '../src/call/types.js';
 
 const TOOL_COUNT = 5000;
 const ITERATIONS = 200;

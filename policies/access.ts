@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { callFailure } from '../src/execution/tool-result.js';
+import { callFailure } from '../src/call/tool-result.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 import { gate } from '../src/pipeline/gate.js';

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { MAX_PENDING_PER_TENANT } from '../src/approvals/service.js';
 import { ApprovalError, type ApprovalRecord } from '../src/approvals/types.js';
 import { modelArgumentsOf } from '../src/bindings/model-arguments.js';
-import { callFailure } from '../src/execution/tool-result.js';
+import { callFailure, pendingApprovalResult } from '../src/call/tool-result.js';
 import { compileOptionGlobs } from '../src/patterns/name-globs.js';
 import { activeSpanLink } from '../src/observability/tracing.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
@@ -58,19 +58,8 @@ export function approvalPolicy(options: unknown, deps: PolicyDeps): PolicyLayer 
       );
     }
     const expires = new Date(record.expiresAt).toISOString();
-    return answer({
-      callId: call.callId,
-      name: call.name,
-      ok: false,
-      output: `${call.name} needs human approval and has not run yet (approvalId ${record.id}, expires ${expires}). Its result will be available once an approver decides.`,
-      source: call.tool.source,
-      durationMs: 0,
-      truncated: false,
-      trace: null,
-      status: 'pending_approval',
-      approvalId: record.id,
-      ...(call.resolvedFrom ? { resolvedFrom: call.resolvedFrom } : {}),
-    });
+    const output = `${call.name} needs human approval and has not run yet (approvalId ${record.id}, expires ${expires}). Its result will be available once an approver decides.`;
+    return answer(pendingApprovalResult(call, record.id, output));
   };
   return { appliesTo: (tool) => needsApproval(tool.name), wrap };
 }

@@ -1,11 +1,11 @@
 import Type from 'typebox';
 import { withBoundArguments } from '../src/bindings/model-arguments.js';
 import { applyBindings, resolveBindings } from '../src/bindings/templates.js';
+import { callFailure } from '../src/call/tool-result.js';
 import { compileBindingRules } from '../src/bindings/rules.js';
-import { callFailure } from '../src/execution/tool-result.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import type { JsonObject } from '../src/types.js';
+import type { JsonObject } from '../src/call/types.js';
 
 export const BindArgumentsOptions = Type.Object(
   {

@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox';
-import { callFailure, isPermanentFailure } from '../src/execution/tool-result.js';
+import { callFailure, isPermanentFailure } from '../src/call/tool-result.js';
 import { USER_TOOL_LABEL } from '../src/observability/gateway-metrics.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import type { ToolResult } from '../src/types.js';
+import type { ToolResult } from '../src/call/types.js';
 import { createCircuitRegistry } from '../src/pipeline/circuit-state.js';
 
 export const CircuitBreakerOptions = Type.Object(

@@ -1,6 +1,10 @@
-import { callFailure } from '../src/execution/tool-result.js';
-import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import { decideWindow, RateLimitOptions, windowLimitOf } from '../src/rate-limit/window-limit.js';
+import { callFailure } from '../src/call/tool-result.js';
+import { parsePolicyOptions } from '../src/pipeline/options.js';
+import type { PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+import { createWindowLimit, RateLimitOptions, STORE_DOWN_MESSAGE, decideWindow, windowLimitOf } from '../src/rate-limit/window-limit.js';
+import type { WindowHit } from '../src/store/types.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../src/store/unavailable.js';
+import type { ToolCall, ToolResult } from '../src/call/types.js';
 
 export { RateLimitOptions };
 

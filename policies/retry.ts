@@ -1,13 +1,13 @@
 import Type from 'typebox';
 import { outcomeOf } from '../src/audit/events.js';
-import { isPermanentFailure } from '../src/execution/tool-result.js';
+import { isPermanentFailure } from '../src/call/tool-result.js';
 import { ATTR_OUTCOME, ATTR_POLICY, ATTR_RETRY_ATTEMPT, inSpan, isTracing } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions } from '../src/pipeline/options.js';
 import { backoffDelay } from '../src/shared/backoff.js';
 import type { Next, PolicyContext, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import type { ErrorType, ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/execution/deadline.js';
+import type { ErrorType, ToolCall, ToolResult } from '../src/call/types.js';
+import { deadlineOf } from '../src/call/deadline.js';
 
 export const RetryOptions = Type.Object(
   {

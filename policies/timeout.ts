@@ -1,15 +1,15 @@
 import Type from 'typebox';
-import { deriveContext } from '../src/execution/call-context.js';
+import { deriveContext } from '../src/call/call-context.js';
 import { Cancellation } from '../src/shared/cancellation.js';
-import { ToolError } from '../src/execution/tool-error.js';
-import { callFailure } from '../src/execution/tool-result.js';
+import { ToolError } from '../src/call/tool-error.js';
+import { callFailure } from '../src/call/tool-result.js';
 import { compileOptionGlobs } from '../src/patterns/name-globs.js';
 import { isTracing, recordDecision } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
-import type { ToolCall, ToolResult } from '../src/types.js';
-import { deadlineOf } from '../src/execution/deadline.js';
+import type { ToolCall, ToolResult } from '../src/call/types.js';
+import { deadlineOf } from '../src/call/deadline.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

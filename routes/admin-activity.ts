@@ -9,7 +9,7 @@ import { CATALOG_ERROR_TYPES, SECURITY_EVENT_KINDS } from '../src/audit/types.js
 import { verifyRecentCopy } from '../src/audit/verify-copy.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
 import { boundedName } from '../src/audit/events.js';
-import { ERROR_TYPES } from '../src/types.js';
+import { ERROR_TYPES } from '../src/call/types.js';
 
 /** How long a repeated read of the audit (same reader, tenant and filter) writes no second audit_read line. */
 const AUDIT_READ_COALESCE_MS = 60_000;

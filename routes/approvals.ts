@@ -6,7 +6,7 @@ import { auditedDecision } from '../src/approvals/decision-audit.js';
 import { pageOf } from '../src/approvals/page.js';
 import { approvalView as view, LISTED_ARGUMENTS_BYTES, listedApprovalView } from '../src/approvals/view.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
-import type { Principal } from '../src/types.js';
+import type { Principal } from '../src/call/principal.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
 
 const approval = {

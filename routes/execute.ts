@@ -4,7 +4,7 @@ import { executeBatch } from '../src/batch/execute-batch.js';
 import { callOptionsFor, defaultCallId, requestCancellation } from '../src/http/call-options.js';
 import { bearerSecurity, callArguments, callId, errorResponses, toolHeaders, toolsetName } from '../src/schemas/common.js';
 import type { RoutePlugin, Validated } from '../src/schemas/type-provider.js';
-import type { ToolResult } from '../src/types.js';
+import type { ToolResult } from '../src/call/types.js';
 import { taskView } from '../src/tasks/view.js';
 import { startTask } from '../src/tasks/run.js';
 

@@ -5,7 +5,7 @@ import { errors } from '../src/errors.js';
 import { publishUserPoolChanged } from '../src/mcp/server/session-hub.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
-import type { Principal } from '../src/types.js';
+import type { Principal } from '../src/call/principal.js';
 import type { UserMcpProvider } from '../src/mcp/user/user-mcp-provider.js';
 import { registrationView, type UserMcpRegistrations } from '../src/mcp/user/registrations.js';
 

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';
+import { createAuthenticator } from './auth/authenticator.js';
+import { createCodeModeSource } from './code-mode/source.js';
 import { createLiveAuthenticator } from './auth/live-authenticator.js';
 import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { createHttpAgent } from './egress/http-client.js';
@@ -150,6 +152,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: app.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,
     storedTenants: storedTenantSource(tenantRecords, app.log),
+    codeMode: createCodeModeSource(metrics.registry),
   });
   // From here on the services built before it read the gateway's live config (src/plugins/live-config.ts).
   liveConfig.serve(gateway);

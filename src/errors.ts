@@ -1,6 +1,6 @@
 // Every request-level error code, in one table (the Fastify model: key equals code), and the one mapping
 // of the domain errors onto it. Tool-level failures are not here: they are ToolResults with an errorType
-// (src/types.ts).
+// (src/call/types.ts).
 import createError from '@fastify/error';
 import type { FastifyError } from 'fastify';
 

@@ -14,11 +14,12 @@ import type { TenantView, Toolset } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
 import { userNamespace } from './registry/user-names.js';
 import { LiveSnapshot } from './snapshot/live-snapshot.js';
-import type { ToolsetView } from './snapshot/pool-cache.js';
+import type { CodeModeSource, ToolsetHost, ToolsetView } from './snapshot/pool-cache.js';
 import { compileTenant, type ProviderSpec, type Snapshot, type StoredTenantSource } from './snapshot/snapshot.js';
 import type { CompiledTenant } from './snapshot/tenant-table.js';
 import { isStoreUnavailable } from './store/unavailable.js';
-import type { Logger, Principal, Tool, ToolMode, ToolResult } from './types.js';
+import type { Logger, Tool, ToolMode, ToolResult } from './call/types.js';
+import type { Principal } from './call/principal.js';
 import { DomainError, errors } from './errors.js';
 
 export interface GatewayDeps {
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   builtinPolicies: BuiltinPolicies;
   /** Tenants created through the tenant API (src/tenants/records.ts); none without it. */
   storedTenants?: StoredTenantSource;
+  /** Code mode's tools and pools (src/code-mode/source.ts), injected so the core imports no tool source. */
+  codeMode: CodeModeSource;
 }
 
 /** The principal's tenant is not (or no longer) configured; its message names the tenant, for logs only. */
@@ -120,27 +123,21 @@ export class Gateway {
     const toolset = compiled.view.toolset(name);
     // Another tenant's toolset is unknown here, exactly as a name nobody configured.
     if (!toolset) throw new errors.TG_NOT_FOUND(`unknown toolset: ${name}`);
-    return compiled.pools.subset(pool, compiled.view.id, toolset, view, this.codeToolsFor);
+    return compiled.pools.subset(pool, compiled.view.id, toolset, view, this.deps.codeMode, this.toolsetHost);
   }
 
-  /** The code-mode tools of a toolset: their scripts call the toolset's subset through the one execution path. */
-  private readonly codeToolsFor = (toolset: Toolset): readonly Tool[] => {
-    const counter = codeModeCounter(this.deps.metrics.registry);
-    return createCodeModeTools(
-      {
-        poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
-        execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
-        count: (kind, outcome) => counter.inc({ kind, source: 'code', outcome }),
-        holdSlot: (tenant) => {
-          const limit = this.tenant(tenant)?.config.limits.maxInFlight;
-          if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
-          return { release: () => this.inFlight.leave(tenant) };
-        },
-      },
-      // An inner call's arguments are bounded as a request body is: they are parsed and validated on this thread.
-      { ...toolset.sandbox, maxArgumentBytes: this.config.server.bodyLimit },
-    );
-  };
+  /** How a code-mode toolset's scripts reach its subset: through the one call path, holding in-flight slots. */
+  private readonly toolsetHost = (toolset: Toolset): ToolsetHost => ({
+    poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
+    execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
+    holdSlot: (tenant) => {
+      const limit = this.tenant(tenant)?.config.limits.maxInFlight;
+      if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
+      return { release: () => this.inFlight.leave(tenant) };
+    },
+    // An inner call's arguments are bounded as a request body is: they are parsed and validated on this thread.
+    maxArgumentBytes: this.config.server.bodyLimit,
+  });
 
   /**
    * The principal's pool, with the caller's own MCP tools when `ownTools` asks for them; without them (and

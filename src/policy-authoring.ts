@@ -4,4 +4,5 @@
 //   export default (options, deps) => async (call, ctx, next) => next(call, ctx);
 export type { PolicyFactory } from './pipeline/chain.js';
 export type { Policy, PolicyDeps } from './pipeline/types.js';
-export type { ErrorType, JsonObject, Next, PolicyContext, Principal, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from './types.js';
+export type { ErrorType, JsonObject, Next, PolicyContext, ScriptOrigin, Tool, ToolCall, ToolContext, ToolResult } from './call/types.js';
+export type { Principal } from './call/principal.js';

@@ -12,7 +12,8 @@ import { createOpenApiProvider } from './openapi-tools/openapi-provider.js';
 import type { DocumentCache } from './openapi-tools/document-source.js';
 import { createRagProvider } from './rag/rag-provider.js';
 import type { Resolve } from './egress/check-egress.js';
-import type { Logger, ServiceCredentials } from './types.js';
+import type { Logger } from './call/types.js';
+import type { ServiceCredentials } from './call/upstream-credential.js';
 import type { UpstreamAuthConfig } from './config/types.js';
 
 export interface ProviderDeps {

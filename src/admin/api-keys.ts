@@ -2,7 +2,7 @@ import { DomainError, type ErrorCode } from '../errors.js';
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { StateStore } from '../store/types.js';
-import type { KeyIssuer, Principal } from '../types.js';
+import type { KeyIssuer, Principal } from '../call/principal.js';
 import { hashTag } from '../store/hash-tag.js';
 
 /** Runtime API keys start with this, so only they cost a store lookup; every other token skips it. */

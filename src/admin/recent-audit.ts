@@ -1,7 +1,7 @@
 import type { AuditEvent, AuditSink } from '../audit/types.js';
 import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 
 export interface AuditQuery {
   user?: string;

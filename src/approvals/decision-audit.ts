@@ -1,6 +1,6 @@
 import { boundedName, errorTypeOf, outcomeOf } from '../audit/events.js';
 import type { ApprovalAuditEvent, AuditSink } from '../audit/types.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 import { ApprovalError, type ApprovalRecord } from './types.js';
 
 export interface Decision {

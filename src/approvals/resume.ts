@@ -2,7 +2,8 @@ import type { CallOptions, CallRequest } from '../execution/execute.js';
 import { recordDecision, type TraceContext } from '../observability/tracing.js';
 import type { Drain } from '../http/drain.js';
 import { Cancellation } from '../shared/cancellation.js';
-import type { Logger, Principal, ToolResult } from '../types.js';
+import type { Logger, ToolResult } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import type { ApprovalRecord } from './types.js';
 
 /** The one execution path on the live snapshot (Gateway.execute), which the approved run goes through. */

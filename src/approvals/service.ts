@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { keyMinters } from '../auth/key-holders.js';
-import { failureResult } from '../execution/tool-result.js';
+import { failureResult } from '../call/tool-result.js';
 import { jsonSizeUpTo } from '../shared/json-size.js';
 import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
-import type { ErrorType, Principal, ToolResult } from '../types.js';
+import type { ErrorType, ToolResult } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { pageOf } from './page.js';
 import { storedRecord } from './view.js';
 import { ApprovalError, type ApprovalRecord, type ApprovalService, type CreateApprovalInput, type RunApproved } from './types.js';

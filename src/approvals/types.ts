@@ -1,6 +1,7 @@
 import { DomainError, type ErrorCode } from '../errors.js';
 import type { Page } from './page.js';
-import type { JsonObject, Principal, ToolMode, ToolResult, ToolSourceKind } from '../types.js';
+import type { JsonObject, ToolMode, ToolResult, ToolSourceKind } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
 

@@ -1,4 +1,5 @@
-import type { ErrorType, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
+import type { ErrorType, ToolSourceKind } from '../call/types.js';
+import type { UpstreamCredentialKind } from '../call/upstream-credential.js';
 
 /**
  * A call's outcome: `ok`, `pending_approval`, `cancelled` (its caller gave up on it: the client hung up or

@@ -10,7 +10,7 @@ import {
   type JSONWebKeySet,
 } from 'jose';
 import type { AuthConfig, JwtConfig } from '../config/types.js';
-import type { Credential, Principal } from '../types.js';
+import type { Credential, Principal } from '../call/principal.js';
 import { rememberSubjectToken } from './subject-tokens.js';
 import { TokenCache } from './token-cache.js';
 

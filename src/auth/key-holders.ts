@@ -1,4 +1,4 @@
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 
 /**
  * The users who minted a principal's runtime key, directly or through other runtime keys: each of them saw

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 
 /**
  * A bounded LRU of verified tokens (lru-cache). Keys are SHA-256 digests (raw tokens never sit in memory

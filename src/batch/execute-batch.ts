@@ -1,13 +1,13 @@
-import { parseArguments } from '../execution/arguments.js';
-import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from '../execution/execute.js';
-import { Cancellation } from '../shared/cancellation.js';
-import { ToolError } from '../execution/tool-error.js';
-import { failureResult } from '../execution/tool-result.js';
+import { callIdOf, defaultCallId } from '../call/call-id.js';
+import { ToolError } from '../call/tool-error.js';
+import { failureResult } from '../call/tool-result.js';
+import type { ToolResult } from '../call/types.js';
+import { executePrepared, type CallOptions, type CallRequest, type ExecutionScope, executeCall } from '../execution/execute.js';
+import { prepareCall } from '../execution/prepare.js';
 import type { PolicyMetrics } from '../pipeline/policy-metrics.js';
+import { parseArguments } from '../execution/arguments.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { isCallConcurrencySafe } from '../registry/define-tool.js';
-import { resolveToolName } from '../registry/resolve.js';
-import { userNamespace } from '../registry/user-names.js';
-import type { ToolResult } from '../types.js';
 import { runBatch } from './scheduler.js';
 
 export interface BatchRequest {
@@ -18,40 +18,40 @@ export interface BatchRequest {
   timeoutMs?: number;
 }
 
-/** Shared by every call of the batch; `defaultCallId` and `deadline` are set per call. */
-/** A batch runs under one plain signal: each call gets its own child of it from the scheduler. */
+/**
+ * What every call of a batch shares; `defaultCallId` and `deadline` are set per call. A batch runs under one
+ * plain signal: each call gets its own child of it from the scheduler.
+ */
 export type BatchCallOptions = Omit<CallOptions, 'defaultCallId' | 'deadline' | 'cancellation'> & { signal: AbortSignal };
 
-const callIdOf = (call: CallRequest, step: number, index: number): string =>
-  typeof call.callId === 'string' && call.callId.length > 0 ? call.callId : `tool_step_${step}_${index}`;
-
 /**
- * One model turn (docs/architecture.md#batch) on one config snapshot: each call classified from its parsed arguments
- * (a call that will not run — bad name or arguments — answers at once and is classed safe), scheduled by
- * src/batch/scheduler.ts, and run through the one execution path. Results come back in input order.
+ * One model turn (docs/architecture.md#batch) on one config snapshot: each call prepared once
+ * (src/execution/prepare.ts) and classified from that, scheduled by src/batch/scheduler.ts, and run through the
+ * rest of the one call path. Results come back in input order.
  */
 export async function executeBatch(batch: BatchRequest, options: BatchCallOptions, scope: ExecutionScope, metrics?: PolicyMetrics): Promise<ToolResult[]> {
   const step = batch.step ?? 0;
-  const users = userNamespace(options.principal.user);
-  const classify = (call: CallRequest): boolean => {
-    if (typeof call.name !== 'string') return true;
-    const parsed = parseArguments(call.name, call.arguments);
-    const resolution = resolveToolName(call.name, scope.pool, scope.catalog, users, scope.tenant.reaches);
-    return !parsed.ok || !resolution.ok || isCallConcurrencySafe(resolution.tool, parsed.args);
-  };
+  // Each call prepared once (parsed, resolved, validated): its classification reads it, and so does its run.
+  const prepared = batch.calls.map((call, index) => prepareCall(call, callIdOf(call, defaultCallId(step, index)), options.principal.user, options.log, scope));
   return runBatch(batch.calls, {
-    classify,
+    // A call that will not run (bad name or arguments) answers at once: classed safe.
+    classify: (_call, index) => {
+      const ready = prepared[index];
+      return ready === undefined || !ready.ok || isCallConcurrencySafe(ready.call.tool, ready.call.arguments);
+    },
     parallel: batch.parallel ?? true,
     maxParallel: batch.maxParallel,
     timeoutMs: batch.timeoutMs,
     signal: options.signal,
     onGroup: (size) => metrics?.batchGroup(size),
-    run: (call, index, ctx) =>
-      executeCall(call, { ...options, cancellation: Cancellation.of(ctx.signal), defaultCallId: callIdOf(call, step, index), deadline: ctx.deadline }, scope),
+    run: (call, index, ctx) => {
+      const callId = callIdOf(call, defaultCallId(step, index));
+      const ready = prepared[index] ?? prepareCall(call, callId, options.principal.user, options.log, scope);
+      return executePrepared(ready, { ...options, cancellation: Cancellation.of(ctx.signal), defaultCallId: callId, deadline: ctx.deadline }, scope);
+    },
     onTimeout: (call, index, timeoutMs) => {
       const name = typeof call.name === 'string' ? call.name : '';
-      const result = failureResult('TIMEOUT', `${name} timed out after ${timeoutMs} ms`, { callId: callIdOf(call, step, index), name });
-      return { ...result, durationMs: timeoutMs };
+      return failureResult('TIMEOUT', `${name} timed out after ${timeoutMs} ms`, { callId: callIdOf(call, defaultCallId(step, index)), name, durationMs: timeoutMs });
     },
     // Typed, so the late end of the call counts as a timeout and not as its caller cancelling it.
     timeoutReason: (timeoutMs) => new ToolError('TIMEOUT', `call timed out after ${timeoutMs} ms`),

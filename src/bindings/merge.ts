@@ -1,4 +1,4 @@
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /**
  * A tenant's binding rules: `tenants.<t>.bindings` under the bind-arguments policy's own `bindings`

@@ -1,4 +1,4 @@
-import type { JsonObject, ToolCall } from '../types.js';
+import type { JsonObject, ToolCall } from '../call/types.js';
 
 // Kept on the call under a symbol (spreads copy it, JSON never shows it): what the model sent before
 // bind-arguments wrote server-side values over it.

@@ -2,7 +2,7 @@
 // snapshot: the registry's view reads which keys they bind (so the model never sees them), the
 // bind-arguments policy reads the templates it expands. One reading of "which rules apply to this tool".
 import { compileOptionGlobs, type NameMatcher } from '../patterns/name-globs.js';
-import type { JsonObject, Tool } from '../types.js';
+import type { JsonObject, Tool } from '../call/types.js';
 
 export interface BindingRules {
   /** The tool's own `bindings`, then each rule whose glob matches its name (later wins per top-level key). */

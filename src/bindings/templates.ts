@@ -1,7 +1,8 @@
 // Server-side argument templates (docs/security-model.md#bound-arguments): `${principal.tenant}`, `${principal.user}`, `${claims.NAME}`
 // (NAME may be a dotted path into nested claims). Pure: no I/O, no config access. Only the templates from
 // config are expanded — model arguments are never passed through here.
-import type { JsonObject, Principal } from '../types.js';
+import type { JsonObject } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 
 export type BindingResult = { ok: true; value: JsonObject } | { ok: false; reason: string };
 

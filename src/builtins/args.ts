@@ -1,5 +1,5 @@
-import { ToolError } from '../execution/tool-error.js';
-import type { JsonObject } from '../types.js';
+import { ToolError } from '../call/tool-error.js';
+import type { JsonObject } from '../call/types.js';
 
 // Arguments are schema-validated before a handler runs; these readers keep handlers total when called directly.
 

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { closedPromise, type Command, type CommandSpawner, type CommandTarget, delay } from './command-spawner.js';
 import { killGroup } from './process-tree.js';
 import { RingLog } from './output-buffers.js';

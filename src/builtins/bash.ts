@@ -1,6 +1,6 @@
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { JsonObject, Tool } from '../types.js';
+import type { JsonObject, Tool } from '../call/types.js';
 import { optionalInt, optionalString, requiredString, stringArg, strictObject } from './args.js';
 import type { ProcessOwner } from './background-processes.js';
 import type { BuiltinToolDeps } from './context.js';

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { createProcessSweeper, killGroup, type ProcessSweeper, type TrackedCommand } from './process-tree.js';
 import { type CommandLauncher, defaultShell, spawnSandboxed } from './sandbox.js';
 

@@ -1,4 +1,4 @@
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 import type { Workspace } from './workspace.js';
 
 /** What every built-in tool factory receives: how to find the caller's workspace. */

@@ -1,4 +1,4 @@
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { fsError, openForWrite, openRegularAt, readRegular, withLocation } from './workspace-fs.js';
 import type { Workspace } from './workspace.js';
 

@@ -1,9 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { compileGlob, type GlobMatcher } from '../patterns/glob.js';
 import { MatchBudgetError } from '../patterns/linear-regex.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import { optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
 import { walkFiles } from './walk.js';

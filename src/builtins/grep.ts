@@ -1,8 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import { optionalBoolean, optionalInt, optionalString, requiredString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
 import { globMatcherOrThrow } from './glob.js';

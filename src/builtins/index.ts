@@ -1,6 +1,6 @@
 import type { BuiltinsConfig } from '../config/types.js';
 import type { ToolProvider, UpstreamStatus } from '../registry/tool-provider.js';
-import type { Logger, Tool } from '../types.js';
+import type { Logger, Tool } from '../call/types.js';
 import { createApplyPatchTool } from './apply-patch.js';
 import { createBashTool } from './bash.js';
 import type { BuiltinToolDeps } from './context.js';

@@ -1,4 +1,4 @@
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { closedPromise, type Command, type CommandSpawner, type CommandTarget, delay } from './command-spawner.js';
 import { HeadTailBuffer } from './output-buffers.js';
 

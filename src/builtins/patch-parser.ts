@@ -1,4 +1,4 @@
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 
 /**
  * Parser for the apply_patch envelope (docs/architecture.md#built-in-tools):

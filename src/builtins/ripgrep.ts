@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { killGroup } from './process-tree.js';
 import { type CommandLauncher, type SandboxedProgram, spawnSandboxed } from './sandbox.js';
 import { SKIPPED_DIRS } from './walk.js';

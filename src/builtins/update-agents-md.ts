@@ -1,6 +1,6 @@
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import { optionalString, strictObject } from './args.js';
 import type { BuiltinToolDeps } from './context.js';
 import { readTextInside, writeTextInside } from './file-io.js';

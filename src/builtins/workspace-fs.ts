@@ -1,6 +1,6 @@
 import { constants as fsc, type Dirent, promises as fsp, type Stats } from 'node:fs';
 import path from 'node:path';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 
 /**
  * The one way the built-in file tools touch files. A path is never handed to the kernel whole: it is walked

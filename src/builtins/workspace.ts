@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { BuiltinsConfig } from '../config/types.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 import { type FsRoot, type FsScope, openRoot, withDirectory } from './workspace-fs.js';
 
 export { denied, isInside } from './workspace-fs.js';

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { Pool } from '../registry/pool.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 
 /**
  * A code-mode toolset as the caller sees it: its three tools only. `toolset.parent` is the caller's whole

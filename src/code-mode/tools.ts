@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, CallRequest } from '../execution/execute.js';
 import { Cancellation } from '../shared/cancellation.js';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { activeTraceContext } from '../observability/tracing.js';
 import type { PolicyContext, ToolMode } from '../pipeline/types.js';
 import { defineTool, isCallConcurrencySafe } from '../registry/define-tool.js';
@@ -9,7 +9,8 @@ import type { Pool } from '../registry/pool.js';
 import { searchPool } from '../registry/search.js';
 import { READ_ONLY_GATEWAY_TOOL, searchInputSchema } from '../registry/tool-search.js';
 import { isToolName } from '../registry/tool-names.js';
-import type { ErrorType, JsonObject, Principal, Tool, ToolContext, ToolResult } from '../types.js';
+import type { ErrorType, JsonObject, Tool, ToolContext, ToolResult } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { declareTools } from './declarations.js';
 import type { SandboxLimits } from './limits.js';

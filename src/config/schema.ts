@@ -3,7 +3,7 @@
 // defaults, so a key with a `default` is optional in the file but always present after validation.
 // Unknown keys are refused: a typo must stop start-up, not be ignored.
 import { Type, type Static, type TObject, type TObjectOptions, type TProperties, type TSchema, type TSchemaOptions, type TUnion, type TUnsafe } from 'typebox';
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /**
  * A closed object (unknown keys refused). Keys with a `default` are left out of `required`, since ajv

@@ -1,7 +1,7 @@
 import { Ajv, type CodeOptions, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { compileLinear, isRefusal, MatchBudgetError, MAX_PATTERN_LENGTH } from '../patterns/linear-regex.js';
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 // ajv-formats is CommonJS: under NodeNext the default import is its `module.exports`, which carries the
 // plugin as `.default` too (typed so).

@@ -12,7 +12,7 @@ import {
   type SpanLinkTarget,
   type TraceContext,
 } from '../observability/tracing.js';
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../call/types.js';
 
 /**
  * One call as an `execute_tool {tool}` span (OpenTelemetry GenAI conventions) under the request's span,

@@ -1,5 +1,5 @@
 import { isDefiniteClientError } from '../egress/http-client.js';
-import { ToolError } from './tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 
 /** The longest wait an upstream's Retry-After may ask for and still be passed on: a day. */
 const MAX_RETRY_AFTER_MS = 86_400_000;

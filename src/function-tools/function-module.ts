@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { importUserModule } from '../modules/import-user-module.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { Tool, ToolSpec } from '../types.js';
+import type { Tool, ToolSpec } from '../call/types.js';
 
 class FunctionModuleError extends Error {
   constructor(message: string) {

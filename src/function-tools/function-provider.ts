@@ -2,7 +2,7 @@ import type { Agent } from 'undici';
 import { ConfigError } from '../config/interpolate.js';
 import type { FunctionEntry } from '../config/types.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import { loadFunctionModule } from './function-module.js';
 import { createHttpTool } from './http-tool.js';
 

@@ -1,8 +1,8 @@
 import type { Agent } from 'undici';
 import type { HttpFunctionEntry } from '../config/types.js';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { defineTool } from '../registry/define-tool.js';
-import type { JsonObject, Tool, ToolContext } from '../types.js';
+import type { JsonObject, Tool, ToolContext } from '../call/types.js';
 import { readBodyCapped, ResponseTooLargeError } from '../egress/http-client.js';
 import { upstreamStatusError } from '../execution/upstream-status.js';
 import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';

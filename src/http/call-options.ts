@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallOptions } from '../execution/execute.js';
-import type { ToolMode } from '../types.js';
+import type { ToolMode } from '../call/types.js';
 import { Cancellation } from '../shared/cancellation.js';
 import type { Drain } from './drain.js';
 
@@ -15,10 +14,8 @@ export function requestDepth(request: FastifyRequest): number {
   return Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
-/** `tool_step_<step>_<index>` inside a model turn, a unique `call_<random>` for a lone call without a step. */
-export function defaultCallId(step: number | undefined, index: number): string {
-  return step === undefined ? `call_${randomUUID()}` : `tool_step_${step}_${index}`;
-}
+// The default call id has one owner, the call contract; re-exported for the routes and the /mcp endpoint.
+export { defaultCallId } from '../call/call-id.js';
 
 /**
  * The cancellation of one request's calls: aborted when the client goes away before the answer is written,

@@ -1,5 +1,5 @@
 import type { Cancellation } from '../shared/cancellation.js';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 
 /** The message of every call a shutdown ends (errorType TIMEOUT). */
 export const SHUTTING_DOWN = 'gateway shutting down';

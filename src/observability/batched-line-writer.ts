@@ -21,8 +21,8 @@ const EXIT_FLUSH_GIVE_UP_MS = 1000;
  *
  * Why a delay and not the end of the event-loop turn: a write after every turn that logged (setImmediate)
  * is a system call per turn, and a pending immediate makes the next poll return at once instead of waiting
- * for more sockets, so under load the loop turns more often, each with fewer requests. Paired, the
- * per-turn write cost the hot path more than batches of up to 20 ms (bench/results.md, issue 36).
+ * for more sockets, so under load the loop turns more often, each with fewer requests: the per-turn write
+ * costs the hot path more than batches of up to 20 ms do (bench/results.md).
  *
  * Why not pino's own destination (SonicBoom): it appends every line to one growing string and measures
  * that string's UTF-8 length on each write, which copies it, and its writes run in the thread pool. It

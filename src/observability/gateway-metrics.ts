@@ -1,5 +1,5 @@
 import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'prom-client';
-import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
+import { ERROR_TYPES, type Tool, type ToolResult } from '../call/types.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
 import { tenantLabels } from './tenant-label.js';

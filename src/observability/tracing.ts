@@ -4,7 +4,7 @@
 // Only the API package is loaded here: with no SDK registered it does nothing.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TimeInput, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
-import type { UpstreamCredential } from '../types.js';
+import type { UpstreamCredential } from '../call/upstream-credential.js';
 import type { TraceSettings } from './trace-settings.js';
 
 export type { Context as TraceContext } from '@opentelemetry/api';

@@ -1,8 +1,8 @@
 // Arguments + plan → the outgoing request. Values are encoded per parameter style (the common
 // OpenAPI subset: simple path/header values, form and deepObject query values); a path value can
 // never add or climb path segments.
-import { ToolError } from '../execution/tool-error.js';
-import type { JsonObject } from '../types.js';
+import { ToolError } from '../call/tool-error.js';
+import type { JsonObject } from '../call/types.js';
 import { isObject } from './document.js';
 import type { ParameterPlan, RequestPlan } from './request-plan.js';
 

@@ -1,7 +1,7 @@
 // The parts of an OpenAPI 3.0/3.1 document the importer reads, after the parser has resolved its
 // `$ref`s. Typed loosely on purpose: documents come from third parties, so every field is checked
 // where it is used rather than trusted to match these shapes.
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];

@@ -3,7 +3,7 @@
 // document's size with every few bytes, so resolving first and measuring after would already be the freeze.
 // Counting is linear in the document: each ref target is measured once and its size reused.
 import { HTTP_METHODS, isObject } from './document.js';
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /** Bounds on the resolved size of imported operations (docs/security-model.md#schema-size-bounds). */
 export interface ExpansionBounds {

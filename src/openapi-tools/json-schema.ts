@@ -3,7 +3,7 @@
 // compiles under ajv's strict mode; the OpenAPI-only ones are translated (nullable, boolean
 // exclusiveMinimum/Maximum) or dropped (discriminator, xml, example, x-…).
 import { defineOwn, isObject } from './document.js';
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /** Keywords copied as they are (values that are not schemas). */
 const PLAIN = new Set([

@@ -4,11 +4,12 @@
 // within the same origin (and only for GET/HEAD); a redirect elsewhere is an UPSTREAM_ERROR.
 import { ResponseTooLargeError } from '../egress/http-client.js';
 import { egressRefusalOf, RequestNotSentError, type FetchLike } from '../egress/pinned-fetch.js';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { clientSpan, httpClientAttributes, isTracing, recordCredential } from '../observability/tracing.js';
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { defineTool } from '../registry/define-tool.js';
-import type { JsonObject, ServiceCredentials, Tool, ToolContext } from '../types.js';
+import type { JsonObject, Tool, ToolContext } from '../call/types.js';
+import type { ServiceCredentials } from '../call/upstream-credential.js';
 import { buildRequest, type OutgoingRequest } from './build-request.js';
 import type { RequestPlan } from './request-plan.js';
 import { mapResponse } from './response.js';

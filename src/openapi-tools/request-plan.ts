@@ -1,7 +1,7 @@
 // One operation → the model-visible input schema and the plan that turns arguments back into an HTTP
 // request: every path, query and header parameter is a top-level argument (so tenant bindings such
 // as `owner: ${claims.org}` work on them like on any tool), the JSON request body is `body`.
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 import { asString, defineOwn, isObject, type HttpMethod, type MediaTypeObject, type ParameterObject } from './document.js';
 import type { SchemaConverter } from './json-schema.js';
 import type { Operation, SkipReason } from './operations.js';

@@ -2,7 +2,7 @@
 // the linear-time engine (docs/security-model.md#untrusted-patterns-and-schemas). A pattern that engine
 // refuses is taken out of the schema before anyone sees it, so the schema a model is shown is exactly the
 // one the gateway checks; a `$comment` beside it says what was taken out and why.
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 import { compileLinear, isRefusal } from './linear-regex.js';
 
 /** Keywords whose value is one schema. */

@@ -1,5 +1,5 @@
 import type { PolicyContext, PolicyLayer } from './types.js';
-import type { ToolCall, ToolResult } from '../types.js';
+import type { ToolCall, ToolResult } from '../call/types.js';
 
 /** A synchronous check: a ToolResult to answer the call with, or undefined to hand it on unchanged. */
 export type GateCheck = (call: ToolCall, ctx: PolicyContext) => ToolResult | undefined;

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { tenantLabels } from '../observability/tenant-label.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS, type CounterCell } from '../observability/metric-table.js';
 import { USER_TOOL_LABEL, outcomeLabel } from '../observability/gateway-metrics.js';
-import { ERROR_TYPES, type Tool, type ToolResult } from '../types.js';
+import { ERROR_TYPES, type Tool, type ToolResult } from '../call/types.js';
 
 export interface PolicyMetrics {
   /** decision: `pass` (handed on), `pending_approval`, or the errorType a policy answered with. */

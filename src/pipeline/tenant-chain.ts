@@ -1,6 +1,6 @@
 import type { BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
-import { invokeTool } from '../execution/invoke.js';
+import { invokeTool } from '../call/invoke.js';
 import { createPolicyChain, type PolicyChain } from './chain.js';
 import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';

@@ -4,14 +4,14 @@ import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
-import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../types.js';
+import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../call/types.js';
 import type { Clock } from './clock.js';
 import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicyName } from './order.js';
 
-// The call context's types live beside ToolContext (src/types.ts): the execution path and the registry
+// The call context's types are the call contract's (src/call/types.ts): the call path and the registry
 // read them without depending on the chain.
-export type { AccessDecision, Next, PolicyContext, ToolMode } from '../types.js';
+export type { AccessDecision, Next, PolicyContext, ToolMode } from '../call/types.js';
 
 /** A custom policy as a module's factory returns it (the operators' API, see docs/governance.md#governance-the-policy-chain). */
 export type Policy = (call: ToolCall, ctx: PolicyContext, next: Next) => Promise<ToolResult>;

@@ -11,7 +11,7 @@ import type { CopyCheckpoints } from '../audit/verify-copy.js';
 import type { GatewayConfig } from '../config/types.js';
 import { counter, METRICS } from '../observability/metric-table.js';
 import type { StateStore } from '../store/types.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,7 +5,7 @@ import { auditSecurityEvent } from '../audit/events.js';
 import { AuthenticationError, type Authenticator } from '../auth/authenticator.js';
 import { resourceMetadataUrl } from '../auth/resource-metadata.js';
 import { errors } from '../errors.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

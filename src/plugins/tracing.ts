@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
 import type { Attributes } from '@opentelemetry/api';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 import { endSpan, startServerSpan, type IncomingHeaders, type TraceContext, type TracingHandle } from '../observability/tracing.js';
 
 declare module 'fastify' {

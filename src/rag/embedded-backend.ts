@@ -1,7 +1,7 @@
 // The default backend: an in-process full-text index (minisearch) over chunked documents. The metadata
 // filter runs inside minisearch's search, so topK counts only documents the caller may see.
 import MiniSearch, { type SearchOptions } from 'minisearch';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import type { RagBackend, RagBackendStats, RagFilter, RagHit, RagSearchResult } from './backend.js';
 import { chunkText, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from './chunk.js';
 import { citationsFor } from './citations.js';

@@ -1,6 +1,6 @@
 // The bound metadata filter: checked before any search (defence in depth behind bind-arguments)
 // and matched per document inside the search.
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import type { FilterScalar, RagFilter } from './backend.js';
 
 function isScalar(value: unknown): value is FilterScalar {

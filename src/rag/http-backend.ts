@@ -7,7 +7,7 @@
 // `id` (string or number) and `text` are required per hit; `score` defaults to 0, `source` to the id and
 // `metadata` to {}. The service is trusted to apply `filter`; retries belong to the policy stack.
 import type { Dispatcher } from 'undici';
-import { ToolError } from '../execution/tool-error.js';
+import { ToolError } from '../call/tool-error.js';
 import { readBodyCapped } from '../egress/http-client.js';
 import { clientSpan, httpClientAttributes, isTracing } from '../observability/tracing.js';
 import type { RagBackend, RagFilter, RagHit, RagSearchResult } from './backend.js';

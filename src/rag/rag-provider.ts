@@ -2,7 +2,7 @@
 import type { Dispatcher } from 'undici';
 import type { RagEntry } from '../config/types.js';
 import type { ToolProvider, UpstreamStatus } from '../registry/tool-provider.js';
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import type { RagBackend } from './backend.js';
 import { createEmbeddedBackend, type EmbeddedBackend } from './embedded-backend.js';
 import { createHttpBackend } from './http-backend.js';

@@ -2,7 +2,7 @@
 // `args.filter`, merged by the bind-arguments policy from the entry's template after validation.
 import type { RagEntry } from '../config/types.js';
 import { DEFAULT_MAX_RESULT_CHARS, defineTool } from '../registry/define-tool.js';
-import type { JsonObject, Tool, ToolContext, ToolOutput } from '../types.js';
+import type { JsonObject, Tool, ToolContext, ToolOutput } from '../call/types.js';
 import type { Citation, RagBackend, RagBackendKind, RagFilter, RagHit } from './backend.js';
 import { requireBoundFilter } from './filter.js';
 import { formatPassages } from './format.js';

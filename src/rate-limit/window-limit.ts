@@ -8,7 +8,7 @@ import { compileOptionGlobs } from '../patterns/name-globs.js';
 import { parsePolicyOptions } from '../pipeline/options.js';
 import type { StateStore, WindowHit } from '../store/types.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_MS } from '../store/unavailable.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 
 const Dimension = Type.Enum(['tenant', 'user', 'tool'] as const, { type: 'string' });
 type Dimension = Static<typeof Dimension>;

@@ -1,4 +1,4 @@
-import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../types.js';
+import { SOURCE_PRECEDENCE, type Logger, type Tool } from '../call/types.js';
 import { isToolName } from './tool-names.js';
 import type { ToolProvider } from './tool-provider.js';
 

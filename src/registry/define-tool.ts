@@ -1,5 +1,5 @@
 import { withRunnablePatterns } from '../patterns/schema-patterns.js';
-import type { JsonObject, Tool, ToolSpec } from '../types.js';
+import type { JsonObject, Tool, ToolSpec } from '../call/types.js';
 
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
 const EMPTY_OBJECT_SCHEMA: JsonObject = Object.freeze({ type: 'object', properties: {} });

@@ -1,4 +1,4 @@
-import type { JsonObject, Tool } from '../types.js';
+import type { JsonObject, Tool } from '../call/types.js';
 import { geminiParameters } from './gemini-schema.js';
 import type { Pool } from './pool.js';
 import { strictSchema } from './strict-schema.js';

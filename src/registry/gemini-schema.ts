@@ -1,4 +1,4 @@
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 // Gemini's function declarations take `parameters` as its own Schema object (an OpenAPI 3.0 subset, see
 // `Schema` in @google/genai): upper-case types, `nullable` instead of a null type, `anyOf` as the only

@@ -1,5 +1,5 @@
 import type { ToolOverride } from '../config/types.js';
-import type { Tool, ToolSpec } from '../types.js';
+import type { Tool, ToolSpec } from '../call/types.js';
 import { withOverrides } from './define-tool.js';
 import { compileGlobs, type NameMatcher } from '../patterns/name-globs.js';
 

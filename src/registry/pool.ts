@@ -1,4 +1,5 @@
-import type { JsonObject, Logger, Principal, Tool, ToolMode } from '../types.js';
+import type { JsonObject, Logger, Tool, ToolMode } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import { sourcePrecedence, type Catalog } from './catalog.js';
 import { TOOL_SEARCH_NAME, type TenantView } from './tenant-view.js';

@@ -1,4 +1,4 @@
-import type { ErrorType, Tool } from '../types.js';
+import type { ErrorType, Tool } from '../call/types.js';
 import type { Catalog } from './catalog.js';
 import type { Pool } from './pool.js';
 

@@ -1,4 +1,4 @@
-import type { Tool } from '../types.js';
+import type { Tool } from '../call/types.js';
 import type { Pool } from './pool.js';
 
 const tokenize = (text: string): string[] => text.toLowerCase().split(/[^a-z0-9]+/).filter((token) => token.length > 1);

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 // OpenAI strict mode (Structured Outputs) takes a subset of JSON Schema: every object closed with
 // `additionalProperties: false` and listing every property in `required` (an optional one made nullable),

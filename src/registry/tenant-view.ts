@@ -1,7 +1,8 @@
 import { mergeBindings } from '../bindings/merge.js';
 import { compileBindingRules, type BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
-import type { AccessDecision, Principal, Tool, ToolMode } from '../types.js';
+import type { AccessDecision, Tool, ToolMode } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 import { compileGlobs, type NameMatcher } from '../patterns/name-globs.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
-import type { Logger, Principal, Tool, ToolSourceKind } from '../types.js';
+import type { Logger, Tool, ToolSourceKind } from '../call/types.js';
+import type { Principal } from '../call/principal.js';
 
 /** Where an MCP service is configured: its namespace in resource URIs and prompt names (docs/architecture.md#resources-and-prompts). */
 export type McpServiceScope = 'global' | 'local' | 'user';

@@ -1,4 +1,4 @@
-import type { ToolContext } from '../types.js';
+import type { ToolContext } from '../call/types.js';
 import { defineTool } from './define-tool.js';
 import { nativeEntry } from './formats.js';
 import type { Pool } from './pool.js';
@@ -24,7 +24,7 @@ export function searchInputSchema(defaultLimit: number) {
 export const READ_ONLY_GATEWAY_TOOL = { source: 'builtin', readOnly: true, idempotent: true, isConcurrencySafe: () => true } as const;
 
 /**
- * A call's context as the execution path makes it (src/execution/call-context.ts): it names the pool the
+ * A call's context as the execution path makes it (src/call/call-context.ts): it names the pool the
  * call was resolved in — the caller's, or its subset in the toolset the call came through.
  */
 export interface PoolContext {

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /**
  * The schema a model sees: the tool's schema minus every server-bound key. With

@@ -1,6 +1,6 @@
 // The ToolResult: its JSON Schema (response serialization, the OpenAPI document, the console's generated
 // types) and its TypeScript type, inferred from the schema so the two cannot drift. Dependency-free:
-// src/types.ts re-exports from here, so nothing here may import it.
+// src/call/types.ts re-exports from here, so nothing here may import it.
 import type { Static } from 'typebox';
 
 /** The stable set of tool-level failure kinds (docs/architecture.md#tool-results). */

@@ -1,16 +1,37 @@
-import { codeModePool } from '../code-mode/pool.js';
-import type { ExecutionScope } from '../execution/execute.js';
+import type { CallOptions, CallRequest, ExecutionScope } from '../execution/execute.js';
 import type { Catalog } from '../registry/catalog.js';
 import { assemblePool, type Pool, type ShadowReport } from '../registry/pool.js';
 import type { TenantView, Toolset } from '../registry/tenant-view.js';
 import { narrowPool } from '../registry/toolset-pool.js';
-import type { Principal, Tool, ToolMode } from '../types.js';
+import type { Principal } from '../call/principal.js';
+import type { Tool, ToolMode, ToolResult } from '../call/types.js';
 
 /**
  * How a toolset is looked at: `listed` is what its endpoint serves (a code-mode toolset's three tools),
  * `scripted` the subset of tools itself, which a code-mode script calls. The same for any other toolset.
  */
 export type ToolsetView = 'listed' | 'scripted';
+
+/** How the scripts of a code-mode toolset reach it: the toolset's subset and the one call path on it. */
+export interface ToolsetHost {
+  /** The toolset's subset of the caller's pool: the tools a script may call. */
+  poolFor(principal: Principal, mode: ToolMode): Promise<Pool>;
+  /** One call in that subset, as a direct call of the caller would run. */
+  execute(request: CallRequest, options: CallOptions): Promise<ToolResult>;
+  /** Takes one of the tenant's in-flight slots for an inner call while it runs, or says why not. */
+  holdSlot(tenant: string): { release: () => void } | { refused: string };
+  /** The largest inner call's arguments, in bytes (a request body's limit). */
+  maxArgumentBytes: number;
+}
+
+/**
+ * Code mode (docs/code-mode.md), handed in by the composition root (src/code-mode/source.ts) so the core
+ * imports no tool source: the tools a code-mode toolset is listed with, and the pool they make.
+ */
+export interface CodeModeSource {
+  tools(toolset: Toolset, host: ToolsetHost): readonly Tool[];
+  pool(inner: Pool, tools: readonly Tool[]): Pool;
+}
 
 const MAX_CACHED_POOLS = 1000;
 
@@ -82,10 +103,10 @@ export class PoolCache {
   }
 
   /**
-   * A toolset's subset of `pool` as `view` sees it. `codeTools` makes the three tools of a code-mode
-   * toolset, once per tenant and toolset on this snapshot.
+   * A toolset's subset of `pool` as `view` sees it. For a code-mode toolset's `listed` view, `codeMode`
+   * makes its tools (once per tenant and toolset on this snapshot, `host` their way back in) and their pool.
    */
-  subset(pool: Pool, tenantId: string, toolset: Toolset, view: ToolsetView, codeTools: (toolset: Toolset) => readonly Tool[]): Pool {
+  subset(pool: Pool, tenantId: string, toolset: Toolset, view: ToolsetView, codeMode: CodeModeSource, host: (toolset: Toolset) => ToolsetHost): Pool {
     let subsets = this.subsets.get(pool);
     if (!subsets) this.subsets.set(pool, (subsets = new Map()));
     let subset = subsets.get(toolset.name);
@@ -93,14 +114,14 @@ export class PoolCache {
     if (toolset.mode !== 'code' || view === 'scripted') return subset;
     const codeKey = `${toolset.name}\u0000code`;
     let code = subsets.get(codeKey);
-    if (!code) subsets.set(codeKey, (code = codeModePool(subset, this.codeToolsOf(tenantId, toolset, codeTools))));
+    if (!code) subsets.set(codeKey, (code = codeMode.pool(subset, this.codeToolsOf(tenantId, toolset, () => codeMode.tools(toolset, host(toolset))))));
     return code;
   }
 
-  private codeToolsOf(tenantId: string, toolset: Toolset, make: (toolset: Toolset) => readonly Tool[]): readonly Tool[] {
+  private codeToolsOf(tenantId: string, toolset: Toolset, make: () => readonly Tool[]): readonly Tool[] {
     const key = `${tenantId}\u0000${toolset.name}`;
     let tools = this.codeTools.get(key);
-    if (!tools) this.codeTools.set(key, (tools = make(toolset)));
+    if (!tools) this.codeTools.set(key, (tools = make()));
     return tools;
   }
 

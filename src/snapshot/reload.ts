@@ -1,7 +1,7 @@
 import { settingsNeedingRestart } from '../config/restart-required.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 
 /** What a reload did: whether the config changed, and which changed settings apply only after a restart. */
 export interface ReloadOutcome {

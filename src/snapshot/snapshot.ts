@@ -10,7 +10,7 @@ import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
 import { createTenantView } from '../registry/tenant-view.js';
-import type { Logger, Tool } from '../types.js';
+import type { Logger, Tool } from '../call/types.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */

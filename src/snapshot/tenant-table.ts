@@ -5,7 +5,7 @@ import type { PolicyChain } from '../pipeline/chain.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { TenantView } from '../registry/tenant-view.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 import { PoolCache } from './pool-cache.js';
 
 /** Where a tenant's configuration comes from: the file, or the state store at a revision. */

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge, METRICS } from '../observability/metric-table.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 import type { StoreHooks } from './create.js';
 import type { StateStore } from './types.js';
 

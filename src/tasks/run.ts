@@ -1,7 +1,7 @@
-import { failureResult } from '../execution/tool-result.js';
+import { failureResult } from '../call/tool-result.js';
 import type { Drain } from '../http/drain.js';
 import type { TenantSlots } from '../http/tenant-slots.js';
-import type { Logger, ToolResult } from '../types.js';
+import type { Logger, ToolResult } from '../call/types.js';
 import type { NewTask, TaskLimits, TaskService } from './service.js';
 import { TaskError, type TaskOwner, type TaskRecord } from './types.js';
 

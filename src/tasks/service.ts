@@ -6,7 +6,7 @@ import { hashTag } from '../store/hash-tag.js';
 import type { StateStore } from '../store/types.js';
 import { sha256Hex } from '../shared/canonical-json.js';
 import { Cancellation } from '../shared/cancellation.js';
-import type { Logger, ToolResult } from '../types.js';
+import type { Logger, ToolResult } from '../call/types.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord, type TaskStatus } from './types.js';
 
 /** Live limits, read from `mcpServer.tasks` at each use (a reload changes them). */

@@ -1,5 +1,5 @@
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../call/types.js';
 import { DomainError, type ErrorCode } from '../errors.js';
 
 export type TaskStatus = Task['status'];

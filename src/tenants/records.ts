@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { MessageBus } from '../store/bus.js';
 import type { StateStore } from '../store/types.js';
-import type { JsonObject } from '../types.js';
+import type { JsonObject } from '../call/types.js';
 
 /**
  * Tenants kept in the state store (docs/configuration.md#tenants-as-data): one record per tenant, a sorted

@@ -1,7 +1,7 @@
 import { validateTenantObject } from '../config/load.js';
 import type { StoredTenantSource } from '../snapshot/snapshot.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../call/types.js';
 import type { TenantRecords } from './records.js';
 
 /** Store reads at once while checking the file's tenants against the store (start-up, reload). */

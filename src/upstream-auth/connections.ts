@@ -8,7 +8,7 @@ import * as oauth from 'openid-client';
 import type { UpstreamAuthConfig } from '../config/types.js';
 import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { StateStore } from '../store/types.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../call/principal.js';
 import { AuthServerError, type AuthServer, type TokenSet } from './auth-server.js';
 import { redirectUriOf } from './client-metadata.js';
 import { freshUntil } from './token-cache.js';

@@ -3,7 +3,7 @@
 import type { Registry } from 'prom-client';
 import { METRICS, sharedCounter } from '../observability/metric-table.js';
 import { USER_TOOL_LABEL } from '../observability/gateway-metrics.js';
-import type { UpstreamCredentialKind } from '../types.js';
+import type { UpstreamCredentialKind } from '../call/upstream-credential.js';
 
 /** The service whose token was asked for: a configured one by id, a user's own server only as such. */
 export interface TokenTarget {

@@ -2,13 +2,14 @@
 import { createApprovalService } from '../../src/approvals/service.js';
 import type { AuditEvent, AuditSink } from '../../src/audit/types.js';
 import { Cancellation } from '../../src/shared/cancellation.js';
-import { successResult } from '../../src/execution/tool-result.js';
+import { successResult } from '../../src/call/tool-result.js';
 import type { Clock } from '../../src/pipeline/clock.js';
 import type { Answer, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from '../../src/pipeline/types.js';
 import { defineTool } from '../../src/registry/define-tool.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { StateStore } from '../../src/store/types.js';
-import type { JsonObject, Principal, Tool, ToolCall, ToolResult, ToolSpec } from '../../src/types.js';
+import type { JsonObject, Tool, ToolCall, ToolResult, ToolSpec } from '../../src/call/types.js';
+import type { Principal } from '../../src/call/principal.js';
 import type { Logger } from '../../src/pipeline/types.js';
 import { toolContext } from '../fixtures/mcp/context.js';
 

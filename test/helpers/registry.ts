@@ -7,7 +7,8 @@ import { createFeatureGate } from '../../src/registry/features.js';
 import { createOverrideApplier } from '../../src/registry/overrides.js';
 import { assemblePool, type Pool } from '../../src/registry/pool.js';
 import { createTenantView } from '../../src/registry/tenant-view.js';
-import type { Principal, Tool, ToolSourceKind, ToolSpec } from '../../src/types.js';
+import type { Principal } from '../../src/call/principal.js';
+import type { Tool, ToolSourceKind, ToolSpec } from '../../src/call/types.js';
 
 export const silentLog = pino({ level: 'silent' });
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
-import { ERROR_TYPES } from '../../src/types.js';
+import { ERROR_TYPES } from '../../src/call/types.js';
 import { buildTestApp, scrapeMetrics } from '../helpers/build.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tg-metrics-zero-'));

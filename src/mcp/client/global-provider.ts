@@ -2,7 +2,9 @@
 // (sanitized) or with a prefix; the tenant's `mcpServices` allowlist is the registry's job.
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { McpGlobalEntry, UpstreamAuthConfig } from '../../config/types.js';
-import type { Principal, ServiceCredentials, ToolSpec } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
+import type { ServiceCredentials } from '../../call/upstream-credential.js';
+import type { ToolSpec } from '../../call/types.js';
 import { resolveIdentityHeaders } from './identity-headers.js';
 import { createMcpProvider, type McpProvider, type McpProviderDeps, type McpServiceSpec } from './mcp-provider.js';
 import { sanitizeUpstreamName } from './naming.js';

@@ -1,7 +1,7 @@
 // `forwardIdentity` header templates (docs/security-model.md#upstream-identity): the principal's identity, never its token.
 import { resolveBindings } from '../../bindings/templates.js';
-import { ToolError } from '../../execution/tool-error.js';
-import type { Principal } from '../../types.js';
+import { ToolError } from '../../call/tool-error.js';
+import type { Principal } from '../../call/principal.js';
 
 /**
  * Resolves every template against the verified principal with the bindings resolver (same syntax,

@@ -1,8 +1,10 @@
 // An upstream MCP tool as a toolgate Tool: one defineTool per listed tool, handler → upstream client.
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
-import { ToolError } from '../../execution/tool-error.js';
+import { ToolError } from '../../call/tool-error.js';
 import { defineTool } from '../../registry/define-tool.js';
-import type { JsonObject, Principal, ServiceCredentials, Tool, ToolSourceKind, ToolSpec } from '../../types.js';
+import type { JsonObject, Tool, ToolSourceKind, ToolSpec } from '../../call/types.js';
+import type { Principal } from '../../call/principal.js';
+import type { ServiceCredentials } from '../../call/upstream-credential.js';
 import { recordCredential } from '../../observability/tracing.js';
 import { toToolOutput } from './result.js';
 import type { UpstreamClient } from './upstream-client.js';

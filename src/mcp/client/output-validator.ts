@@ -5,7 +5,7 @@
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
 import { createSchemaValidator } from '../../execution/schema-validator.js';
 import { withRunnablePatterns } from '../../patterns/schema-patterns.js';
-import type { JsonObject } from '../../types.js';
+import type { JsonObject } from '../../call/types.js';
 
 export function createOutputValidator(): jsonSchemaValidator {
   const validatorFor = createSchemaValidator();

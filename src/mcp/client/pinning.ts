@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { canonicalJson, sha256Hex } from '../../shared/canonical-json.js';
 import { createMemoryStore } from '../../store/memory.js';
 import type { StateStore } from '../../store/types.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 import { METRICS, sharedCounter } from '../../observability/metric-table.js';
 
 export interface PinnableTool {

@@ -1,7 +1,7 @@
 // MCP CallToolResult → toolgate `{output, trace}` (docs/architecture.md#mcp-upstreams: text joined, the rest summarised, kept whole in trace).
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
-import { withMcpContent } from '../../execution/mcp-content.js';
-import { ToolError } from '../../execution/tool-error.js';
+import { withMcpContent } from '../../call/mcp-content.js';
+import { ToolError } from '../../call/tool-error.js';
 
 /** Bytes a base64 payload decodes to, without decoding it. */
 function base64Bytes(data: string): number {
@@ -39,7 +39,7 @@ function isRichResult(result: CallToolResult): boolean {
  * Maps an upstream result. `isError: true` throws ToolError('UPSTREAM_ERROR') carrying the upstream's
  * text; the whole result rides in `trace` (the model never sees it) whenever it holds more than text.
  * Blocks the single `output` string cannot carry as sent (several blocks, non-text, structured content)
- * also travel, unchanged, to toolgate's own MCP endpoint (src/execution/mcp-content.ts).
+ * also travel, unchanged, to toolgate's own MCP endpoint (src/call/mcp-content.ts).
  */
 const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

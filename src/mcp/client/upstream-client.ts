@@ -3,9 +3,9 @@
 // dead upstream. The session itself (transport, listing, calls, error mapping) is upstream-session.ts.
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { CallToolResult, Client, Tool as McpTool } from '@modelcontextprotocol/client';
-import { ToolError } from '../../execution/tool-error.js';
+import { ToolError } from '../../call/tool-error.js';
 import type { UpstreamStatus } from '../../registry/tool-provider.js';
-import type { JsonObject, Logger } from '../../types.js';
+import type { JsonObject, Logger } from '../../call/types.js';
 import { backoffDelay, type BackoffOptions } from '../../shared/backoff.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';
 import { isHttpTransport, type UpstreamTransportConfig } from './upstream-transport.js';

@@ -1,7 +1,7 @@
 // The `fetch` handed to the SDK's HTTP transports: the service's static headers and each call's own.
 import { randomBytes } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import type { ServiceCredentials } from '../../types.js';
+import type { ServiceCredentials } from '../../call/upstream-credential.js';
 
 /** Headers that must never travel upstream from a call context (the caller's credentials, cookies). */
 const NEVER_FORWARDED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length']);

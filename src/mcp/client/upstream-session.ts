@@ -4,9 +4,9 @@
 // src/mcp/user for user servers).
 import { handleUpstreamRequests, RELAY_CAPABILITIES, type InFlightCalls } from './relay.js';
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type CallToolResult, type FetchLike, type Progress, type Tool as McpTool } from '@modelcontextprotocol/client';
-import { ToolError } from '../../execution/tool-error.js';
+import { ToolError } from '../../call/tool-error.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME, ATTR_NETWORK_TRANSPORT, ATTR_UPSTREAM, clientSpan, isTracing } from '../../observability/tracing.js';
-import type { JsonObject, Logger, ProgressUpdate } from '../../types.js';
+import type { JsonObject, Logger, ProgressUpdate } from '../../call/types.js';
 import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 import { collectPages } from '../../shared/pages.js';

@@ -1,7 +1,7 @@
 // One place that turns an upstream's config (global, local or a user's registration) into an SDK client transport.
 import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport, type FetchLike, type Transport } from '@modelcontextprotocol/client';
 import type { McpRemoteEntry, McpStdioEntry } from '../../config/types.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 import { CoalescingStdioTransport } from './stdio-transport.js';
 import { createUpstreamFetch } from './upstream-fetch.js';
 

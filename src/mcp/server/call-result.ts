@@ -1,7 +1,7 @@
 // A finished call as an MCP CallToolResult (docs/architecture.md#mcp-endpoint).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { mcpContentOf } from '../../execution/mcp-content.js';
-import type { ToolResult } from '../../types.js';
+import { mcpContentOf } from '../../call/mcp-content.js';
+import type { ToolResult } from '../../call/types.js';
 
 /**
  * The model-readable output as one text block (never the trace), failures as isError; a successful

@@ -8,9 +8,10 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } f
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from '../client/call-params.js';
-import { auditCall, catalogEvent } from '../../audit/events.js';
+import { auditRefusal } from '../../audit/call-audit.js';
+import { catalogEvent } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
-import { failureResult } from '../../execution/tool-result.js';
+import { failureResult } from '../../call/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';
@@ -167,7 +168,7 @@ function auditRefusedMessages(audit: AuditSink, request: FastifyRequest, reason:
     if (method === 'tools/call') {
       const callId = defaultCallId(undefined, 0);
       const result = failureResult('VALIDATION_ERROR', reason, { callId, name });
-      auditCall(audit, origin, result, { callId, tool: name, source: null, argsSha256: null, time, durationMs: 0, approvalId: null });
+      auditRefusal(audit, { origin, result, time, durationMs: 0 });
       continue;
     }
     const kind = method === 'resources/read' ? 'resource' : 'prompt';

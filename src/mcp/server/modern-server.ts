@@ -12,7 +12,7 @@ import { startTask, taskWireError, type TaskCallContext } from './task-calls.js'
 import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
 import { untaskedCallRefusal } from './task-support.js';
-import type { Tool } from '../../types.js';
+import type { Tool } from '../../call/types.js';
 
 /** The Tasks extension (SEP-2663): an approval-gated call is a task for a client that declared it. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

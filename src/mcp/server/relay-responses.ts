@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MessageBus } from '../../store/bus.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 
 const CHANNEL = 'mcp-relay-answers';
 /** The ids of relayed requests: 128 random bits after a prefix; an answer with any other id answers none of them. */

@@ -6,7 +6,7 @@ import type { AuditSink } from '../../audit/types.js';
 import type { TenantConfig } from '../../config/types.js';
 import { RelayRefused, type Relay, type RelayKind } from '../client/relay.js';
 import type { StateStore } from '../../store/types.js';
-import type { Principal } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
 
 /** Per call: at most this many relayed requests, each at most this large both ways, answered within this time. */
 export const MAX_RELAYS_PER_CALL = 8;

@@ -6,7 +6,7 @@ import type { OnStoreUnavailable, TenantConfig } from '../../config/types.js';
 import type { PolicyMetrics } from '../../pipeline/policy-metrics.js';
 import { hitWindowLimit, PROMPT_GET_NAME, RESOURCE_READ_NAME, windowLimitOf, type WindowLimit } from '../../rate-limit/window-limit.js';
 import type { StateStore } from '../../store/types.js';
-import type { Principal } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from './resource-catalog-errors.js';
 
 export interface CatalogGovernanceDeps {

@@ -11,7 +11,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { TenantConfig } from '../../config/types.js';
 import type { McpService, McpServiceClient as Client } from '../../registry/tool-provider.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 import { ATTR_MCP_METHOD_NAME, ATTR_UPSTREAM, clientSpan, type TraceContext } from '../../observability/tracing.js';
 import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName, parseUri, type Matcher } from './namespace.js';
 import { omitted, SizeBudget } from './size-budget.js';

@@ -9,7 +9,7 @@ import {
   ReadResourceRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
 import type { TraceContext } from '../../observability/tracing.js';
 import type { CatalogCaller } from './resource-catalog-governance.js';

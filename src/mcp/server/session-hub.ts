@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '../../store/bus.js';
-import type { Logger, Principal } from '../../types.js';
+import type { Logger } from '../../call/types.js';
+import type { Principal } from '../../call/principal.js';
 import type { ToolMode } from '../../pipeline/types.js';
 import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { SseStream } from './sse-stream.js';

@@ -4,7 +4,7 @@ import { errors } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical-json.js';
 import { hashTag } from '../../store/hash-tag.js';
 import type { LeaseRef, StateStore } from '../../store/types.js';
-import type { Principal } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
 
 /** What the store keeps of one MCP session; who owns it is its key, not a field that could be compared wrongly. */
 interface SessionRecord {

@@ -7,7 +7,7 @@ import type { TenantSlots } from '../../http/tenant-slots.js';
 import { startTask as startTaskRun } from '../../tasks/run.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
 import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
-import type { Logger, ToolResult } from '../../types.js';
+import type { Logger, ToolResult } from '../../call/types.js';
 import { mcpTask, mcpTaskResult } from './task-store.js';
 
 /** The server's tasks capability: tools/call may be a task; tasks can be listed and cancelled. */

@@ -2,7 +2,7 @@
 // tasks/list and tasks/cancel itself through this view, which sees only the caller's own tasks.
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
-import { failureResult } from '../../execution/tool-result.js';
+import { failureResult } from '../../call/tool-result.js';
 import { defaultCallId } from '../../http/call-options.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
 import { TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';

@@ -1,10 +1,11 @@
 // Which tools must be called as MCP tasks (docs/mcp.md#tasks): with `mcpServer.tasks.approvalCalls:
 // required`, the ones the caller's approval policy holds for a human; every other tool may be called either way.
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { argumentsHash, auditCall, type CallOrigin } from '../../audit/events.js';
+import { auditRefusal } from '../../audit/call-audit.js';
+import type { CallOrigin } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
-import { failureResult } from '../../execution/tool-result.js';
-import type { JsonObject, Tool } from '../../types.js';
+import { failureResult } from '../../call/tool-result.js';
+import type { JsonObject, Tool } from '../../call/types.js';
 
 export type ApprovalCalls = 'optional' | 'required';
 export type TaskSupport = 'optional' | 'required';
@@ -23,6 +24,6 @@ export function taskSupportOf(approvalCalls: ApprovalCalls, needsApproval: (tool
 export function untaskedCallRefusal(audit: AuditSink, origin: CallOrigin, call: { tool: Tool; callId: string; arguments: JsonObject }): McpError {
   const message = `tool ${call.tool.name} needs human approval and must be called as a task (taskSupport: required): send tools/call with task`;
   const result = failureResult('VALIDATION_ERROR', message, { callId: call.callId, name: call.tool.name, source: call.tool.source });
-  auditCall(audit, origin, result, { callId: call.callId, tool: call.tool.name, source: call.tool.source, argsSha256: argumentsHash(call.arguments), time: Date.now(), durationMs: 0, approvalId: null });
+  auditRefusal(audit, { origin, result, tool: call.tool, args: call.arguments, time: Date.now(), durationMs: 0 });
   return new McpError(ErrorCode.MethodNotFound, message);
 }

@@ -8,7 +8,8 @@ import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js'
 import { sha256Hex } from '../../shared/canonical-json.js';
 import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';
-import type { Principal, ToolResult } from '../../types.js';
+import type { Principal } from '../../call/principal.js';
+import type { ToolResult } from '../../call/types.js';
 import { FLOW_TTL_MS } from '../../upstream-auth/connections.js';
 import { connectionUrlOf } from './call-result.js';
 import { publishSessionNotification } from './session-hub.js';

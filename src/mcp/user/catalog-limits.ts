@@ -3,7 +3,7 @@
 // everything the user's requests use afterwards is the bounded result.
 import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import type { TenantConfig } from '../../config/types.js';
-import type { Logger } from '../../types.js';
+import type { Logger } from '../../call/types.js';
 
 export type UserCatalogLimits = Pick<TenantConfig['userMcp'], 'maxToolsPerServer' | 'maxDescriptionChars' | 'maxSchemaBytes' | 'maxCatalogBytes'>;
 

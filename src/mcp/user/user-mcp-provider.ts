@@ -8,7 +8,9 @@ import { createPinnedFetch, egressRefusalOf, type PinnedFetch } from '../../egre
 import type { EgressOptions } from '../../egress/check-egress.js';
 import { describeError } from '../client/upstream-session.js';
 import type { McpService, UserToolProvider, UpstreamStatus } from '../../registry/tool-provider.js';
-import type { Logger, Principal, ServiceCredentials, Tool } from '../../types.js';
+import type { Logger, Tool } from '../../call/types.js';
+import type { Principal } from '../../call/principal.js';
+import type { ServiceCredentials } from '../../call/upstream-credential.js';
 import { DEFAULT_USER_CATALOG_LIMITS, withinCatalogBytes, type UserCatalogLimits } from './catalog-limits.js';
 import { createClientCache } from './client-cache.js';
 import type { UpstreamEra } from '../client/upstream-era.js';

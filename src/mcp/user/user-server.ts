@@ -4,13 +4,15 @@
 // check, per-user names, fail-closed annotations.
 import type { Client, Tool as McpTool } from '@modelcontextprotocol/client';
 import type { FetchLike } from '../../egress/pinned-fetch.js';
-import { ToolError } from '../../execution/tool-error.js';
+import { ToolError } from '../../call/tool-error.js';
 import { toToolOutput } from '../client/result.js';
 import { callUpstreamTool, describeError, listAllTools, openSession, type UpstreamSession } from '../client/upstream-session.js';
 import type { UpstreamEra } from '../client/upstream-era.js';
 import { defineTool } from '../../registry/define-tool.js';
 import { userServiceKey, userToolName } from '../../registry/user-names.js';
-import type { JsonObject, Logger, Principal, ServiceCredentials, Tool, ToolContext } from '../../types.js';
+import type { JsonObject, Logger, Tool, ToolContext } from '../../call/types.js';
+import type { Principal } from '../../call/principal.js';
+import type { ServiceCredentials } from '../../call/upstream-credential.js';
 import { holdCredential, sessionCredentialFetch } from '../client/upstream-fetch.js';
 import { recordCredential } from '../../observability/tracing.js';
 import { boundServerListing, type UserCatalogLimits } from './catalog-limits.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { McpGlobalEntry } from '../../../src/config/types.js';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createGlobalMcpProvider, globalToolName } from '../../../src/mcp/client/global-provider.js';
 import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { alice, silentLog as log, toolContext } from '../../fixtures/mcp/context.js';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createLocalMcpProvider } from '../../../src/mcp/client/local-provider.js';
 import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
 import { silentLog as log, toolContext } from '../../fixtures/mcp/context.js';

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createGlobalMcpProvider } from '../../../src/mcp/client/global-provider.js';
 import { createLocalMcpProvider } from '../../../src/mcp/client/local-provider.js';
 import type { McpProvider } from '../../../src/mcp/client/mcp-provider.js';
-import type { Tool } from '../../../src/types.js';
+import type { Tool } from '../../../src/call/types.js';
 import { silentLog as log, toolContext } from '../../fixtures/mcp/context.js';
 import { everythingBin, filesystemBin, startEverythingHttp, type SpawnedServer } from '../../fixtures/mcp/spawn-everything.js';
 

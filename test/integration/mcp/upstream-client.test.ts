@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createUpstreamClient, type UpstreamClient } from '../../../src/mcp/client/upstream-client.js';
 import {
   buildTestServer,

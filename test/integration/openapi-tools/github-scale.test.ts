@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '../../../src/types.js';
+import type { Tool } from '../../../src/call/types.js';
 import { bearer, buildTestApp, API_KEY, testConfig } from '../../helpers/build.js';
 
 type AddFormats = (ajv: Ajv) => Ajv;

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createHttpAgent } from '../../../src/egress/http-client.js';
 import { createHttpBackend } from '../../../src/rag/http-backend.js';
 import { createRagTool, type RagTrace } from '../../../src/rag/tool.js';

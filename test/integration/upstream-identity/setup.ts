@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../src/config/types.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 import { bearer, JWT_SECRET, testConfig } from '../../helpers/build.js';
 import { startAuthServer, type TestAuthServer } from '../../helpers/oauth-as.js';
 import { startWhoamiApi, startWhoamiMcp, whoamiApiDocument, type ProtectedUpstream } from '../../helpers/protected-upstreams.js';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
 import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/user-mcp-provider.js';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 import { createTestStore } from '../../helpers/memory-store.js';
 import { createTestState, echoTool, notifyToolsChanged, startHttpTestServer, type HttpTestServer, type TestServerState } from '../../fixtures/mcp/test-server.js';
 

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
 import { createUserMcpProvider } from '../../../src/mcp/user/user-mcp-provider.js';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
 import { createTestStore } from '../../helpers/memory-store.js';
 import { startSseOnlyUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';

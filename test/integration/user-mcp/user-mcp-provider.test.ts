@@ -1,10 +1,11 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isToolError } from '../../../src/execution/tool-error.js';
+import { isToolError } from '../../../src/call/tool-error.js';
 import { createUserMcpRegistrations } from '../../../src/mcp/user/registrations.js';
 import { createUserMcpProvider, type UserMcpProvider } from '../../../src/mcp/user/user-mcp-provider.js';
 import { createClientCache } from '../../../src/mcp/user/client-cache.js';
-import type { Principal, Tool, ToolContext } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
+import type { Tool, ToolContext } from '../../../src/call/types.js';
 import { installLoopbackGuard, type LoopbackGuard } from '../../helpers/loopback-guard.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createTestStore } from '../../helpers/memory-store.js';

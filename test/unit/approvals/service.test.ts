@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApprovalService } from '../../../src/approvals/service.js';
 import { ApprovalError, type ApprovalRecord, type CreateApprovalInput } from '../../../src/approvals/types.js';
-import { successResult } from '../../../src/execution/tool-result.js';
+import { successResult } from '../../../src/call/tool-result.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createRedisStore } from '../../../src/store/redis.js';
 import type { StateStore } from '../../../src/store/types.js';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 import { makeCall, makeTool } from '../../helpers/policy-fixtures.js';
 import { deleteRedisKeys, testRedisUrl } from '../../helpers/redis.js';
 

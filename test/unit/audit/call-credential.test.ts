@@ -1,9 +1,9 @@
 // The audit believes only the credential record toolgate's executor made, never a look-alike that an
 // upstream put into its own result (which rides in the same trace).
 import { describe, expect, it } from 'vitest';
-import { callEvent } from '../../../src/audit/events.js';
+import { callEvent } from '../../../src/audit/call-audit.js';
 import { recordCredential } from '../../../src/observability/tracing.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 
 const origin = { requestId: 'req-1', tenant: 'acme', user: 'alice' };
 const call = { callId: 'call-1', tool: 'jira_whoami', source: 'global-mcp' as const, argsSha256: null, time: 0, durationMs: 1, approvalId: null };

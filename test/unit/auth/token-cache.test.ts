@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TokenCache } from '../../../src/auth/token-cache.js';
 import { createAuthenticator } from '../../../src/auth/authenticator.js';
 import { SignJWT } from 'jose';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 
 const principal = (user: string): Principal => ({ tenant: 't', user, roles: [], claims: {} });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyBindings, resolveBindings } from '../../../src/bindings/templates.js';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 
 const principal: Principal = {
   tenant: 'acme',

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createBuiltinProvider, type BuiltinProvider, type BuiltinProviderDeps } from '../../../src/builtins/index.js';
 import { findExecutable } from '../../../src/builtins/sandbox.js';
 import type { BuiltinsConfig } from '../../../src/config/types.js';
-import type { JsonObject, Logger, Principal, Tool, ToolContext } from '../../../src/types.js';
+import type { JsonObject, Logger, Tool, ToolContext } from '../../../src/call/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 
 export function principal(tenant: string, user = 'alice'): Principal {
   return { tenant, user, roles: [], claims: {} };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/observability/gateway-metrics.js';
 import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 import { makeTool } from '../../helpers/policy-fixtures.js';
 
 const result = (durationMs: number): ToolResult => ({ callId: 'c', name: 'get_weather', ok: true, output: '', source: 'function', durationMs, truncated: false, trace: null });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApprovalMetrics } from '../../../src/approvals/approval-metrics.js';
 import { createMetrics } from '../../../src/observability/gateway-metrics.js';
 import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/call/types.js';
 import { makeTool } from '../../helpers/policy-fixtures.js';
 
 const ok: ToolResult = { callId: 'c', name: 'get_weather', ok: true, output: '', source: 'function', durationMs: 1, truncated: false, trace: null };

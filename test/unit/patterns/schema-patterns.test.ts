@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSchemaValidator } from '../../../src/execution/schema-validator.js';
 import { withRunnablePatterns } from '../../../src/patterns/schema-patterns.js';
 import { defineTool } from '../../../src/registry/define-tool.js';
-import type { JsonObject } from '../../../src/types.js';
+import type { JsonObject } from '../../../src/call/types.js';
 
 const handler = () => 'ok';
 

@@ -4,7 +4,7 @@ import { builtinPolicies } from '../../../policies/index.js';
 import { createPolicyChain, type PolicyChainOptions } from '../../../src/pipeline/chain.js';
 import type { PolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 import type { BuiltinPolicies, PolicyLayer } from '../../../src/pipeline/types.js';
-import { callFailure, successResult } from '../../../src/execution/tool-result.js';
+import { callFailure, successResult } from '../../../src/call/tool-result.js';
 import type { Next } from '../../../src/pipeline/types.js';
 import { makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 

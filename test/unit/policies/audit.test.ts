@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditPolicy } from '../../../policies/audit.js';
 import { canonicalJson, sha256Hex } from '../../../src/shared/canonical-json.js';
-import { callFailure } from '../../../src/execution/tool-result.js';
+import { callFailure } from '../../../src/call/tool-result.js';
 import type { CallAuditEvent } from '../../../src/audit/types.js';
 import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool, recordingTerminal } from '../../helpers/policy-fixtures.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerPolicy } from '../../../policies/circuit-breaker.js';
-import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
+import { callFailure, markPermanent, successResult } from '../../../src/call/tool-result.js';
 import { createCircuitRegistry } from '../../../src/pipeline/circuit-state.js';
 import { noopPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
-import type { ErrorType, ToolCall } from '../../../src/types.js';
+import type { ErrorType, ToolCall } from '../../../src/call/types.js';
 import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 const upstreamTool = makeTool({ name: 'weather', service: 'weather-api' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { retryPolicy } from '../../../policies/retry.js';
-import { callFailure, markPermanent, successResult } from '../../../src/execution/tool-result.js';
-import type { ErrorType, ToolCall } from '../../../src/types.js';
+import { callFailure, markPermanent, successResult } from '../../../src/call/tool-result.js';
+import type { ErrorType, ToolCall } from '../../../src/call/types.js';
 import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 function failing(times: number, errorType: ErrorType = 'UPSTREAM_ERROR') {

@@ -2,11 +2,11 @@ import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { retryPolicy } from '../../../policies/retry.js';
 import { timeoutPolicy } from '../../../policies/timeout.js';
-import { ToolError } from '../../../src/execution/tool-error.js';
-import { successResult } from '../../../src/execution/tool-result.js';
-import type { DeadlineAware } from '../../../src/execution/deadline.js';
+import { ToolError } from '../../../src/call/tool-error.js';
+import { successResult } from '../../../src/call/tool-result.js';
+import type { DeadlineAware } from '../../../src/call/deadline.js';
 import type { PolicyContext } from '../../../src/pipeline/types.js';
-import type { ToolCall } from '../../../src/types.js';
+import type { ToolCall } from '../../../src/call/types.js';
 import { asPolicy, fakeClock, makeCall, makeCtx, makeDeps, makeTool } from '../../helpers/policy-fixtures.js';
 
 /** A handler that never finishes by itself and records whether its signal aborted. */

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { createEmbeddedBackend } from '../../../src/rag/embedded-backend.js';
 import type { RagDocument } from '../../../src/rag/load-documents.js';
 import { QUERIES, TWO_TENANT_DOCS } from './fixtures.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../../../src/execution/tool-error.js';
+import { ToolError } from '../../../src/call/tool-error.js';
 import { matchesFilter, requireBoundFilter } from '../../../src/rag/filter.js';
 
 function refusal(value: unknown, required: string[] = ['tenant']): ToolError {

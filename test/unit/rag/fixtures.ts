@@ -2,7 +2,8 @@
 import { pino } from 'pino';
 import type { RagEntry } from '../../../src/config/types.js';
 import type { RagDocument } from '../../../src/rag/load-documents.js';
-import type { Logger, Principal, ToolContext } from '../../../src/types.js';
+import type { Logger, ToolContext } from '../../../src/call/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 
 export function fakeContext(overrides: Partial<ToolContext> & { principal?: Principal } = {}): ToolContext {
   return {

@@ -5,7 +5,7 @@ import { createEmbeddedBackend } from '../../../src/rag/embedded-backend.js';
 import { createHttpAgent } from '../../../src/egress/http-client.js';
 import { createRagProvider } from '../../../src/rag/rag-provider.js';
 import { createRagTool, type RagTrace } from '../../../src/rag/tool.js';
-import type { JsonObject, ToolOutput } from '../../../src/types.js';
+import type { JsonObject, ToolOutput } from '../../../src/call/types.js';
 
 type RagResult = { output: string; trace: RagTrace };
 import { fakeContext, ragEntry, TWO_TENANT_DOCS } from './fixtures.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pool } from '../../../src/registry/pool.js';
 import { createToolSearchTool, type PoolContext } from '../../../src/registry/tool-search.js';
-import type { ToolContext } from '../../../src/types.js';
+import type { ToolContext } from '../../../src/call/types.js';
 import { toolContext } from '../../fixtures/mcp/context.js';
 import { catalogOf, poolOf, tenantConfig, tool } from '../../helpers/registry.js';
 

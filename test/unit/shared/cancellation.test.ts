@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { builtinPolicies } from '../../../policies/index.js';
-import { CallContext, deriveContext } from '../../../src/execution/call-context.js';
+import { CallContext, deriveContext } from '../../../src/call/call-context.js';
 import { Cancellation } from '../../../src/shared/cancellation.js';
-import { successResult } from '../../../src/execution/tool-result.js';
+import { successResult } from '../../../src/call/tool-result.js';
 import { createPolicyChain } from '../../../src/pipeline/chain.js';
 import type { Next, PolicyContext } from '../../../src/pipeline/types.js';
-import type { Logger } from '../../../src/types.js';
+import type { Logger } from '../../../src/call/types.js';
 import { makeCall, makeDeps } from '../../helpers/policy-fixtures.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent } as unknown as Logger;

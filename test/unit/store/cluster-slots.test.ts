@@ -11,7 +11,7 @@ import { createWindowLimit } from '../../../src/rate-limit/window-limit.js';
 import { hashTag } from '../../../src/store/hash-tag.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import type { StateStore } from '../../../src/store/types.js';
-import type { Principal } from '../../../src/types.js';
+import type { Principal } from '../../../src/call/principal.js';
 
 const PREFIXES = ['toolgate:', '', 'team-a:prod:'];
 // Hostile names: braces (a tag of their own), separators, non-ASCII.

@@ -6,7 +6,7 @@ import { createMemoryBus } from '../../../src/store/bus.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createTaskService } from '../../../src/tasks/service.js';
 import { TaskError } from '../../../src/tasks/types.js';
-import type { Logger } from '../../../src/types.js';
+import type { Logger } from '../../../src/call/types.js';
 
 const silent = { warn() {}, error() {}, info() {}, debug() {} } as unknown as Logger;
 const limits = { defaultTtlMs: 1000, maxTtlMs: 60_000, maxPerUser: 2 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mcpContentOf } from '../../../../src/execution/mcp-content.js';
-import { ToolError } from '../../../../src/execution/tool-error.js';
+import { mcpContentOf } from '../../../../src/call/mcp-content.js';
+import { ToolError } from '../../../../src/call/tool-error.js';
 import { toToolOutput } from '../../../../src/mcp/client/result.js';
 
 /** The REST-visible part of a mapped result (the MCP endpoint's copy of the blocks rides under a symbol). */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mcpContentOf } from '../../../../src/execution/mcp-content.js';
-import { successResult } from '../../../../src/execution/tool-result.js';
+import { mcpContentOf } from '../../../../src/call/mcp-content.js';
+import { successResult } from '../../../../src/call/tool-result.js';
 import { toCallToolResult } from '../../../../src/mcp/server/call-result.js';
 import { toToolOutput } from '../../../../src/mcp/client/result.js';
 import { defineTool } from '../../../../src/registry/define-tool.js';
-import type { ToolCall } from '../../../../src/types.js';
+import type { ToolCall } from '../../../../src/call/types.js';
 
 const image = { type: 'image' as const, mimeType: 'image/png', data: 'iVBORw0KGgo=' };
 const callOf = (maxResultChars: number): ToolCall => ({

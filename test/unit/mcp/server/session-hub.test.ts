@@ -3,7 +3,7 @@ import pino from 'pino';
 import { createSessionHub, SESSION_CHANNEL } from '../../../../src/mcp/server/session-hub.js';
 import type { SseStream } from '../../../../src/mcp/server/sse-stream.js';
 import type { MessageBus } from '../../../../src/store/bus.js';
-import type { Principal } from '../../../../src/types.js';
+import type { Principal } from '../../../../src/call/principal.js';
 
 /** A bus that holds published messages until the test delivers them, to every subscriber in one order (as Redis does). */
 function heldBus(): MessageBus & { deliver(): void } {

@@ -4,7 +4,7 @@ import { createMcpSessions } from '../../../../src/mcp/server/sessions.js';
 import { createMemoryStore } from '../../../../src/store/memory.js';
 import { createRedisStore } from '../../../../src/store/redis.js';
 import type { StateStore } from '../../../../src/store/types.js';
-import type { Principal } from '../../../../src/types.js';
+import type { Principal } from '../../../../src/call/principal.js';
 import { deleteRedisKeys, testRedisUrl } from '../../../helpers/redis.js';
 
 const principal = (tenant: string, user: string): Principal => ({ tenant, user, roles: [], claims: {} });

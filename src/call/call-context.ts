@@ -1,7 +1,7 @@
 import type { DeadlineAware } from './deadline.js';
-import type { AccessDecision, Logger, PolicyContext, Principal, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from '../types.js';
+import type { AccessDecision, Logger, PolicyContext, ProgressUpdate, ScriptOrigin, Tool, ToolMode } from './types.js';
+import type { Principal } from './principal.js';
 import type { Cancellation } from '../shared/cancellation.js';
-import type { Pool } from '../registry/pool.js';
 
 /**
  * The context of one call, and of each timed attempt of it. A class rather than object literals so every
@@ -24,8 +24,11 @@ export class CallContext implements PolicyContext, DeadlineAware {
     readonly deadline: number | undefined,
     readonly onProgress?: ((update: ProgressUpdate) => void) | undefined,
     readonly script?: ScriptOrigin | undefined,
-    /** The pool the call was resolved in (tool_search searches it, src/registry/tool-search.ts). */
-    readonly pool?: Pool | undefined,
+    /**
+     * The pool the call was resolved in (src/registry/pool.ts): tool_search searches it (src/registry/tool-search.ts,
+     * `PoolContext`). Opaque here so the call contract does not depend on the registry.
+     */
+    readonly pool?: object | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -64,7 +67,7 @@ export function deriveContext(parent: PolicyContext, change: ContextChange = {})
     parent.onProgress,
     parent.script,
     // A spread context keeps `pool` as an own field: tool_search below still searches the call's pool.
-    (parent as { pool?: Pool }).pool,
+    (parent as { pool?: object }).pool,
   );
   if (parent instanceof CallContext && !carriesExtra.has(parent)) return derived;
   // A context built by hand (a custom policy's) may carry fields of its own for the layers below: they go along,

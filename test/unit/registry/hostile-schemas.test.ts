@@ -1,9 +1,9 @@
 // A tool schema from a user's own MCP server is hostile input: converting it for a listing, or re-validating a
 // call against it, must cost work linear in its size (these pools are not cached: the cost is paid per request).
 import { describe, expect, it } from 'vitest';
-import { geminiParameters } from '../../src/registry/gemini-schema.js';
-import { withoutNullOptionals } from '../../src/registry/strict-schema.js';
-import type { JsonObject } from '../../src/types.js';
+import { geminiParameters } from '../../../src/registry/gemini-schema.js';
+import { withoutNullOptionals } from '../../../src/registry/strict-schema.js';
+import type { JsonObject } from '../../../src/call/types.js';
 
 const N = 60_000;
 const elapsed = (run: () => unknown): number => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { invokeTool } from '../../../src/execution/invoke.js';
-import { ToolError } from '../../../src/execution/tool-error.js';
-import type { ToolCall } from '../../../src/types.js';
+import { invokeTool } from '../../../src/call/invoke.js';
+import { ToolError } from '../../../src/call/tool-error.js';
+import type { ToolCall } from '../../../src/call/types.js';
 import { makeCall, makeCtx, makeTool } from '../../helpers/policy-fixtures.js';
 
 const callOf = (handler: (args: Record<string, unknown>) => unknown, extra: Partial<ToolCall> = {}): ToolCall => ({ ...makeCall(makeTool({ name: 'probe', handler })), ...extra });

@@ -2,7 +2,7 @@
 // `output` for toolgate's own MCP endpoint (docs/architecture.md#mcp-endpoint). Kept under a symbol: spreads
 // copy it, JSON never shows it, so the REST body keeps its contract (one string `output`, the rest in
 // `trace`) and the audit log, which reads named fields only, never sees a blob.
-import type { ToolOutput, ToolResult } from '../types.js';
+import type { ToolOutput, ToolResult } from './types.js';
 
 /** What the MCP endpoint sends instead of the single text block of `output`. */
 export interface McpContent {

@@ -1,4 +1,4 @@
-import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from '../types.js';
+import type { ErrorType, ToolCall, ToolOutput, ToolResult, ToolSourceKind } from './types.js';
 import { attachMcpContent, mcpContentOf } from './mcp-content.js';
 
 /** The model-readable failure string: `TOOL_ERROR: ` + JSON with keys in this exact order, no stack. */
@@ -58,6 +58,8 @@ export interface FailureDetails {
   trace?: unknown;
   retryAfterMs?: number;
   resolvedFrom?: string;
+  /** Set when the failure is the call's end after it ran for a while (a batch's per-call timeout). */
+  durationMs?: number;
 }
 
 /** A failed ToolResult; usable before a tool is resolved (unknown tool, bad arguments). */
@@ -68,7 +70,7 @@ export function failureResult(errorType: ErrorType, message: string, details: Fa
     ok: false,
     output: toolErrorString(errorType, message, details.name, details.callId),
     source: details.source ?? null,
-    durationMs: 0,
+    durationMs: details.durationMs ?? 0,
     truncated: false,
     trace: details.trace ?? null,
     error: { errorType, error: message },
@@ -88,6 +90,24 @@ export function markPermanent(result: ToolResult): ToolResult {
 
 export function isPermanentFailure(result: ToolResult): boolean {
   return (result as ToolResult & { [PERMANENT_FAILURE]?: true })[PERMANENT_FAILURE] === true;
+}
+
+/** A call parked for a human's approval: not run yet, not failed (`status: pending_approval`). */
+export function pendingApprovalResult(call: ToolCall, approvalId: string, output: string): ToolResult {
+  const result: ToolResult = {
+    callId: call.callId,
+    name: call.name,
+    ok: false,
+    output,
+    source: call.tool.source,
+    durationMs: 0,
+    truncated: false,
+    trace: null,
+    status: 'pending_approval',
+    approvalId,
+  };
+  if (call.resolvedFrom) result.resolvedFrom = call.resolvedFrom;
+  return result;
 }
 
 /** Shorthand for policies: a failure for a call already resolved to a tool. */

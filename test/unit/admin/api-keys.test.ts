@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createRuntimeKeys, type ApiKeyLive } from '../../src/admin/api-keys.js';
-import { createMemoryStore } from '../../src/store/memory.js';
-import { createRedisStore } from '../../src/store/redis.js';
-import type { StateStore } from '../../src/store/types.js';
-import type { Principal } from '../../src/types.js';
-import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
+import { createRuntimeKeys, type ApiKeyLive } from '../../../src/admin/api-keys.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { createRedisStore } from '../../../src/store/redis.js';
+import type { StateStore } from '../../../src/store/types.js';
+import type { Principal } from '../../../src/call/principal.js';
+import { deleteRedisKeys, testRedisUrl } from '../../helpers/redis.js';
 
 const REDIS_URL = testRedisUrl();
 const prefix = `tg-test:${randomBytes(6).toString('hex')}:`;

@@ -1,4 +1,4 @@
-import type { Next, PolicyContext, ToolCall, ToolResult } from '../types.js';
+import type { Next, PolicyContext, ToolCall, ToolResult } from './types.js';
 import { isToolError, ToolError } from './tool-error.js';
 import { callFailure, markPermanent, successResult } from './tool-result.js';
 

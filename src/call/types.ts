@@ -1,66 +1,18 @@
-// Core types shared by every layer: exposure (registry), structure (sanitizer),
-// governance (policies) and execution (executors). Kept dependency-free on purpose: the imports are
-// the ToolResult schema and the cancellation type, both dependency-free.
+// The call contract's types: a tool as the registry holds it, the call as it travels the policy chain, and
+// the context a handler and a policy receive (docs/architecture.md#the-call-contract). Dependency-free on
+// purpose: the imports are the ToolResult schema, the cancellation type and the caller's principal.
 import type { FastifyBaseLogger } from 'fastify';
-import type { ToolResult, ToolSourceKind } from './schemas/tool-result.js';
-import type { Cancellation } from './shared/cancellation.js';
+import type { ToolResult, ToolSourceKind } from '../schemas/tool-result.js';
+import type { Cancellation } from '../shared/cancellation.js';
+import type { Principal } from './principal.js';
 
 export type JsonObject = Record<string, unknown>;
 
 // The ToolResult and the enums it carries: one source, its schema (src/schemas/tool-result.ts).
-export { ERROR_TYPES, SOURCE_PRECEDENCE, type ErrorType, type ToolFailure, type ToolResult, type ToolSourceKind } from './schemas/tool-result.js';
-
-/** A verified caller. Built only from a verified token, never from headers or body fields. */
-export interface Principal {
-  readonly tenant: string;
-  /** The raw `sub` claim (or the API key's configured user). */
-  readonly user: string;
-  readonly roles: readonly string[];
-  /** Every verified claim, for server-side bindings (`${claims.NAME}`). */
-  readonly claims: Readonly<Record<string, unknown>>;
-  /** A global operator (`auth.operators`): may reload and run other gateway-wide admin operations. */
-  readonly operator?: boolean;
-  /** The credential the token was; absent for principals rebuilt from a stored record (an approved call). */
-  readonly credential?: Credential;
-}
-
-/**
- * The credential behind a principal. A runtime key names the chain of credentials that minted it, creator
- * first: the key lives only while every one of them does, and everyone on the chain held the key
- * (docs/security-model.md#runtime-keys).
- */
-export type Credential =
-  | { readonly kind: 'jwt' }
-  | { readonly kind: 'apiKey'; readonly id: string; readonly sha256: string }
-  | { readonly kind: 'runtimeKey'; readonly id: string; readonly sha256: string; readonly issuers: readonly KeyIssuer[] };
-
-/** One link of a runtime key's chain of creators: who minted it and with which credential. */
-export type KeyIssuer =
-  | { readonly user: string; readonly kind: 'jwt' }
-  | { readonly user: string; readonly kind: 'apiKey' | 'runtimeKey'; readonly id: string; readonly sha256: string };
+export { ERROR_TYPES, SOURCE_PRECEDENCE, type ErrorType, type ToolFailure, type ToolResult, type ToolSourceKind } from '../schemas/tool-result.js';
 
 export type Logger = FastifyBaseLogger;
 
-/** Which identity an upstream call carried (docs/security-model.md#upstream-identity). */
-export type UpstreamCredentialKind = 'service' | 'user' | 'exchanged';
-
-/** The credential one upstream request carries: the header value, and what audit and traces may say of it. */
-export interface UpstreamCredential {
-  readonly authorization: string;
-  readonly kind: UpstreamCredentialKind;
-  /** The first 12 hex characters of the token's SHA-256: tells tokens apart in audit without revealing one. */
-  readonly tokenHash: string;
-}
-
-/** The credentials of one upstream service with an `auth` object. Failures are ToolErrors (CONNECTION_REQUIRED…). */
-export interface ServiceCredentials {
-  /** The credential of a call made by this principal. */
-  forCall(principal: Principal, signal: AbortSignal): Promise<UpstreamCredential>;
-  /** The service's own credential for traffic outside a call (an MCP session's initialize and listing), if it has one. */
-  forSession(): Promise<UpstreamCredential | undefined>;
-}
-
-/** What a tool handler receives besides its arguments. */
 /** Set on each call a code-mode script makes: the script, and the `run_script` call that ran it (docs/code-mode.md). */
 export interface ScriptOrigin {
   readonly scriptId: string;
@@ -72,6 +24,7 @@ export interface ScriptOrigin {
   readonly track?: (handler: Promise<unknown>) => void;
 }
 
+/** What a tool handler receives besides its arguments. */
 export interface ToolContext {
   readonly principal: Principal;
   readonly callId: string;
@@ -176,7 +129,7 @@ export type AccessDecision = { ok: true } | { ok: false; reason: string };
 
 /**
  * What a policy sees besides the call. Built per call from the config snapshot the call started on. It is
- * declared here, beside ToolContext, because every layer reads it: the execution path builds it, the
+ * declared here, beside ToolContext, because every layer reads it: the call path builds it, the
  * registry's `tool_search` and the code-mode tools run with it, policies decide on it.
  */
 export interface PolicyContext extends ToolContext {

@@ -1,4 +1,4 @@
-import type { ErrorType } from '../types.js';
+import type { ErrorType } from './types.js';
 
 /**
  * A typed tool-level failure. Executors and policies throw it (or return a failure result);

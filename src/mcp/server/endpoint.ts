@@ -2,9 +2,7 @@
 // authenticated and validated it — the session lifecycle, the GET stream's keep-alive and the wiring of
 // the session hub (docs/architecture.md#mcp-sessions).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type JSONRPCRequest, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from '../client/call-params.js';
@@ -16,7 +14,6 @@ import { isStoreUnavailable } from '../../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';
 import { asksForProgress, callsTool, cancelledRequestIds, opensSession } from './messages.js';
 import { createCatalogGovernance, type CatalogGovernance } from './resource-catalog-governance.js';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from './serve-resources.js';
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions, sessionSideKey } from './sessions.js';
@@ -25,8 +22,11 @@ import { oversizedBatch, signalsIn, spendSignals } from './post-bounds.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { answerOnWire } from './wire-error.js';
 import { createModernEndpoint } from './modern-endpoint.js';
-import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
-import { mcpTask, taskStoreFor } from './task-store.js';
+import { boundTaskResults, callAsTask, TASK_CAPABILITIES, type TaskCallContext } from './task-calls.js';
+import { mcpTask, serveLegacyTasks } from './task-store.js';
+import { taskWireError } from './task-wire.js';
+import { sendWebResponse, toWebRequest } from './web-exchange.js';
+import { LegacyResourceErrors } from './legacy-error-codes.js';
 import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
 import { capabilitiesRecord, createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
@@ -59,8 +59,9 @@ function serverFor(
   };
   const server = new Server(
     { name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' },
-    { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES, ...TASK_CAPABILITIES }, taskStore: taskStoreFor(tasks) },
+    { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES, ...TASK_CAPABILITIES } },
   );
+  serveLegacyTasks(server, tasks);
   boundTaskResults(server, tasks);
   registerResourcesAndPrompts(server, {
     reachable: () => app.gateway.mcpServicesFor(request.principal),
@@ -68,39 +69,43 @@ function serverFor(
     trace: request.traceContext,
     caller: { principal: request.principal, requestId: request.id, via: 'mcp', governance: catalog },
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler('tools/list', async () => {
     const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
     // Any tool may be called as a task; an approval-gated one must be, when so configured (docs/mcp.md#tasks).
     const support = taskSupportOf(app.gateway.config.mcpServer.tasks.approvalCalls, app.gateway.approvalGate(request.principal));
     return { tools: pool.tools.map((tool): McpTool => ({ ...(mcpEntry(pool, tool) as McpTool), execution: { taskSupport: support(tool) } })) };
   });
   const clientGone = requestCancellation(reply, app.drain);
-  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+  server.setRequestHandler('tools/call', async (call, ctx) => {
     if (call.params.task !== undefined) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
       const callId = defaultCallId(undefined, 0);
       const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
-      return callAsTask(tasks, { name: call.params.name, callId, ttl: call.params.task.ttl }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
+      const created = await callAsTask(tasks, { name: call.params.name, callId, ttl: call.params.task.ttl }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
         throw taskWireError(error);
       });
+      // SDK v2 checks a tools/call result against CallToolResult, whose `content` a CreateTaskResult lacks:
+      // an empty one goes beside `task` (the 2025-11-25 CreateTaskResult is an open object).
+      const answered: CallToolResult = { content: [], ...created };
+      return answered;
     }
     if (app.gateway.config.mcpServer.tasks.approvalCalls === 'required') await refuseUntaskedApproval(app, request, toolset, call.params);
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
     // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
     // JSON-RPC batch of calls piles none up.
-    const tracked = session?.hub.trackCall(session.id, extra.requestId);
+    const tracked = session?.hub.trackCall(session.id, ctx.mcpReq.id);
     try {
-      const callSignal = AbortSignal.any([clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])]);
+      const callSignal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal, ...(tracked ? [tracked.signal] : [])]);
       const options = callOptionsFor(request, defaultCallId(undefined, 0), callSignal);
       // An upstream's progress is relayed under the client's own token, on this request's event stream.
       const token = call.params._meta?.progressToken;
       if (token !== undefined) {
         options.onProgress = (update) => {
-          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+          ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
         };
       }
       const run = () => tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      const relay = relayFor(app, request, session, { server, requestId: extra.requestId, callId: options.defaultCallId, signal: callSignal });
+      const relay = relayFor(app, request, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, signal: callSignal });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
       const elicitation = await elicitations.errorFor(result, request.principal, session && { id: session.id, declaresUrl: session.declared.includes('url-elicitation') });
@@ -307,16 +312,16 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, declared, requests: relayRequests }, elicitations);
     // One JSON body per answer, unless a call asked for progress or its client may be asked something (a
     // relayed elicitation or sampling request): then an event stream carries those before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && relayKindsOf(declared).length === 0 });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && relayKindsOf(declared).length === 0 });
     reply.hijack();
-    // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
-    reply.raw.setHeader('x-request-id', request.id);
     reply.raw.once('close', () => {
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    await server.connect(new LegacyResourceErrors(transport));
+    // A hijacked reply skips Fastify's header handling: the session id set by sessionOf goes with the transport's headers.
+    const response = await transport.handleRequest(toWebRequest(request, reply), { parsedBody: request.body });
+    await sendWebResponse(reply, response, { 'x-request-id': request.id });
   };
 
   const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {

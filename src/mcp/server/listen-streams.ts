@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerEventBus } from '@modelcontextprotocol/server';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { requestMode } from '../../http/call-options.js';
 import type { SessionHub } from './session-hub.js';

@@ -2,13 +2,14 @@
 // handlers are the legacy era's, over the same pool, execution path, catalog and tasks. The SDK does the
 // protocol (server/discover, the `_meta` envelope, resultType, cache fields); toolgate supplies the rest.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type StandardSchemaV1, type Tool as McpTool } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { toCallToolResult } from './call-result.js';
 import type { CatalogGovernance } from './resource-catalog-governance.js';
-import { catalogAnswers as answersOf } from './serve-resources.js';
-import { startTask, taskWireError, type TaskCallContext } from './task-calls.js';
+import { registerResourcesAndPrompts } from './serve-resources.js';
+import { startTask, type TaskCallContext } from './task-calls.js';
+import { taskIdParams, taskWireError } from './task-wire.js';
 import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
 import { untaskedCallRefusal } from './task-support.js';
@@ -40,18 +41,6 @@ function declaresTasks(ctx: ServerContext): boolean {
   const extensions = capabilities.extensions;
   return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
 }
-
-/** `{taskId: string}`, the params of tasks/get and tasks/cancel, as the SDK's schema contract wants it. */
-const taskIdParams: StandardSchemaV1<unknown, { taskId: string }> = {
-  '~standard': {
-    version: 1,
-    vendor: 'toolgate',
-    validate: (value) =>
-      typeof value === 'object' && value !== null && 'taskId' in value && typeof value.taskId === 'string'
-        ? { value: { taskId: value.taskId } }
-        : { issues: [{ message: 'taskId must be a string' }] },
-  },
-};
 
 /** One request's SDK v2 server: tools, resources, prompts and the Tasks extension's tasks/get and tasks/cancel. */
 export function modernServerFor({ app, catalog, request, reply, toolset }: ModernRequest): Server {
@@ -125,12 +114,7 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
     return {};
   });
 
-  const catalogAnswers = answersOf({ reachable: () => app.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
-  server.setRequestHandler('resources/list', async (_message, ctx) => catalogAnswers.listResources(ctx.mcpReq.signal));
-  server.setRequestHandler('resources/templates/list', async (_message, ctx) => catalogAnswers.listResourceTemplates(ctx.mcpReq.signal));
-  server.setRequestHandler('resources/read', async (message, ctx) => catalogAnswers.readResource(ctx.mcpReq.signal, message.params.uri));
-  server.setRequestHandler('prompts/list', async (_message, ctx) => catalogAnswers.listPrompts(ctx.mcpReq.signal));
-  server.setRequestHandler('prompts/get', async (message, ctx) => catalogAnswers.getPrompt(ctx.mcpReq.signal, message.params.name, message.params.arguments));
+  registerResourcesAndPrompts(server, { reachable: () => app.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
   return server;
 }
 

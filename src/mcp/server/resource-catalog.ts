@@ -7,8 +7,8 @@ import type {
   Prompt,
   ReadResourceResult,
   Resource,
-  ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+  ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import type { TenantConfig } from '../../config/types.js';
 import type { McpService, McpServiceClient as Client } from '../../registry/provider.js';
 import type { Logger } from '../../types.js';

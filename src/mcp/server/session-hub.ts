@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '../../store/bus.js';
 import type { Logger, Principal } from '../../types.js';
 import type { ToolMode } from '../../pipeline/types.js';
-import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { SseStream } from './sse-stream.js';
 
 /** The bus channel of MCP sessions: every replica hears what any replica publishes (itself included). */

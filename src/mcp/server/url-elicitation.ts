@@ -4,7 +4,7 @@
 // `notifications/elicitation/complete` on its session's stream once the connection is made. A client
 // without the capability (or without a session, where nothing says what it declared) keeps the tool error.
 import { createHash, randomUUID } from 'node:crypto';
-import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/server';
 import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';
 import type { Principal, ToolResult } from '../../types.js';

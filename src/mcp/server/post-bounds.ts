@@ -5,7 +5,7 @@
 import { isJSONRPCErrorResponse, isJSONRPCResultResponse, isSpecType, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { DomainError } from '../../errors.js';
 import type { StateStore } from '../../store/types.js';
-import type { JsonRpcErrorResponse } from '../client/call-params.js';
+import type { JsonRpcErrorResponse } from './request-params.js';
 
 /**
  * The JSON-RPC error for a batch larger than `max`, or undefined. JSON-RPC 2.0 answers a batch it cannot

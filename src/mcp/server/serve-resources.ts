@@ -2,9 +2,9 @@
 // handlers an SDK Server gets besides tools, over the catalog the REST routes share.
 import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
 import type { Logger } from '../../types.js';
-import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
+import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from '../../catalog/resource-catalog.js';
 import type { TraceContext } from '../../observability/tracing.js';
-import type { CatalogCaller } from './resource-catalog-governance.js';
+import type { CatalogCaller } from '../../catalog/resource-catalog-governance.js';
 import { answerOnWire } from './wire-error.js';
 
 /** What the server declares for them (no subscriptions, no list_changed: each listing is asked live). */
@@ -12,7 +12,7 @@ export const RESOURCE_AND_PROMPT_CAPABILITIES = { resources: {}, prompts: {} } a
 
 
 export interface ServeOptions {
-  /** The caller's reachable services (app.gateway.mcpServicesFor(principal)). */
+  /** The caller's reachable services (the gateway's mcpServicesFor(principal)). */
   reachable: ReachableServices;
   log: Logger;
   /** The HTTP request's span while tracing is on (upstream requests are client spans under it). */

@@ -8,6 +8,7 @@ import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
 import { modernServerFor, type ModernRequest } from './modern-server.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
+import { asksDiscover, withLegacyVersions } from './discover-versions.js';
 
 export interface ModernEndpoint {
   /**
@@ -39,7 +40,9 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
 
   const exchange = async (target: McpHttpHandler, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, web: Request): Promise<void> => {
     pending.set(web, { deps, catalog, request, reply, toolset });
-    const response = await target.fetch(web, { parsedBody: request.body });
+    const answered = await target.fetch(web, { parsedBody: request.body });
+    // server/discover also names the legacy revisions this endpoint serves through initialize.
+    const response = asksDiscover(request.body) ? await withLegacyVersions(answered) : answered;
     reply.hijack();
     await sendWebResponse(reply, response, { 'x-request-id': request.id });
   };

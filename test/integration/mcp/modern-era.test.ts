@@ -57,6 +57,18 @@ describe('the SDK v2 client against /mcp', () => {
     expect(JSON.stringify(prompt.messages)).toContain('Oslo');
   });
 
+  it("reads both eras' revisions in server/discover and still negotiates the modern one", async () => {
+    const client = await modernClient(acmeToken);
+    expect(client.getProtocolEra()).toBe('modern');
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
+    expect(client.getDiscoverResult()?.supportedVersions).toEqual([MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
+    // An explicit discover on the connection answers the same, on a toolset too.
+    expect((await client.discover()).supportedVersions).toContain('2025-11-25');
+    const narrowed = await modernClient(acmeToken, '/mcp/weather');
+    expect(narrowed.getDiscoverResult()?.supportedVersions).toContain('2025-11-25');
+    expect(narrowed.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
+  });
+
   it('serves /mcp/<toolset> narrowed to the toolset in the modern era too', async () => {
     const client = await modernClient(acmeToken, '/mcp/weather');
     expect(client.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
@@ -73,7 +85,8 @@ describe('a modern request on the wire', () => {
     expect(answer.headers.get('mcp-session-id')).toBeNull();
     expect(answer.headers.get('x-request-id')).toBeTruthy();
     expect(answer.body.result).toMatchObject({
-      supportedVersions: [MODERN_VERSION],
+      // The modern revision first, then the legacy ones this endpoint negotiates at initialize.
+      supportedVersions: [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],
       capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, extensions: { [TASKS_EXTENSION]: {} } },
       resultType: 'complete',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolgate' } },

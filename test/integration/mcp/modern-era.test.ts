@@ -124,6 +124,15 @@ describe('a modern request on the wire', () => {
     expect(JSON.stringify(body.error?.data)).toContain(MODERN_VERSION);
   });
 
+  it('has no tasks/result or tasks/list, as the Tasks extension (SEP-2663) has none, even for a client that declared it', async () => {
+    const declared = { extensions: { [TASKS_EXTENSION]: {} } };
+    for (const method of ['tasks/result', 'tasks/list']) {
+      const params = method === 'tasks/result' ? { taskId: 'task-nobody-issued' } : {};
+      const answer = await modernPost(baseUrl, acmeToken, method, params, { capabilities: declared, headers: method === 'tasks/result' ? { 'mcp-name': 'task-nobody-issued' } : {} });
+      expect(answer.body.error?.code, method).toBe(-32601);
+    }
+  });
+
   it('needs authentication as every other request does', async () => {
     const answer = await fetch(`${baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': MODERN_VERSION }, body: '{}' });
     expect(answer.status).toBe(401);

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { traceMeta } from '../src/mcp/client/call-params.js';
+import { traceMeta } from '../src/mcp/server/request-params.js';
 import { createMcpEndpoint } from '../src/mcp/server/endpoint.js';
 import { mcpServerSpan } from '../src/mcp/server/server-span.js';
 import { bearerSecurity, errorResponses, toolsetName } from '../src/schemas/common.js';
@@ -31,7 +31,19 @@ const mcpResponses = {
  * A 2026-07-28 request (the `_meta` envelope) is served statelessly by the SDK v2 entry (docs/mcp.md#two-protocol-eras).
  */
 const routes: RoutePlugin = async (app) => {
-  const endpoint = createMcpEndpoint(app);
+  // The endpoint takes what it uses as one plain object (src/mcp/server/deps.ts), never the Fastify instance.
+  const endpoint = createMcpEndpoint({
+    gateway: app.gateway,
+    audit: app.audit,
+    tasks: app.tasks,
+    store: app.store,
+    bus: app.bus,
+    catalog: app.policyDeps,
+    drain: app.drain,
+    tenantSlots: app.tenantSlots,
+    metrics: app.metrics,
+    log: app.log,
+  });
   // Open streams would keep the listener from closing: they end first, and their clients reconnect elsewhere.
   app.addHook('preClose', (done) => {
     endpoint.close();

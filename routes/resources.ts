@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createCatalogGovernance } from '../src/mcp/server/resource-catalog-governance.js';
+import { createCatalogGovernance } from '../src/catalog/resource-catalog-governance.js';
 import { requestCancellation } from '../src/http/call-options.js';
 import {
   getPrompt,
@@ -9,7 +9,7 @@ import {
   listResourceTemplates,
   readResource,
   type CatalogRequest,
-} from '../src/mcp/server/resource-catalog.js';
+} from '../src/catalog/resource-catalog.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import { promptGetBody, promptGetResponse, promptListResponse, resourceListResponse, resourceReadQuery, resourceReadResponse } from '../src/schemas/resources.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -33,7 +33,7 @@ const routes: RoutePlugin = async (app) => {
     signal: requestCancellation(reply, app.drain).signal,
   });
   // Unknown and unreachable are one 404, a reachable service that fails a 502, over the tenant's rate limit a
-  // 429 + Retry-After: the catalog's errors carry their codes (src/mcp/server/resource-catalog-errors.ts).
+  // 429 + Retry-After: the catalog's errors carry their codes (src/catalog/resource-catalog-errors.ts).
   const common = { onRequest: app.authenticate, config: { runsCalls: true } } as const;
 
   app.get(

@@ -1,6 +1,6 @@
 // Operator-written modules (function tools, local MCP servers, custom policies) often live in the
 // operator's own folder, outside toolgate's install, with no node_modules of their own. Their bare imports
-// (`@modelcontextprotocol/sdk/server/mcp.js`, `zod`) fall back to toolgate's own dependencies.
+// (`@modelcontextprotocol/server`, `zod`) fall back to toolgate's own dependencies.
 import { register } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,6 +1,6 @@
 // A tenant's sliding-window rate limit (its `policies.rate-limit` options): the key a call counts under and
 // the answers it gets. The rate-limit policy (policies/rate-limit.ts) applies it to tool calls, the
-// resource and prompt catalog (src/mcp/server/resource-catalog-governance.ts) to resource reads and prompt gets, so
+// resource and prompt catalog (src/catalog/resource-catalog-governance.ts) to resource reads and prompt gets, so
 // both spend one budget.
 import Type, { type Static } from 'typebox';
 import type { OnStoreUnavailable } from '../config/types.js';

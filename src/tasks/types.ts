@@ -1,4 +1,4 @@
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Task } from '@modelcontextprotocol/server';
 import type { ToolResult } from '../call/types.js';
 import { DomainError, type ErrorCode } from '../errors.js';
 

@@ -13,7 +13,7 @@ import { ConfigError } from '../../src/config/interpolate.js';
 import { DomainError, errors, gatewayErrorOf, type ErrorCode } from '../../src/errors.js';
 import { UnknownTenantError } from '../../src/gateway.js';
 import { SessionSignalsLimited } from '../../src/mcp/server/post-bounds.js';
-import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/mcp/server/resource-catalog-errors.js';
+import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/catalog/resource-catalog-errors.js';
 import { TraceSettingsError } from '../../src/observability/trace-settings.js';
 import { TaskError } from '../../src/tasks/types.js';
 import { TenantApiError } from '../../src/tenants/errors.js';

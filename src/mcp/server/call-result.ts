@@ -1,5 +1,5 @@
 // A finished call as an MCP CallToolResult (docs/architecture.md#mcp-endpoint).
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpContentOf } from '../../call/mcp-content.js';
 import type { ToolResult } from '../../call/types.js';
 

@@ -1,23 +1,21 @@
 // toolgate as an MCP server over streamable HTTP: what each /mcp request does once routes/mcp.ts has
 // authenticated and validated it — the session lifecycle, the GET stream's keep-alive and the wiring of
 // the session hub (docs/architecture.md#mcp-sessions).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { McpEndpointDeps } from './deps.js';
+import { Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type JSONRPCRequest, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
-import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from '../client/call-params.js';
-import { auditRefusal } from '../../audit/call-audit.js';
+import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from './request-params.js';
 import { catalogEvent } from '../../audit/events.js';
+import { auditRefusal } from '../../audit/call-audit.js';
 import type { AuditSink } from '../../audit/types.js';
 import { failureResult } from '../../call/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
 import { toCallToolResult } from './call-result.js';
 import { asksForProgress, callsTool, cancelledRequestIds, opensSession } from './messages.js';
-import { createCatalogGovernance, type CatalogGovernance } from './resource-catalog-governance.js';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createCatalogGovernance, type CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
 import { registerResourcesAndPrompts, RESOURCE_AND_PROMPT_CAPABILITIES } from './serve-resources.js';
 import { createSessionHub, type SessionHub } from './session-hub.js';
 import { createMcpSessions, sessionSideKey } from './sessions.js';
@@ -26,8 +24,11 @@ import { oversizedBatch, signalsIn, spendSignals } from './post-bounds.js';
 import { createUrlElicitations, type UrlElicitations } from './url-elicitation.js';
 import { answerOnWire } from './wire-error.js';
 import { createModernEndpoint } from './modern-endpoint.js';
-import { boundTaskResults, callAsTask, TASK_CAPABILITIES, taskWireError, type TaskCallContext } from './task-calls.js';
-import { mcpTask, taskStoreFor } from './task-store.js';
+import { boundTaskResults, callAsTask, TASK_CAPABILITIES, type TaskCallContext } from './task-calls.js';
+import { mcpTask, serveLegacyTasks } from './task-store.js';
+import { taskWireError } from './task-wire.js';
+import { sendWebResponse, toWebRequest } from './web-exchange.js';
+import { LegacyResourceErrors } from './legacy-error-codes.js';
 import { taskSupportOf, untaskedCallRefusal } from './task-support.js';
 import { capabilitiesRecord, createSessionCapabilities, declaredCapabilities, relayKindsOf, relayToClient, type ClientCapability } from './relay-to-client.js';
 import { createRelayRequests, type RelayRequests } from './relay-responses.js';
@@ -40,7 +41,7 @@ import { withRelay, type Relay } from '../client/relay.js';
  * `session`: the MCP session the request belongs to, so a notifications/cancelled naming a call finds it.
  */
 function serverFor(
-  app: FastifyInstance,
+  deps: McpEndpointDeps,
   catalog: CatalogGovernance,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -49,59 +50,64 @@ function serverFor(
   elicitations: UrlElicitations,
 ): Server {
   const tasks: TaskCallContext = {
-    tasks: app.tasks,
+    tasks: deps.tasks,
     owner: { tenant: request.principal.tenant, user: request.principal.user },
     session: session?.id,
     requestId: request.id,
-    drain: app.drain,
+    drain: deps.drain,
     log: request.log,
-    limits: () => app.gateway.config.mcpServer.tasks,
-    slots: app.tenantSlots,
+    limits: () => deps.gateway.config.mcpServer.tasks,
+    slots: deps.tenantSlots,
   };
   const server = new Server(
     { name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' },
-    { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES, ...TASK_CAPABILITIES }, taskStore: taskStoreFor(tasks) },
+    { capabilities: { tools: { listChanged: session !== undefined }, ...RESOURCE_AND_PROMPT_CAPABILITIES, ...TASK_CAPABILITIES } },
   );
+  serveLegacyTasks(server, tasks);
   boundTaskResults(server, tasks);
   registerResourcesAndPrompts(server, {
-    reachable: () => app.gateway.mcpServicesFor(request.principal),
+    reachable: () => deps.gateway.mcpServicesFor(request.principal),
     log: request.log,
     trace: request.traceContext,
     caller: { principal: request.principal, requestId: request.id, via: 'mcp', governance: catalog },
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const pool = await tenantKnown(app.gateway.poolFor(request.principal, requestMode(request), toolset));
+  server.setRequestHandler('tools/list', async () => {
+    const pool = await tenantKnown(deps.gateway.poolFor(request.principal, requestMode(request), toolset));
     // Any tool may be called as a task; an approval-gated one must be, when so configured (docs/mcp.md#tasks).
-    const support = taskSupportOf(app.gateway.config.mcpServer.tasks.approvalCalls, app.gateway.approvalGate(request.principal));
+    const support = taskSupportOf(deps.gateway.config.mcpServer.tasks.approvalCalls, deps.gateway.approvalGate(request.principal));
     return { tools: pool.tools.map((tool): McpTool => ({ ...(mcpEntry(pool, tool) as McpTool), execution: { taskSupport: support(tool) } })) };
   });
-  const clientGone = requestCancellation(reply, app.drain);
-  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+  const clientGone = requestCancellation(reply, deps.drain);
+  server.setRequestHandler('tools/call', async (call, ctx) => {
     if (call.params.task !== undefined) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
       const callId = defaultCallId(undefined, 0);
       const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
-      return callAsTask(tasks, { name: call.params.name, callId, ttl: call.params.task.ttl }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
+      const created = await callAsTask(tasks, { name: call.params.name, callId, ttl: call.params.task.ttl }, (signal) => deps.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
         throw taskWireError(error);
       });
+      // SDK v2 checks a tools/call result against CallToolResult, whose `content` a CreateTaskResult lacks:
+      // an empty one goes beside `task` (the 2025-11-25 CreateTaskResult is an open object).
+      const answered: CallToolResult = { content: [], ...created };
+      return answered;
     }
-    if (app.gateway.config.mcpServer.tasks.approvalCalls === 'required') await refuseUntaskedApproval(app, request, toolset, call.params);
+    if (deps.gateway.config.mcpServer.tasks.approvalCalls === 'required') await refuseUntaskedApproval(deps, request, toolset, call.params);
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
     // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
     // JSON-RPC batch of calls piles none up.
-    const tracked = session?.hub.trackCall(session.id, extra.requestId);
+    const tracked = session?.hub.trackCall(session.id, ctx.mcpReq.id);
     try {
-      const callSignal = AbortSignal.any([clientGone.signal, extra.signal, ...(tracked ? [tracked.signal] : [])]);
+      const callSignal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal, ...(tracked ? [tracked.signal] : [])]);
       const options = callOptionsFor(request, defaultCallId(undefined, 0), callSignal);
       // An upstream's progress is relayed under the client's own token, on this request's event stream.
       const token = call.params._meta?.progressToken;
       if (token !== undefined) {
         options.onProgress = (update) => {
-          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+          ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
         };
       }
-      const run = () => tenantKnown(app.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      const relay = relayFor(app, request, session, { server, requestId: extra.requestId, callId: options.defaultCallId, signal: callSignal });
+      const run = () => tenantKnown(deps.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
+      const relay = relayFor(deps, request, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, signal: callSignal });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
       const elicitation = await elicitations.errorFor(result, request.principal, session && { id: session.id, declaresUrl: session.declared.includes('url-elicitation') });
@@ -118,11 +124,11 @@ function serverFor(
  * With `approvalCalls: required`, a call without `task` of a tool the caller's approval policy holds is
  * refused before anything runs (no approval is requested), as tools/list told the client.
  */
-async function refuseUntaskedApproval(app: FastifyInstance, request: FastifyRequest, toolset: string | undefined, params: { name: string; arguments?: Record<string, unknown> }): Promise<void> {
-  const tool = await tenantKnown(app.gateway.toolCalled(request.principal, requestMode(request), params.name, toolset));
-  if (tool === undefined || !app.gateway.approvalGate(request.principal)(tool)) return;
+async function refuseUntaskedApproval(deps: McpEndpointDeps, request: FastifyRequest, toolset: string | undefined, params: { name: string; arguments?: Record<string, unknown> }): Promise<void> {
+  const tool = await tenantKnown(deps.gateway.toolCalled(request.principal, requestMode(request), params.name, toolset));
+  if (tool === undefined || !deps.gateway.approvalGate(request.principal)(tool)) return;
   const origin = { requestId: request.id, tenant: request.principal.tenant, user: request.principal.user };
-  throw untaskedCallRefusal(app.audit, origin, { tool, callId: defaultCallId(undefined, 0), arguments: params.arguments ?? {} });
+  throw untaskedCallRefusal(deps.audit, origin, { tool, callId: defaultCallId(undefined, 0), arguments: params.arguments ?? {} });
 }
 
 /**
@@ -130,12 +136,12 @@ async function refuseUntaskedApproval(app: FastifyInstance, request: FastifyRequ
  * call's client, on this call's response stream (relay-to-client.ts); undefined once the tenant is gone.
  */
 function relayFor(
-  app: FastifyInstance,
+  deps: McpEndpointDeps,
   request: FastifyRequest,
   session: { id: string; declared: readonly ClientCapability[]; requests: RelayRequests } | undefined,
   call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
 ): Relay | undefined {
-  const tenant = app.gateway.tenant(request.principal.tenant);
+  const tenant = deps.gateway.tenant(request.principal.tenant);
   if (!tenant) return undefined;
   const send = (message: JSONRPCRequest): Promise<void> => call.server.transport?.send(message, { relatedRequestId: call.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
   return relayToClient({
@@ -146,7 +152,7 @@ function relayFor(
     declared: relayKindsOf(session?.declared ?? []),
     ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
     signal: call.signal,
-    audit: app.audit,
+    audit: deps.audit,
   });
 }
 
@@ -220,44 +226,44 @@ export interface McpEndpoint {
  * (`mcpServer.sessions`, the default) `initialize` issues an `Mcp-Session-Id`, GET opens the session's
  * notification stream and DELETE ends it; a POST without a session id is still served, statelessly.
  */
-export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
-  // Audit and rate limit of resources/read and prompts/get (src/mcp/server/resource-catalog-governance.ts).
-  const catalog = createCatalogGovernance(app.policyDeps);
-  const sessions = createMcpSessions(app.store);
-  const elicitations = createUrlElicitations(app.store);
-  const capabilities = createSessionCapabilities(app.store, (principal, id) => sessionSideKey(principal, id, 'client'));
-  const relayRequests = createRelayRequests(app.bus, app.log);
+export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
+  // Audit and rate limit of resources/read and prompts/get (src/catalog/resource-catalog-governance.ts).
+  const catalog = createCatalogGovernance(deps.catalog);
+  const sessions = createMcpSessions(deps.store);
+  const elicitations = createUrlElicitations(deps.store);
+  const capabilities = createSessionCapabilities(deps.store, (principal, id) => sessionSideKey(principal, id, 'client'));
+  const relayRequests = createRelayRequests(deps.bus, deps.log);
   const hub = createSessionHub({
-    bus: app.bus,
-    log: app.log,
+    bus: deps.bus,
+    log: deps.log,
     fingerprint: async (principal, mode, toolset) => {
       try {
-        return (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
+        return (await deps.gateway.poolFor(principal, mode, toolset)).fingerprint;
       } catch {
         // The tenant or the toolset was removed: nothing this session could list.
         return undefined;
       }
     },
   });
-  app.metrics.watchMcpStreams(() => hub.openStreams());
-  const modern = createModernEndpoint(app, catalog, hub);
+  deps.metrics.watchMcpStreams(() => hub.openStreams());
+  const modern = createModernEndpoint(deps, catalog, hub);
   // A task's status change reaches the stream of the session that created it, on whichever replica holds it.
-  const stopTaskNotices = app.tasks.onChange((_owner, task) => {
+  const stopTaskNotices = deps.tasks.onChange((_owner, task) => {
     if (task.session !== undefined) hub.notify(task.session, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...mcpTask(task) } });
   });
-  const stopWatching = app.gateway.onChange(() => hub.poolsMayHaveChanged());
+  const stopWatching = deps.gateway.onChange(() => hub.poolsMayHaveChanged());
 
   /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
   const endpoint = (request: McpRequest): string | undefined => {
-    if (!app.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
+    if (!deps.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
-    if (toolset !== undefined) app.gateway.assertToolset(request.principal, toolset);
+    if (toolset !== undefined) deps.gateway.assertToolset(request.principal, toolset);
     return toolset;
   };
 
   /** The session a POST belongs to: resumed, newly made by `initialize`, or none (stateless). */
   const sessionOf = async (request: McpRequest, reply: FastifyReply, toolset: string | undefined): Promise<string | null | undefined> => {
-    const settings = app.gateway.config.mcpServer;
+    const settings = deps.gateway.config.mcpServer;
     if (!settings.sessions) return undefined;
     const presented = sessionHeader(request);
     if (presented !== undefined) return (await sessions.resume(request.principal, presented, toolset, settings)) ? presented : null;
@@ -267,7 +273,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
       const { id, ended } = await sessions.create(request.principal, toolset, settings, { client: capabilitiesRecord(declared) });
       capabilities.remember(request.principal, id, declared);
       for (const old of ended) hub.end(old);
-      app.metrics.countMcpSession(request.principal.tenant);
+      deps.metrics.countMcpSession(request.principal.tenant);
       reply.raw.setHeader('mcp-session-id', id);
       return id;
     } catch (error) {
@@ -283,11 +289,11 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
     // Before anything of the body is handled: a batch is bounded whatever its messages are.
-    const oversized = oversizedBatch(request.body, app.gateway.config.mcpServer.maxBatchMessages);
+    const oversized = oversizedBatch(request.body, deps.gateway.config.mcpServer.maxBatchMessages);
     if (oversized) return sendJsonRpcError(request, reply, 400, oversized);
     const invalid = invalidParams(request.body);
     if (invalid) {
-      auditRefusedMessages(app.audit, request, invalid.error.message);
+      auditRefusedMessages(deps.audit, request, invalid.error.message);
       return reply.send(invalid);
     }
     // A 2026-07-28 request is answered statelessly by the SDK v2 entry; everything else (initialize,
@@ -297,7 +303,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (session === null) throw sessionNotFound();
     if (session !== undefined) {
       // Cancellations and answers reach other replicas over the bus: counted per session, all or none.
-      await spendSignals(app.store, sessionSideKey(request.principal, session, 'signals'), app.gateway.config.mcpServer.signalRate, signalsIn(request.body));
+      await spendSignals(deps.store, sessionSideKey(request.principal, session, 'signals'), deps.gateway.config.mcpServer.signalRate, signalsIn(request.body));
       const cancelled = cancelledRequestIds(request.body);
       if (cancelled.length > 0) hub.cancel(session, cancelled);
     }
@@ -305,23 +311,23 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (session !== undefined && relayRequests.answers(session, request.body)) return reply.code(202).send();
     // What this session's client may be asked by an upstream: read only for a body that calls a tool.
     const declared = session !== undefined && callsTool(request.body) ? await capabilities.of(request.principal, session) : [];
-    const server = serverFor(app, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, declared, requests: relayRequests }, elicitations);
+    const server = serverFor(deps, catalog, request, reply, toolset, session === undefined ? undefined : { id: session, hub, declared, requests: relayRequests }, elicitations);
     // One JSON body per answer, unless a call asked for progress or its client may be asked something (a
     // relayed elicitation or sampling request): then an event stream carries those before the result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && relayKindsOf(declared).length === 0 });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) && relayKindsOf(declared).length === 0 });
     reply.hijack();
-    // A hijacked reply skips Fastify's header handling: headers set on the raw response are merged into the transport's.
-    reply.raw.setHeader('x-request-id', request.id);
     reply.raw.once('close', () => {
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    await server.connect(new LegacyResourceErrors(transport));
+    // A hijacked reply skips Fastify's header handling: the session id set by sessionOf goes with the transport's headers.
+    const response = await transport.handleRequest(toWebRequest(request, reply), { parsedBody: request.body });
+    await sendWebResponse(reply, response, { 'x-request-id': request.id });
   };
 
   const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    const settings = app.gateway.config.mcpServer;
+    const settings = deps.gateway.config.mcpServer;
     if (!settings.sessions) throw sessionsOff(reply);
     const toolset = endpoint(request);
     const id = sessionHeader(request);
@@ -329,7 +335,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     if (!(await sessions.resume(request.principal, id, toolset, settings))) throw sessionNotFound();
     const principal = request.principal;
     const mode = requestMode(request);
-    const fingerprint = (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
+    const fingerprint = (await deps.gateway.poolFor(principal, mode, toolset)).fingerprint;
     reply.hijack();
     let keepAlive: NodeJS.Timeout | undefined;
     const stream = openSseStream(reply.raw, { 'x-request-id': request.id, 'mcp-session-id': id }, STREAM_BUFFER_BYTES, () => {
@@ -346,7 +352,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
     // expired in the store (DELETE on a replica whose message was lost) closes the stream.
     keepAlive = setInterval(() => {
       if (!stream.ping()) return;
-      sessions.resume(principal, id, toolset, app.gateway.config.mcpServer).then(
+      sessions.resume(principal, id, toolset, deps.gateway.config.mcpServer).then(
         (live) => live || stream.close(),
         () => undefined,
       );
@@ -355,7 +361,7 @@ export function createMcpEndpoint(app: FastifyInstance): McpEndpoint {
   };
 
   const endSession = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    if (!app.gateway.config.mcpServer.sessions) throw sessionsOff(reply);
+    if (!deps.gateway.config.mcpServer.sessions) throw sessionsOff(reply);
     const toolset = endpoint(request);
     const id = sessionHeader(request);
     if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');

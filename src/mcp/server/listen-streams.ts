@@ -2,9 +2,10 @@
 // session hub like a legacy session's GET stream — its caller's pool is rechecked when something changed on
 // any replica — and a change is published on the stream's own event bus, so it reaches this caller only.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { McpEndpointDeps } from './deps.js';
 import type { ServerEventBus } from '@modelcontextprotocol/server';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { requestMode } from '../../http/call-options.js';
 import type { SessionHub } from './session-hub.js';
@@ -15,7 +16,7 @@ export interface ListenStreams {
   open(request: FastifyRequest, toolset: string | undefined, bus: ServerEventBus, end: () => void): Promise<{ close(): void }>;
 }
 
-export function createListenStreams(app: FastifyInstance, hub: SessionHub): ListenStreams {
+export function createListenStreams(deps: Pick<McpEndpointDeps, 'gateway'>, hub: SessionHub): ListenStreams {
   // Open streams of this replica per caller and per tenant, bounded as sessions are (mcpServer.maxPerPrincipal, maxPerTenant).
   const open = new Map<string, number>();
   const count = (key: string, by: number): void => {
@@ -26,14 +27,14 @@ export function createListenStreams(app: FastifyInstance, hub: SessionHub): List
   return {
     async open(request, toolset, bus, end) {
       const { principal } = request;
-      const settings = app.gateway.config.mcpServer;
+      const settings = deps.gateway.config.mcpServer;
       const tenantKey = JSON.stringify([principal.tenant]);
       const callerKey = JSON.stringify([principal.tenant, principal.user]);
       if ((open.get(callerKey) ?? 0) >= settings.maxPerPrincipal || (open.get(tenantKey) ?? 0) >= settings.maxPerTenant) {
         throw new errors.TG_OVERLOADED('too many open MCP subscription streams: close one first');
       }
       const mode = requestMode(request);
-      const fingerprint = (await app.gateway.poolFor(principal, mode, toolset)).fingerprint;
+      const fingerprint = (await deps.gateway.poolFor(principal, mode, toolset)).fingerprint;
       let closed = false;
       // The hub's view of the stream: what it would write to a legacy GET stream becomes an event on the bus.
       const stream: SseStream = {

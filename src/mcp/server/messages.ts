@@ -1,5 +1,5 @@
 // What the session layer reads from a POSTed JSON-RPC body (one message or a batch) before the SDK does.
-import { CallToolRequestSchema, CancelledNotificationSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isSpecType } from '@modelcontextprotocol/server';
 
 const messagesOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]);
 
@@ -12,8 +12,7 @@ export function opensSession(body: unknown): boolean {
 export function cancelledRequestIds(body: unknown): Array<string | number> {
   const ids: Array<string | number> = [];
   for (const message of messagesOf(body)) {
-    const parsed = CancelledNotificationSchema.safeParse(message);
-    if (parsed.success && parsed.data.params.requestId !== undefined) ids.push(parsed.data.params.requestId);
+    if (isSpecType.CancelledNotification(message) && message.params.requestId !== undefined) ids.push(message.params.requestId);
   }
   return ids;
 }
@@ -21,12 +20,11 @@ export function cancelledRequestIds(body: unknown): Array<string | number> {
 /** A `tools/call` of the body carries a `progressToken`: its progress needs an event-stream answer, not one JSON body. */
 export function asksForProgress(body: unknown): boolean {
   return messagesOf(body).some((message) => {
-    const parsed = CallToolRequestSchema.safeParse(message);
-    return parsed.success && parsed.data.params._meta?.progressToken !== undefined;
+    return isSpecType.CallToolRequest(message) && message.params._meta?.progressToken !== undefined;
   });
 }
 
 /** The body holds a `tools/call`. */
 export function callsTool(body: unknown): boolean {
-  return messagesOf(body).some((message) => CallToolRequestSchema.safeParse(message).success);
+  return messagesOf(body).some((message) => isSpecType.CallToolRequest(message));
 }

@@ -1,12 +1,14 @@
 // The 2026-07-28 era of /mcp (docs/mcp.md#two-protocol-eras): which requests are modern, and how they are
 // served — by the SDK v2 serving entry, statelessly, one SDK server per request, on any replica.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { McpEndpointDeps } from './deps.js';
 import { createMcpHandler, InMemoryServerEventBus, isLegacyRequest, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
-import type { CatalogGovernance } from './resource-catalog-governance.js';
+import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
 import { modernServerFor, type ModernRequest } from './modern-server.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
+import { asksDiscover, withLegacyVersions } from './discover-versions.js';
 
 export interface ModernEndpoint {
   /**
@@ -20,7 +22,7 @@ export interface ModernEndpoint {
   close(): Promise<void>;
 }
 
-export function createModernEndpoint(app: FastifyInstance, catalog: CatalogGovernance, hub: SessionHub): ModernEndpoint {
+export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGovernance, hub: SessionHub): ModernEndpoint {
   // The entry builds each request's server through one factory, which finds its Fastify request by the web Request.
   const pending = new WeakMap<Request, ModernRequest>();
   const factory: McpServerFactory = ({ requestInfo }) => {
@@ -31,14 +33,16 @@ export function createModernEndpoint(app: FastifyInstance, catalog: CatalogGover
   const options = {
     // Legacy traffic never reaches these handlers: the endpoint routes it to the session layer first.
     legacy: 'reject',
-    onerror: (error: Error) => app.log.debug({ err: error }, 'modern MCP exchange refused or failed'),
+    onerror: (error: Error) => deps.log.debug({ err: error }, 'modern MCP exchange refused or failed'),
   } as const;
   const handler: McpHttpHandler = createMcpHandler(factory, options);
-  const listens = createListenStreams(app, hub);
+  const listens = createListenStreams(deps, hub);
 
   const exchange = async (target: McpHttpHandler, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, web: Request): Promise<void> => {
-    pending.set(web, { app, catalog, request, reply, toolset });
-    const response = await target.fetch(web, { parsedBody: request.body });
+    pending.set(web, { deps, catalog, request, reply, toolset });
+    const answered = await target.fetch(web, { parsedBody: request.body });
+    // server/discover also names the legacy revisions this endpoint serves through initialize.
+    const response = asksDiscover(request.body) ? await withLegacyVersions(answered) : answered;
     reply.hijack();
     await sendWebResponse(reply, response, { 'x-request-id': request.id });
   };

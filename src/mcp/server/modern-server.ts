@@ -1,14 +1,16 @@
 // The MCP 2026-07-28 server of one /mcp request (docs/mcp.md#two-protocol-eras): an SDK v2 Server whose
 // handlers are the legacy era's, over the same pool, execution path, catalog and tasks. The SDK does the
 // protocol (server/discover, the `_meta` envelope, resultType, cache fields); toolgate supplies the rest.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type StandardSchemaV1, type Tool as McpTool } from '@modelcontextprotocol/server';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { McpEndpointDeps } from './deps.js';
+import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { toCallToolResult } from './call-result.js';
-import type { CatalogGovernance } from './resource-catalog-governance.js';
-import { catalogAnswers as answersOf } from './serve-resources.js';
-import { startTask, taskWireError, type TaskCallContext } from './task-calls.js';
+import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
+import { registerResourcesAndPrompts } from './serve-resources.js';
+import { startTask, type TaskCallContext } from './task-calls.js';
+import { taskIdParams, taskWireError } from './task-wire.js';
 import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
 import { untaskedCallRefusal } from './task-support.js';
@@ -26,7 +28,7 @@ export const MODERN_CAPABILITIES = {
 } as const;
 
 export interface ModernRequest {
-  app: FastifyInstance;
+  deps: McpEndpointDeps;
   catalog: CatalogGovernance;
   request: FastifyRequest;
   reply: FastifyReply;
@@ -41,56 +43,44 @@ function declaresTasks(ctx: ServerContext): boolean {
   return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
 }
 
-/** `{taskId: string}`, the params of tasks/get and tasks/cancel, as the SDK's schema contract wants it. */
-const taskIdParams: StandardSchemaV1<unknown, { taskId: string }> = {
-  '~standard': {
-    version: 1,
-    vendor: 'toolgate',
-    validate: (value) =>
-      typeof value === 'object' && value !== null && 'taskId' in value && typeof value.taskId === 'string'
-        ? { value: { taskId: value.taskId } }
-        : { issues: [{ message: 'taskId must be a string' }] },
-  },
-};
-
 /** One request's SDK v2 server: tools, resources, prompts and the Tasks extension's tasks/get and tasks/cancel. */
-export function modernServerFor({ app, catalog, request, reply, toolset }: ModernRequest): Server {
+export function modernServerFor({ deps, catalog, request, reply, toolset }: ModernRequest): Server {
   const { principal } = request;
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: MODERN_CAPABILITIES });
   const tenantKnown = <T>(work: Promise<T>): Promise<T> => answerOnWire('tool', () => work);
   const tasks: TaskCallContext = {
-    tasks: app.tasks,
+    tasks: deps.tasks,
     owner: { tenant: principal.tenant, user: principal.user },
     session: undefined,
     requestId: request.id,
-    drain: app.drain,
+    drain: deps.drain,
     log: request.log,
-    limits: () => app.gateway.config.mcpServer.tasks,
-    slots: app.tenantSlots,
+    limits: () => deps.gateway.config.mcpServer.tasks,
+    slots: deps.tenantSlots,
   };
 
   server.setRequestHandler('tools/list', async () => {
-    const pool = await tenantKnown(app.gateway.poolFor(principal, requestMode(request), toolset));
+    const pool = await tenantKnown(deps.gateway.poolFor(principal, requestMode(request), toolset));
     // The 2026-07-28 Tool has no `execution`: whether a call becomes a task is the server's choice per call.
     return { tools: pool.tools.map((tool): McpTool => mcpEntry(pool, tool) as McpTool) };
   });
 
-  const clientGone = requestCancellation(reply, app.drain);
+  const clientGone = requestCancellation(reply, deps.drain);
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
     const wantsTask = declaresTasks(ctx);
-    const mustBeTask = app.gateway.config.mcpServer.tasks.approvalCalls === 'required';
+    const mustBeTask = deps.gateway.config.mcpServer.tasks.approvalCalls === 'required';
     // Judged only when it can change the answer: a plain call pays no second lookup of its tool.
-    const gated = wantsTask || mustBeTask ? await approvalGated(app, request, toolset, call.params.name) : undefined;
+    const gated = wantsTask || mustBeTask ? await approvalGated(deps, request, toolset, call.params.name) : undefined;
     if (gated !== undefined && !wantsTask && mustBeTask) {
       // As in the legacy era: such a tool must be a task, so a client without the extension is refused (audited).
       const origin = { requestId: request.id, tenant: principal.tenant, user: principal.user };
-      throw untaskedCallRefusal(app.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
+      throw untaskedCallRefusal(deps.audit, origin, { tool: gated, callId: defaultCallId(undefined, 0), arguments: input.arguments });
     }
     if (gated !== undefined && wantsTask) {
       // A task outlives this request: its run is cancelled by tasks/cancel or a shutdown, not by the client leaving.
       const callId = defaultCallId(undefined, 0);
-      const task = await startTask(tasks, { name: input.name, callId, ttl: undefined }, (signal) => app.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
+      const task = await startTask(tasks, { name: input.name, callId, ttl: undefined }, (signal) => deps.gateway.execute(input, callOptionsFor(request, callId, signal), toolset)).catch((error: unknown) => {
         throw taskWireError(error);
       });
       // A task-augmented result (SEP-2663): the SDK passes a non-`complete` resultType of tools/call through,
@@ -108,7 +98,7 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
         ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
       };
     }
-    const result = await tenantKnown(app.gateway.execute(input, options, toolset));
+    const result = await tenantKnown(deps.gateway.execute(input, options, toolset));
     return toCallToolResult(result) as CallToolResult;
   });
 
@@ -125,17 +115,12 @@ export function modernServerFor({ app, catalog, request, reply, toolset }: Moder
     return {};
   });
 
-  const catalogAnswers = answersOf({ reachable: () => app.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
-  server.setRequestHandler('resources/list', async (_message, ctx) => catalogAnswers.listResources(ctx.mcpReq.signal));
-  server.setRequestHandler('resources/templates/list', async (_message, ctx) => catalogAnswers.listResourceTemplates(ctx.mcpReq.signal));
-  server.setRequestHandler('resources/read', async (message, ctx) => catalogAnswers.readResource(ctx.mcpReq.signal, message.params.uri));
-  server.setRequestHandler('prompts/list', async (_message, ctx) => catalogAnswers.listPrompts(ctx.mcpReq.signal));
-  server.setRequestHandler('prompts/get', async (message, ctx) => catalogAnswers.getPrompt(ctx.mcpReq.signal, message.params.name, message.params.arguments));
+  registerResourcesAndPrompts(server, { reachable: () => deps.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
   return server;
 }
 
 /** The tool, when the caller's approval policy holds it (judged from config: nothing runs); undefined otherwise, an unknown name included. */
-async function approvalGated(app: FastifyInstance, request: FastifyRequest, toolset: string | undefined, name: string): Promise<Tool | undefined> {
-  const tool = await answerOnWire('tool', () => app.gateway.toolCalled(request.principal, requestMode(request), name, toolset));
-  return tool !== undefined && app.gateway.approvalGate(request.principal)(tool) ? tool : undefined;
+async function approvalGated(deps: McpEndpointDeps, request: FastifyRequest, toolset: string | undefined, name: string): Promise<Tool | undefined> {
+  const tool = await answerOnWire('tool', () => deps.gateway.toolCalled(request.principal, requestMode(request), name, toolset));
+  return tool !== undefined && deps.gateway.approvalGate(request.principal)(tool) ? tool : undefined;
 }

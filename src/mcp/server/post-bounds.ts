@@ -2,10 +2,10 @@
 // a JSON-RPC batch holds at most `mcpServer.maxBatchMessages` messages, and the messages that reach other
 // replicas over the bus — `notifications/cancelled` and answers to relayed requests — are counted per session
 // against `mcpServer.signalRate` on every replica together (one store step per POST, whatever it carries).
-import { CancelledNotificationSchema, ErrorCode, isJSONRPCErrorResponse, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCErrorResponse, isJSONRPCResultResponse, isSpecType, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { DomainError } from '../../errors.js';
 import type { StateStore } from '../../store/types.js';
-import type { JsonRpcErrorResponse } from '../client/call-params.js';
+import type { JsonRpcErrorResponse } from './request-params.js';
 
 /**
  * The JSON-RPC error for a batch larger than `max`, or undefined. JSON-RPC 2.0 answers a batch it cannot
@@ -25,7 +25,7 @@ export function oversizedBatch(body: unknown, max: number): JsonRpcErrorResponse
 export function signalsIn(body: unknown): number {
   let count = 0;
   for (const message of Array.isArray(body) ? body : [body]) {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) || CancelledNotificationSchema.safeParse(message).success) count += 1;
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) || isSpecType.CancelledNotification(message)) count += 1;
   }
   return count;
 }

@@ -1,7 +1,7 @@
 // Requests toolgate sends to an MCP client on a call's response stream (relayed elicitation and sampling),
 // and the client's answers, which arrive as a later POST of the session — on this replica or another.
 import { randomBytes } from 'node:crypto';
-import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { MessageBus } from '../../store/bus.js';
 import type { Logger } from '../../call/types.js';
 

@@ -1,7 +1,7 @@
 // The caller's half of the elicitation and sampling relay (docs/mcp.md#elicitation-and-sampling): which
 // relays an MCP session's client declared, and the Relay that forwards an upstream's request to it.
 import { LRUCache } from 'lru-cache';
-import { CreateMessageResultSchema, ElicitResultSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, specTypeSchemas } from '@modelcontextprotocol/server';
 import type { AuditSink } from '../../audit/types.js';
 import type { TenantConfig } from '../../config/types.js';
 import { RelayRefused, type Relay, type RelayKind } from '../client/relay.js';
@@ -116,13 +116,13 @@ export function relayToClient(context: ClientRelayContext): Relay {
     count += 1;
     if (count > MAX_RELAYS_PER_CALL) refuse(`more than ${MAX_RELAYS_PER_CALL} relayed requests in one call`);
     if (JSON.stringify(request.params).length > MAX_RELAY_CHARS) refuse(`the request is larger than ${MAX_RELAY_CHARS} characters`);
-    const schema = request.kind === 'elicitation' ? ElicitResultSchema : CreateMessageResultSchema;
+    const schema = request.kind === 'elicitation' ? specTypeSchemas.ElicitResult : specTypeSchemas.CreateMessageResult;
     let answer: Record<string, unknown>;
     try {
       const raw = await context.ask({ method: request.method, params: request.params }, AbortSignal.any([signal, context.signal]), RELAY_TIMEOUT_MS);
-      const parsed = schema.safeParse(raw);
-      if (!parsed.success) throw new Error(`the client's answer is not a valid ${request.method} result`);
-      answer = parsed.data;
+      const parsed = await schema['~standard'].validate(raw);
+      if (parsed.issues !== undefined) throw new Error(`the client's answer is not a valid ${request.method} result`);
+      answer = parsed.value;
     } catch (error) {
       write('failed', error instanceof Error ? error.message.slice(0, 200) : 'no answer');
       throw error;

@@ -1,18 +1,10 @@
 // resources/* and prompts/* of toolgate's MCP endpoint (docs/architecture.md#resources-and-prompts): the
 // handlers an SDK Server gets besides tools, over the catalog the REST routes share.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
 import type { Logger } from '../../call/types.js';
-import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from './resource-catalog.js';
+import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type CatalogRequest, type ReachableServices } from '../../catalog/resource-catalog.js';
 import type { TraceContext } from '../../observability/tracing.js';
-import type { CatalogCaller } from './resource-catalog-governance.js';
+import type { CatalogCaller } from '../../catalog/resource-catalog-governance.js';
 import { answerOnWire } from './wire-error.js';
 
 /** What the server declares for them (no subscriptions, no list_changed: each listing is asked live). */
@@ -20,7 +12,7 @@ export const RESOURCE_AND_PROMPT_CAPABILITIES = { resources: {}, prompts: {} } a
 
 
 export interface ServeOptions {
-  /** The caller's reachable services (app.gateway.mcpServicesFor(principal)). */
+  /** The caller's reachable services (the gateway's mcpServicesFor(principal)). */
   reachable: ReachableServices;
   log: Logger;
   /** The HTTP request's span while tracing is on (upstream requests are client spans under it). */
@@ -32,8 +24,8 @@ export interface ServeOptions {
 /** Domain errors of a read or get on the JSON-RPC wire (wire-error.ts). */
 const answer = <T>(kind: 'resource' | 'prompt', work: () => Promise<T>): Promise<T> => answerOnWire(kind, work);
 
-/** The five answers, the same for both MCP eras: each SDK's server registers them under its own API. */
-export function catalogAnswers(options: ServeOptions) {
+/** The five answers, the same for both MCP eras. */
+function catalogAnswers(options: ServeOptions) {
   const request = (signal: AbortSignal): CatalogRequest => ({ reachable: options.reachable, log: options.log, signal, trace: options.trace, caller: options.caller });
   return {
     listResources: (signal: AbortSignal) => answer('resource', async () => ({ resources: await listResources(request(signal)) })),
@@ -44,12 +36,12 @@ export function catalogAnswers(options: ServeOptions) {
   };
 }
 
-/** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one (legacy-era) server. */
+/** Registers resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on one request's server, of either era. */
 export function registerResourcesAndPrompts(server: Server, options: ServeOptions): void {
   const answers = catalogAnswers(options);
-  server.setRequestHandler(ListResourcesRequestSchema, async (_message, extra) => answers.listResources(extra.signal));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_message, extra) => answers.listResourceTemplates(extra.signal));
-  server.setRequestHandler(ReadResourceRequestSchema, async (message, extra) => answers.readResource(extra.signal, message.params.uri));
-  server.setRequestHandler(ListPromptsRequestSchema, async (_message, extra) => answers.listPrompts(extra.signal));
-  server.setRequestHandler(GetPromptRequestSchema, async (message, extra) => answers.getPrompt(extra.signal, message.params.name, message.params.arguments));
+  server.setRequestHandler('resources/list', async (_message, ctx) => answers.listResources(ctx.mcpReq.signal));
+  server.setRequestHandler('resources/templates/list', async (_message, ctx) => answers.listResourceTemplates(ctx.mcpReq.signal));
+  server.setRequestHandler('resources/read', async (message, ctx) => answers.readResource(ctx.mcpReq.signal, message.params.uri));
+  server.setRequestHandler('prompts/list', async (_message, ctx) => answers.listPrompts(ctx.mcpReq.signal));
+  server.setRequestHandler('prompts/get', async (message, ctx) => answers.getPrompt(ctx.mcpReq.signal, message.params.name, message.params.arguments));
 }

@@ -3,7 +3,7 @@ import type { MessageBus } from '../../store/bus.js';
 import type { Logger } from '../../call/types.js';
 import type { Principal } from '../../call/principal.js';
 import type { ToolMode } from '../../pipeline/types.js';
-import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { SseStream } from './sse-stream.js';
 
 /** The bus channel of MCP sessions: every replica hears what any replica publishes (itself included). */

@@ -1,14 +1,17 @@
 // tools/call as a task, and tasks/result bounded in time (docs/mcp.md#tasks).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, GetTaskPayloadRequestSchema, McpError, RELATED_TASK_META_KEY, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CreateTaskResult, type Server } from '@modelcontextprotocol/server';
 import type { Drain } from '../../http/drain.js';
 import type { TenantSlots } from '../../http/tenant-slots.js';
 import { startTask as startTaskRun } from '../../tasks/run.js';
 import type { TaskLimits, TaskService } from '../../tasks/service.js';
-import { isTerminalStatus, TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
+import { isTerminalStatus, type TaskOwner, type TaskRecord, TaskError } from '../../tasks/types.js';
 import type { Logger, ToolResult } from '../../call/types.js';
 import { mcpTask, mcpTaskResult } from './task-store.js';
+import { taskIdParams, taskWireError } from './task-wire.js';
+
+/** JSON-RPC's request timeout code (-32001, the 1.x SDK's ErrorCode.RequestTimeout; v2 keeps timeouts local). */
+const REQUEST_TIMEOUT = -32001;
 
 /** The server's tasks capability: tools/call may be a task; tasks can be listed and cancelled. */
 export const TASK_CAPABILITIES = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } as const;
@@ -63,21 +66,13 @@ export async function startTask(context: TaskCallContext, call: TaskCall, execut
   return tasks.get(owner, task.id);
 }
 
-/** Task errors on the JSON-RPC wire: another user's id reads exactly like an unknown one. */
-export function taskWireError(error: unknown): unknown {
-  if (error instanceof TaskError && error.code === 'NOT_FOUND') return new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
-  if (error instanceof TaskError) return new McpError(ErrorCode.InvalidRequest, error.message);
-  return error;
-}
-
 /**
- * tasks/result: the SDK's own handler waits without an end; this one waits at most `resultWaitMs` (polling
+ * tasks/result: the 1.x SDK's own handler waited without an end; this one waits at most `resultWaitMs` (polling
  * the store, where a decision made on any replica shows) and then answers RequestTimeout, so a client
  * calls again rather than hold a request open for the length of a human's decision.
  */
 export function boundTaskResults(server: Server, context: TaskCallContext): void {
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    const { taskId } = request.params;
+  server.setRequestHandler('tasks/result', { params: taskIdParams }, async ({ taskId }, ctx) => {
     const deadline = Date.now() + context.limits().resultWaitMs;
     for (;;) {
       const task = await context.tasks.get(context.owner, taskId).catch((error: unknown) => {
@@ -88,9 +83,9 @@ export function boundTaskResults(server: Server, context: TaskCallContext): void
         return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, `task ${taskId} is still ${task.status}; call tasks/result again or poll tasks/get`);
-      await sleep(Math.min(task.pollIntervalMs, left), undefined, { signal: extra.signal }).catch(() => {
-        throw new McpError(ErrorCode.InvalidRequest, 'Request cancelled');
+      if (left <= 0) throw new ProtocolError(REQUEST_TIMEOUT, `task ${taskId} is still ${task.status}; call tasks/result again or poll tasks/get`);
+      await sleep(Math.min(task.pollIntervalMs, left), undefined, { signal: ctx.mcpReq.signal }).catch(() => {
+        throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Request cancelled');
       });
     }
   });

@@ -1,12 +1,12 @@
-// The SDK's TaskStore over toolgate's tasks (docs/mcp.md#tasks): the SDK server answers tasks/get,
-// tasks/list and tasks/cancel itself through this view, which sees only the caller's own tasks.
-import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
-import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
+// The 2025-11-25 era's task methods over toolgate's tasks (docs/mcp.md#tasks): tasks/get, tasks/list and
+// tasks/cancel, answered from the caller's own tasks only. SDK v2 keeps the task vocabulary on the wire
+// but has no task runtime, so toolgate registers these methods itself (tasks/result is task-calls.ts's).
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Server, type Task } from '@modelcontextprotocol/server';
 import { failureResult } from '../../call/tool-result.js';
-import { defaultCallId } from '../../http/call-options.js';
-import type { TaskLimits, TaskService } from '../../tasks/service.js';
-import { TaskError, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
+import type { TaskService } from '../../tasks/service.js';
+import { isTerminalStatus, type TaskOwner, type TaskRecord } from '../../tasks/types.js';
 import { toCallToolResult } from './call-result.js';
+import { anyParams, taskIdParams, taskWireError } from './task-wire.js';
 
 /** A record as the MCP `Task` object. */
 export function mcpTask(task: TaskRecord): Task {
@@ -27,55 +27,32 @@ export function mcpTaskResult(task: TaskRecord): CallToolResult {
   return toCallToolResult(result);
 }
 
-const orNull = async (work: Promise<TaskRecord>): Promise<TaskRecord | null> => {
-  try {
-    return await work;
-  } catch (error) {
-    if (error instanceof TaskError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
-};
-
-export interface TaskStoreContext {
+export interface LegacyTaskContext {
   tasks: TaskService;
   owner: TaskOwner;
-  session: string | undefined;
   requestId: string;
-  limits: () => TaskLimits;
 }
 
+/** Reads the owner's task; any id that is not the owner's answers exactly as an unknown one (taskWireError). */
+const ownTask = (context: LegacyTaskContext, taskId: string): Promise<TaskRecord> =>
+  context.tasks.get(context.owner, taskId).catch((error: unknown) => {
+    throw taskWireError(error);
+  });
+
 /**
- * The caller's view of the tasks, for one request's SDK server. The SDK passes a transport session id,
- * which our per-request transport does not have: the owner (tenant + user) is what binds a task, and any
- * id that is not the owner's is answered as unknown (null). Results are stored by the task's run
- * (src/tasks/run.ts), never through the SDK.
+ * tasks/get, tasks/list and tasks/cancel of the legacy era, as the 1.x SDK's own task handlers answered
+ * them: the task's fields flat, one page of the caller's tasks (bounded by mcpServer.tasks.maxPerUser),
+ * and a cancel that refuses a finished task.
  */
-export function taskStoreFor(context: TaskStoreContext): TaskStore {
-  const { tasks, owner } = context;
-  return {
-    async createTask(params, _requestId, request) {
-      const name = typeof request.params?.name === 'string' ? request.params.name : '';
-      const callId = defaultCallId(undefined, 0);
-      const task = await tasks.create(owner, { tool: name, callId, via: 'mcp', requestId: context.requestId, ttlMs: params.ttl ?? null, ...(context.session !== undefined ? { session: context.session } : {}) }, context.limits());
-      return mcpTask(task);
-    },
-    async getTask(taskId) {
-      const task = await orNull(tasks.get(owner, taskId));
-      return task === null ? null : mcpTask(task);
-    },
-    async storeTaskResult() {
-      throw new Error('task results are stored by the task run');
-    },
-    async getTaskResult(taskId): Promise<Result> {
-      return mcpTaskResult(await tasks.get(owner, taskId));
-    },
-    async updateTaskStatus(taskId, status) {
-      if (status !== 'cancelled') throw new Error('only tasks/cancel changes a task from outside its run');
-      await tasks.cancel(owner, taskId, context.requestId);
-    },
-    async listTasks() {
-      // Bounded by mcpServer.tasks.maxPerUser: one page.
-      return { tasks: (await tasks.list(owner)).map(mcpTask) };
-    },
-  };
+export function serveLegacyTasks(server: Server, context: LegacyTaskContext): void {
+  server.setRequestHandler('tasks/get', { params: taskIdParams }, async ({ taskId }) => ({ ...mcpTask(await ownTask(context, taskId)) }));
+  server.setRequestHandler('tasks/list', { params: anyParams }, async () => ({ tasks: (await context.tasks.list(context.owner)).map(mcpTask) }));
+  server.setRequestHandler('tasks/cancel', { params: taskIdParams }, async ({ taskId }) => {
+    const task = await ownTask(context, taskId);
+    if (isTerminalStatus(task.status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task in terminal status: ${task.status}`);
+    await context.tasks.cancel(context.owner, taskId, context.requestId).catch((error: unknown) => {
+      throw taskWireError(error);
+    });
+    return { ...mcpTask(await ownTask(context, taskId)) };
+  });
 }

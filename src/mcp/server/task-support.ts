@@ -1,6 +1,6 @@
 // Which tools must be called as MCP tasks (docs/mcp.md#tasks): with `mcpServer.tasks.approvalCalls:
 // required`, the ones the caller's approval policy holds for a human; every other tool may be called either way.
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { auditRefusal } from '../../audit/call-audit.js';
 import type { CallOrigin } from '../../audit/events.js';
 import type { AuditSink } from '../../audit/types.js';
@@ -21,9 +21,9 @@ export function taskSupportOf(approvalCalls: ApprovalCalls, needsApproval: (tool
  * negotiation) has the server answer -32601 Method not found, as the SDK's own McpServer does. Audited as
  * the refused call it is (VALIDATION_ERROR, nothing ran, no approval requested).
  */
-export function untaskedCallRefusal(audit: AuditSink, origin: CallOrigin, call: { tool: Tool; callId: string; arguments: JsonObject }): McpError {
+export function untaskedCallRefusal(audit: AuditSink, origin: CallOrigin, call: { tool: Tool; callId: string; arguments: JsonObject }): ProtocolError {
   const message = `tool ${call.tool.name} needs human approval and must be called as a task (taskSupport: required): send tools/call with task`;
   const result = failureResult('VALIDATION_ERROR', message, { callId: call.callId, name: call.tool.name, source: call.tool.source });
   auditRefusal(audit, { origin, result, tool: call.tool, args: call.arguments, time: Date.now(), durationMs: 0 });
-  return new McpError(ErrorCode.MethodNotFound, message);
+  return new ProtocolError(ProtocolErrorCode.MethodNotFound, message);
 }

@@ -3,8 +3,8 @@
 // URLElicitationRequiredError (-32042) naming the connect URL instead of a tool error, and hears
 // `notifications/elicitation/complete` on its session's stream once the connection is made. A client
 // without the capability (or without a session, where nothing says what it declared) keeps the tool error.
-import { randomUUID } from 'node:crypto';
-import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/server';
 import { sha256Hex } from '../../shared/canonical-json.js';
 import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';

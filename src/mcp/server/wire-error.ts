@@ -1,6 +1,6 @@
 // Domain errors (src/errors.ts) on the JSON-RPC wire of /mcp: one mapping for tools, resources and prompts,
 // from the TG_* code each domain error carries.
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { DomainError, gatewayErrorOf } from '../../errors.js';
 
 /** The MCP spec's code for a resource that does not exist. */

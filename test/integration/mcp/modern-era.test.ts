@@ -57,6 +57,18 @@ describe('the SDK v2 client against /mcp', () => {
     expect(JSON.stringify(prompt.messages)).toContain('Oslo');
   });
 
+  it("reads both eras' revisions in server/discover and still negotiates the modern one", async () => {
+    const client = await modernClient(acmeToken);
+    expect(client.getProtocolEra()).toBe('modern');
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
+    expect(client.getDiscoverResult()?.supportedVersions).toEqual([MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
+    // An explicit discover on the connection answers the same, on a toolset too.
+    expect((await client.discover()).supportedVersions).toContain('2025-11-25');
+    const narrowed = await modernClient(acmeToken, '/mcp/weather');
+    expect(narrowed.getDiscoverResult()?.supportedVersions).toContain('2025-11-25');
+    expect(narrowed.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
+  });
+
   it('serves /mcp/<toolset> narrowed to the toolset in the modern era too', async () => {
     const client = await modernClient(acmeToken, '/mcp/weather');
     expect(client.getNegotiatedProtocolVersion()).toBe(MODERN_VERSION);
@@ -73,7 +85,8 @@ describe('a modern request on the wire', () => {
     expect(answer.headers.get('mcp-session-id')).toBeNull();
     expect(answer.headers.get('x-request-id')).toBeTruthy();
     expect(answer.body.result).toMatchObject({
-      supportedVersions: [MODERN_VERSION],
+      // The modern revision first, then the legacy ones this endpoint negotiates at initialize.
+      supportedVersions: [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],
       capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, extensions: { [TASKS_EXTENSION]: {} } },
       resultType: 'complete',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolgate' } },
@@ -109,6 +122,15 @@ describe('a modern request on the wire', () => {
     const body = (await unknown.json()) as { error?: { code: number; data?: { supported?: string[] } } };
     expect(body.error?.code).toBe(-32022);
     expect(JSON.stringify(body.error?.data)).toContain(MODERN_VERSION);
+  });
+
+  it('has no tasks/result or tasks/list, as the Tasks extension (SEP-2663) has none, even for a client that declared it', async () => {
+    const declared = { extensions: { [TASKS_EXTENSION]: {} } };
+    for (const method of ['tasks/result', 'tasks/list']) {
+      const params = method === 'tasks/result' ? { taskId: 'task-nobody-issued' } : {};
+      const answer = await modernPost(baseUrl, acmeToken, method, params, { capabilities: declared, headers: method === 'tasks/result' ? { 'mcp-name': 'task-nobody-issued' } : {} });
+      expect(answer.body.error?.code, method).toBe(-32601);
+    }
   });
 
   it('needs authentication as every other request does', async () => {

@@ -1,6 +1,6 @@
 // Bounds a resource read or a prompt like a tool's output (docs/architecture.md#resources-and-prompts): text is
 // cut and marked as `output` is, a blob or image that no longer fits is replaced by a line saying so.
-import { truncateOutput } from '../../call/tool-result.js';
+import { truncateOutput } from '../call/tool-result.js';
 
 export class SizeBudget {
   truncated = false;

@@ -1,12 +1,12 @@
 // What governs a resource read or a prompt get besides exposure (docs/architecture.md#resources-and-prompts):
 // one audit event each, and the tenant's rate limit, whose budget tool calls share.
-import { argumentsHash, catalogEvent } from '../../audit/events.js';
-import type { AuditSink, CatalogErrorType } from '../../audit/types.js';
-import type { OnStoreUnavailable, TenantConfig } from '../../config/types.js';
-import type { PolicyMetrics } from '../../pipeline/policy-metrics.js';
-import { hitWindowLimit, PROMPT_GET_NAME, RESOURCE_READ_NAME, windowLimitOf, type WindowLimit } from '../../rate-limit/window-limit.js';
-import type { StateStore } from '../../store/types.js';
-import type { Principal } from '../../call/principal.js';
+import { argumentsHash, catalogEvent } from '../audit/events.js';
+import type { AuditSink, CatalogErrorType } from '../audit/types.js';
+import type { OnStoreUnavailable, TenantConfig } from '../config/types.js';
+import type { PolicyMetrics } from '../pipeline/policy-metrics.js';
+import { hitWindowLimit, PROMPT_GET_NAME, RESOURCE_READ_NAME, windowLimitOf, type WindowLimit } from '../rate-limit/window-limit.js';
+import type { StateStore } from '../store/types.js';
+import type { Principal } from '../call/principal.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from './resource-catalog-errors.js';
 
 export interface CatalogGovernanceDeps {

@@ -7,17 +7,17 @@ import type {
   Prompt,
   ReadResourceResult,
   Resource,
-  ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { TenantConfig } from '../../config/types.js';
-import type { McpService, McpServiceClient as Client } from '../../registry/tool-provider.js';
-import type { Logger } from '../../call/types.js';
-import { ATTR_MCP_METHOD_NAME, ATTR_UPSTREAM, clientSpan, type TraceContext } from '../../observability/tracing.js';
+  ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
+import type { TenantConfig } from '../config/types.js';
+import type { McpService, McpServiceClient as Client } from '../registry/tool-provider.js';
+import type { Logger } from '../call/types.js';
+import { ATTR_MCP_METHOD_NAME, ATTR_UPSTREAM, clientSpan, type TraceContext } from '../observability/tracing.js';
 import { compileAllowDeny, globSubject, namespacedName, namespacedUri, parseName, parseUri, type Matcher } from './namespace.js';
 import { omitted, SizeBudget } from './size-budget.js';
 import { CatalogNotFound, CatalogUpstreamError } from './resource-catalog-errors.js';
 import { admit, audited, type CatalogCaller, type CatalogKind } from './resource-catalog-governance.js';
-import { collectPages, type Page } from '../../shared/pages.js';
+import { collectPages, type Page } from '../shared/pages.js';
 
 /** Pages of one upstream listing, and entries kept per service: a server that pages forever cannot hold a listing hostage. */
 export const MAX_LIST_PAGES = 20;

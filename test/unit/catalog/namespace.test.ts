@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileAllowDeny, compileNameGlobs, namespacedUri, parseName, parseUri } from '../../../../src/mcp/server/namespace.js';
+import { compileAllowDeny, compileNameGlobs, namespacedUri, parseName, parseUri } from '../../../src/catalog/namespace.js';
 
 describe('namespaced resource URIs and prompt names', () => {
   it('keeps the upstream URI verbatim after scope and service, and parses it back to exactly one service', () => {

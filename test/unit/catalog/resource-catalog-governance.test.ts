@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { validateConfigObject } from '../../../../src/config/load.js';
-import { CatalogRateLimited } from '../../../../src/mcp/server/resource-catalog-errors.js';
-import { admit, createCatalogGovernance, type CatalogCaller } from '../../../../src/mcp/server/resource-catalog-governance.js';
-import { createMemoryStore } from '../../../../src/store/memory.js';
-import type { StateStore } from '../../../../src/store/types.js';
-import { storeUnavailable } from '../../../../src/store/unavailable.js';
+import { validateConfigObject } from '../../../src/config/load.js';
+import { CatalogRateLimited } from '../../../src/catalog/resource-catalog-errors.js';
+import { admit, createCatalogGovernance, type CatalogCaller } from '../../../src/catalog/resource-catalog-governance.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import type { StateStore } from '../../../src/store/types.js';
+import { storeUnavailable } from '../../../src/store/unavailable.js';
 
 const config = validateConfigObject({ tenants: { t: { policies: { 'rate-limit': { limit: 1, per: 'user' } } } } }, process.cwd(), undefined).tenants.t!;
 const off = { enabled: false, write() {}, async flush() {}, async close() {} };

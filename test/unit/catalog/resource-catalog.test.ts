@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { validateConfigObject } from '../../../../src/config/load.js';
-import { CatalogNotFound, getPrompt, listPrompts, listResources, MAX_LIST_PAGES, readResource, type CatalogRequest } from '../../../../src/mcp/server/resource-catalog.js';
-import { createCatalogGovernance } from '../../../../src/mcp/server/resource-catalog-governance.js';
-import type { McpService, McpServiceClient } from '../../../../src/registry/tool-provider.js';
-import { createMemoryStore } from '../../../../src/store/memory.js';
-import { silentLog } from '../../../fixtures/mcp/context.js';
+import { validateConfigObject } from '../../../src/config/load.js';
+import { CatalogNotFound, getPrompt, listPrompts, listResources, MAX_LIST_PAGES, readResource, type CatalogRequest } from '../../../src/catalog/resource-catalog.js';
+import { createCatalogGovernance } from '../../../src/catalog/resource-catalog-governance.js';
+import type { McpService, McpServiceClient } from '../../../src/registry/tool-provider.js';
+import { createMemoryStore } from '../../../src/store/memory.js';
+import { silentLog } from '../../fixtures/mcp/context.js';
 
 const tenantConfig = (tenant: Record<string, unknown>) => validateConfigObject({ tenants: { t: tenant } }, process.cwd(), undefined).tenants.t!;
 

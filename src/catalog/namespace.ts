@@ -1,8 +1,8 @@
 // Names and URIs of upstream resources and prompts as toolgate's callers see them
 // (docs/architecture.md#resources-and-prompts). Each carries its service's scope and id, which contain no
 // `/`, so two services can never collide and a name parses back to exactly one service.
-import { compileLinear, isRefusal, MatchBudgetError } from '../../patterns/linear-regex.js';
-import type { McpServiceScope } from '../../registry/tool-provider.js';
+import { compileLinear, isRefusal, MatchBudgetError } from '../patterns/linear-regex.js';
+import type { McpServiceScope } from '../registry/tool-provider.js';
 
 export const RESOURCE_URI_PREFIX = 'toolgate://';
 const SCOPES: readonly McpServiceScope[] = ['global', 'local', 'user'];

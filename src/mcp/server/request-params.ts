@@ -4,7 +4,7 @@
 // ever sees it; a client that sent bad params should get -32602 (invalid params) and a sentence instead, and
 // the refusal is audited like any other. Arguments are a JSON object on the MCP wire: a JSON string is not
 // accepted here (unlike /v1/execute, whose callers relay a model's raw text).
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 
 export interface JsonRpcErrorResponse {
   jsonrpc: '2.0';

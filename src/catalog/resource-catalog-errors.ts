@@ -1,5 +1,5 @@
 // How a catalog read or prompt get fails, for both wires (serve-resources.ts, routes/resources.ts) and the audit.
-import { DomainError } from '../../errors.js';
+import { DomainError } from '../errors.js';
 
 /**
  * Unknown and not reachable answer alike: nothing tells a caller what other tenants or users have.

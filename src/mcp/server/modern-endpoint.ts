@@ -6,6 +6,7 @@ import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from './resource-catalog-governance.js';
 import { modernServerFor, type ModernRequest } from './modern-server.js';
+import { createModernQuestions } from './modern-questions.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
 
 export interface ModernEndpoint {
@@ -23,6 +24,7 @@ export interface ModernEndpoint {
 export function createModernEndpoint(app: FastifyInstance, catalog: CatalogGovernance, hub: SessionHub): ModernEndpoint {
   // The entry builds each request's server through one factory, which finds its Fastify request by the web Request.
   const pending = new WeakMap<Request, ModernRequest>();
+  const questions = createModernQuestions({ bus: app.governance.bus, store: app.governance.store, log: app.log, credentials: () => app.gateway.config.credentials });
   const factory: McpServerFactory = ({ requestInfo }) => {
     const context = requestInfo && pending.get(requestInfo);
     if (!context) throw new Error('an MCP request without its HTTP request');
@@ -37,7 +39,7 @@ export function createModernEndpoint(app: FastifyInstance, catalog: CatalogGover
   const listens = createListenStreams(app, hub);
 
   const exchange = async (target: McpHttpHandler, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, web: Request): Promise<void> => {
-    pending.set(web, { app, catalog, request, reply, toolset });
+    pending.set(web, { app, catalog, questions, request, reply, toolset });
     const response = await target.fetch(web, { parsedBody: request.body });
     reply.hijack();
     await sendWebResponse(reply, response, { 'x-request-id': request.id });
@@ -61,7 +63,10 @@ export function createModernEndpoint(app: FastifyInstance, catalog: CatalogGover
         void listener.close();
       }
     },
-    close: () => handler.close(),
+    close: () => {
+      questions.held.close();
+      return handler.close();
+    },
   };
 }
 

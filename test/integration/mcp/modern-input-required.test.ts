@@ -9,12 +9,14 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../../src/audit/types.js';
 import { createRequestStateSealer } from '../../../src/mcp/request-state.js';
+import { MAX_HELD_PER_TENANT } from '../../../src/mcp/server/held-calls.js';
 import { GONE_TEXT, stateBindingOf } from '../../../src/mcp/server/modern-questions.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { createVault } from '../../../src/upstream-auth/vault.js';
 import { startEverythingHttp, type SpawnedServer } from '../../fixtures/mcp/spawn-everything.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
 import { MODERN_VERSION, modernPost, type ModernAnswer } from '../../helpers/mcp-modern.js';
+import { expectVictimServedDuring, repeatUntil, VICTIM_FUNCTIONS, VICTIM_TENANT, VICTIM_TENANT_CONFIG, victimOf } from '../../helpers/victim-tenant.js';
 import { confirmTool, startModernUpstream, type ModernTool, type ModernUpstream } from '../../helpers/modern-upstream.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -40,7 +42,10 @@ beforeAll(async () => {
           { id: 'modern', transport: 'streamable-http', url: modern.url, required: true },
         ],
       },
+      functions: VICTIM_FUNCTIONS,
       tenants: {
+        [VICTIM_TENANT]: VICTIM_TENANT_CONFIG,
+        umbrella: { mcpServices: ['everything'] },
         acme: { mcpServices: ['everything', 'modern'] },
         globex: { mcpServices: ['everything', 'modern'], mcp: { relay: { elicitation: false, sampling: false } } },
       },
@@ -189,4 +194,29 @@ describe('input_required to a modern caller', () => {
     expect(answer.body.result).toMatchObject({ isError: true });
     expect(text(answer.body.result!)).toBe(GONE_TEXT);
   }, 45_000);
+});
+
+describe('a tenant that leaves questions unanswered', () => {
+  it('holds at most its bound of calls, refuses the rest toward the upstream, and another tenant is served (and asked) meanwhile', async () => {
+    const victim = await victimOf(app);
+    const attacker = await signToken({ sub: 'eve', tenant: 'umbrella' });
+    const held: string[] = [];
+    const refused: string[] = [];
+    const fire = async (count: number): Promise<void> => {
+      const answers = await Promise.all(Array.from({ length: count }, () => call(attacker, {})));
+      for (const answer of answers) {
+        const result = answer.body.result as { resultType?: string; isError?: boolean; content?: unknown };
+        if (result.resultType === 'input_required') held.push('held');
+        else if (result.isError && text(result).includes(`more than ${MAX_HELD_PER_TENANT} calls of this tenant wait`)) refused.push('refused');
+        else throw new Error(`unexpected answer ${JSON.stringify(answer.body)}`);
+      }
+    };
+    await expectVictimServedDuring(app, victim, (rounds) => repeatUntil(rounds, (repeat) => fire(repeat === 0 ? MAX_HELD_PER_TENANT + 6 : 6), { maxRepeats: 20 }));
+    expect(held).toHaveLength(MAX_HELD_PER_TENANT);
+    expect(refused.length).toBeGreaterThanOrEqual(6);
+    // Another tenant's caller is still asked, and its answer completes its call.
+    const { requestState, key } = await asked();
+    const done = await call(alice, { requestState, inputResponses: accept(key, 'Katherine Johnson') });
+    expect(text(done.body.result!)).toContain('Katherine Johnson');
+  }, 90_000);
 });

@@ -110,7 +110,9 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
   };
 
   function create(owner: Owner): HeldCall {
-    const id = randomBytes(16).toString('base64url');
+    // Made when the call is first held: most calls are never asked anything, and 16 random bytes per call showed
+    // in the modern era's profile (bench/results.md, issue 45).
+    let id: string | undefined;
     const controller = new AbortController();
     const pending = new Map<string, Pending>();
     const wakers = new Set<() => void>();
@@ -126,7 +128,10 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
       return { kind: 'input', questions: Object.fromEntries([...pending].map(([key, { question }]) => [key, question])) };
     };
     const call: HeldCall = {
-      id,
+      get id() {
+        id ??= randomBytes(16).toString('base64url');
+        return id;
+      },
       owner,
       signal: controller.signal,
       ask(question, signal, timeoutMs) {

@@ -133,7 +133,8 @@ export async function answerModernCall(questions: ModernQuestions, call: ModernC
   if (!payload) throw invalidRequestState();
   // A connection the caller was asked to make: the call runs again, through the whole chain, as any call.
   if (payload.k === 'rerun') return runFresh(questions, call, binding);
-  return answer(questions, binding, payload, await questions.held.resume(payload.h, payload.c, owner, inputResponses ?? {}, call.signal));
+  const named = payload;
+  return answer(questions, binding, () => named, await questions.held.resume(payload.h, payload.c, owner, inputResponses ?? {}, call.signal));
 }
 
 /** Starts the call with a relay that parks its upstreams' questions, and waits for its first outcome. */
@@ -150,7 +151,8 @@ async function runFresh(questions: ModernQuestions, call: ModernCall, binding: R
       (error: unknown): Settled => ({ kind: 'failed', error: wireErrorOf(error), cause: error }),
     );
   void (relay ? withRelay(relay, work) : work()).then((settled) => held.settle(settled));
-  return answer(questions, binding, { k: 'held', h: questions.held.replica, c: held.id }, await held.next(call.signal, undefined));
+  const outcome = await held.next(call.signal, undefined);
+  return answer(questions, binding, () => ({ k: 'held', h: questions.held.replica, c: held.id }), outcome);
 }
 
 /** The modern caller's relay: the tenant's policy, the declared capabilities and the bounds, as for a legacy session. */
@@ -174,7 +176,7 @@ function relayFor(call: ModernCall, tenant: TenantConfig, declared: readonly Cli
 }
 
 /** What the caller hears of an outcome. */
-function answer(questions: ModernQuestions, binding: RequestStateBinding, where: Extract<StatePayload, { k: 'held' }>, outcome: HeldOutcome): CallToolResult | InputRequiredResult {
+function answer(questions: ModernQuestions, binding: RequestStateBinding, where: () => Extract<StatePayload, { k: 'held' }>, outcome: HeldOutcome): CallToolResult | InputRequiredResult {
   switch (outcome.kind) {
     case 'done':
       return outcome.result;
@@ -192,7 +194,7 @@ function answer(questions: ModernQuestions, binding: RequestStateBinding, where:
     case 'input':
     case 'working': {
       // A fresh state each round (each opens once), naming the same held call.
-      const requestState = questions.sealer.seal(binding, JSON.stringify(where), RELAY_TIMEOUT_MS);
+      const requestState = questions.sealer.seal(binding, JSON.stringify(where()), RELAY_TIMEOUT_MS);
       return outcome.kind === 'input' ? { resultType: 'input_required', inputRequests: outcome.questions as InputRequests, requestState } : { resultType: 'input_required', requestState };
     }
   }

@@ -1,11 +1,15 @@
 // The servers bench/mcp.ts measures, each run in its own process (so the load generator never shares
-// an event loop with the server under test): `floor`, `floor-client` or `toolgate`. Prints `LISTENING <url>`.
+// an event loop with the server under test): `floor`, `floor-client`, `floor-eras` or `toolgate`. Prints
+// `LISTENING <url>` (the /v1/execute route; `floor-eras` and toolgate serve MCP at /mcp beside it).
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
+import { createMcpHandler, Server, type CallToolResult } from '@modelcontextprotocol/server';
 import Fastify, { type FastifyInstance } from 'fastify';
 // The gateway under test is the compiled output `npm start` runs (npm run bench builds it first), not the
 // TypeScript under tsx: esbuild's keepNames wraps every named closure in a defineProperty call at run time.
@@ -47,6 +51,39 @@ async function floorClient(): Promise<FastifyInstance> {
   return app;
 }
 
+/**
+ * The floor of both MCP eras (bench/mcp-eras.ts): Fastify and the SDK v2 serving entry (2026-07-28 requests
+ * statelessly, 2025-era requests through its stateless legacy leg), whose tools/call forwards to one SDK v2
+ * client → echo. No auth, no pool, no chain: what an MCP proxy costs at the least.
+ */
+async function floorEras(): Promise<FastifyInstance> {
+  const client = new ClientV2({ name: 'bench-floor-eras', version: '1.0.0' });
+  await client.connect(new StdioClientTransportV2({ command: everythingBin, args: ['stdio'], stderr: 'ignore' }));
+  const handler = createMcpHandler(
+    () => {
+      const server = new Server({ name: 'floor', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler('tools/call', async (call) => (await client.callTool({ name: call.params.name, arguments: call.params.arguments ?? {} })) as CallToolResult);
+      return server;
+    },
+    { legacy: 'stateless' },
+  );
+  const app = Fastify({ logger: false });
+  app.post('/mcp', async (request, reply) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
+    const web = new Request(`http://127.0.0.1${request.url}`, { method: 'POST', headers, body: JSON.stringify(request.body) });
+    const response = await handler.fetch(web, { parsedBody: request.body });
+    reply.status(response.status);
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    return reply.send(await response.text());
+  });
+  app.addHook('onClose', async () => {
+    await handler.close();
+    await client.close();
+  });
+  return app;
+}
+
 async function toolgate(): Promise<FastifyInstance> {
   const config = validateConfigObject(
     {
@@ -65,7 +102,7 @@ async function toolgate(): Promise<FastifyInstance> {
 }
 
 const target = process.argv[2];
-const factories: Record<string, () => Promise<FastifyInstance>> = { floor, 'floor-client': floorClient, toolgate };
+const factories: Record<string, () => Promise<FastifyInstance>> = { floor, 'floor-client': floorClient, 'floor-eras': floorEras, toolgate };
 const factory = target === undefined ? undefined : factories[target];
 if (factory) {
   const app = await factory();

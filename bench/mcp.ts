@@ -23,7 +23,7 @@ const echo = JSON.stringify({ name: 'echo', arguments: { message: 'hello' } });
 const weather = JSON.stringify({ name: 'get_weather', arguments: { city: 'Oslo' } });
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` };
 
-interface Server {
+export interface Server {
   url: string;
   child: ChildProcess;
   /** The stdio upstream(s) the server spawned, for CPU accounting. */
@@ -32,10 +32,10 @@ interface Server {
   isToolgate: boolean;
 }
 
-async function start(name: 'floor' | 'floor-client' | 'toolgate'): Promise<Server> {
+export async function start(name: 'floor' | 'floor-client' | 'floor-eras' | 'toolgate'): Promise<Server> {
   const [command, args] = nodeCommand(SERVER_CORE, targetsScript, [name]);
   const child = spawn(command, args, { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
-  const url = await firstLine(child, name, 20_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
+  const url = await firstLine(child, name, 60_000, (line) => (line.startsWith('LISTENING ') ? line.slice('LISTENING '.length) : undefined));
   return { url, child, upstreams: child.pid === undefined ? [] : descendantPids(child.pid), isToolgate: name === 'toolgate' };
 }
 

@@ -4,7 +4,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { createMcpHandler, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { acceptedContent, createMcpHandler, inputRequired, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 
 export interface ModernTool {
   definition: Tool;
@@ -95,3 +95,13 @@ export async function startModernUpstream(tools: ModernTool[]): Promise<ModernUp
     },
   };
 }
+
+/** `m_confirm`: asks its caller for a colour with its own `input_required`, then answers `modern asked:<colour>`. */
+export const confirmTool: ModernTool = {
+  definition: { name: 'm_confirm', description: 'asks before answering', inputSchema: { type: 'object', properties: {} } },
+  call: (_args, ctx) => {
+    const answer = acceptedContent<{ colour: string }>(ctx.mcpReq.inputResponses, 'colour');
+    if (answer) return { content: [{ type: 'text', text: `modern asked:${answer.colour}` }] };
+    return inputRequired({ inputRequests: { colour: inputRequired.elicit({ message: 'Which colour (modern)?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } }, required: ['colour'] } }) } });
+  },
+};

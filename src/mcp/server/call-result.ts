@@ -34,3 +34,11 @@ export function connectionUrlOf(result: ToolResult): string | undefined {
   const url = result.trace.authorizationUrl;
   return typeof url === 'string' ? url : undefined;
 }
+
+/** A CONNECTION_REQUIRED result's connect URL and the service it names (for URL-mode elicitation), if it has one. */
+export function connectionOf(result: ToolResult): { connectUrl?: string; service?: string } {
+  const connectUrl = connectionUrlOf(result);
+  if (connectUrl === undefined) return {};
+  const service = (result.trace as { service?: unknown }).service;
+  return { connectUrl, ...(typeof service === 'string' ? { service } : {}) };
+}

@@ -7,6 +7,7 @@ import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
 import { modernServerFor, type ModernRequest } from './modern-server.js';
+import { createModernQuestions } from './modern-questions.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
 import { asksDiscover, withLegacyVersions } from './discover-versions.js';
 
@@ -25,6 +26,7 @@ export interface ModernEndpoint {
 export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGovernance, hub: SessionHub): ModernEndpoint {
   // The entry builds each request's server through one factory, which finds its Fastify request by the web Request.
   const pending = new WeakMap<Request, ModernRequest>();
+  const questions = createModernQuestions({ bus: deps.bus, store: deps.store, log: deps.log, credentials: () => deps.gateway.config.credentials });
   const factory: McpServerFactory = ({ requestInfo }) => {
     const context = requestInfo && pending.get(requestInfo);
     if (!context) throw new Error('an MCP request without its HTTP request');
@@ -39,7 +41,7 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
   const listens = createListenStreams(deps, hub);
 
   const exchange = async (target: McpHttpHandler, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, web: Request): Promise<void> => {
-    pending.set(web, { deps, catalog, request, reply, toolset });
+    pending.set(web, { deps, catalog, questions, request, reply, toolset });
     const answered = await target.fetch(web, { parsedBody: request.body });
     // server/discover also names the legacy revisions this endpoint serves through initialize.
     const response = asksDiscover(request.body) ? await withLegacyVersions(answered) : answered;
@@ -65,7 +67,10 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
         void listener.close();
       }
     },
-    close: () => handler.close(),
+    close: () => {
+      questions.held.close();
+      return handler.close();
+    },
   };
 }
 

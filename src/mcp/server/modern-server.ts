@@ -6,7 +6,8 @@ import type { McpEndpointDeps } from './deps.js';
 import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { mcpEntry } from '../../registry/formats.js';
-import { toCallToolResult } from './call-result.js';
+import { connectionOf, toCallToolResult } from './call-result.js';
+import { answerModernCall, envelopeCapabilities, type ModernCall, type ModernQuestions } from './modern-questions.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
 import { registerResourcesAndPrompts } from './serve-resources.js';
 import { startTask, type TaskCallContext } from './task-calls.js';
@@ -30,6 +31,8 @@ export const MODERN_CAPABILITIES = {
 export interface ModernRequest {
   deps: McpEndpointDeps;
   catalog: CatalogGovernance;
+  /** Questions of upstreams to this era's callers, as `input_required` (modern-questions.ts). */
+  questions: ModernQuestions;
   request: FastifyRequest;
   reply: FastifyReply;
   toolset: string | undefined;
@@ -44,7 +47,7 @@ function declaresTasks(ctx: ServerContext): boolean {
 }
 
 /** One request's SDK v2 server: tools, resources, prompts and the Tasks extension's tasks/get and tasks/cancel. */
-export function modernServerFor({ deps, catalog, request, reply, toolset }: ModernRequest): Server {
+export function modernServerFor({ deps, catalog, questions, request, reply, toolset }: ModernRequest): Server {
   const { principal } = request;
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: MODERN_CAPABILITIES });
   const tenantKnown = <T>(work: Promise<T>): Promise<T> => answerOnWire('tool', () => work);
@@ -88,18 +91,34 @@ export function modernServerFor({ deps, catalog, request, reply, toolset }: Mode
       const created: CallToolResult = { content: [], ...modernTask(task) };
       return created;
     }
-    // Cancelled by the client closing this request (the modern era has no session to name a call in) or a shutdown.
-    const signal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal]);
-    const options = callOptionsFor(request, defaultCallId(undefined, 0), signal);
-    // An upstream's progress goes to the client under its own token, on this request's stream (the SDK upgrades it).
-    const token = call.params._meta?.progressToken;
-    if (token !== undefined) {
-      options.onProgress = (update) => {
-        ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
-      };
-    }
-    const result = await tenantKnown(deps.gateway.execute(input, options, toolset));
-    return toCallToolResult(result) as CallToolResult;
+    // Cancelled by the client closing this request (the modern era has no session to name a call in) or a shutdown;
+    // a call its upstream asked something is held until the caller answers (modern-questions.ts).
+    const callId = defaultCallId(undefined, 0);
+    const modernCall: ModernCall = {
+      principal,
+      requestId: request.id,
+      callId,
+      tenant: deps.gateway.tenant(principal.tenant)?.config,
+      audit: deps.audit,
+      name: input.name,
+      arguments: input.arguments,
+      toolset,
+      capabilities: envelopeCapabilities(ctx.mcpReq.envelope),
+      signal: AbortSignal.any([clientGone.signal, ctx.mcpReq.signal]),
+      run: async (signal) => {
+        const options = callOptionsFor(request, callId, signal);
+        // An upstream's progress goes to the client under its own token, on this request's stream (the SDK upgrades it).
+        const token = call.params._meta?.progressToken;
+        if (token !== undefined) {
+          options.onProgress = (update) => {
+            ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch(() => undefined);
+          };
+        }
+        const result = await tenantKnown(deps.gateway.execute(input, options, toolset));
+        return { result: toCallToolResult(result) as CallToolResult, ...connectionOf(result) };
+      },
+    };
+    return answerModernCall(questions, modernCall, ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses);
   });
 
   server.setRequestHandler('tasks/get', { params: taskIdParams }, async ({ taskId }) => {

@@ -5,36 +5,23 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEverythingHttp, type SpawnedServer } from '../../fixtures/mcp/spawn-everything.js';
-import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
-import { deleteRedisKeys, testRedisUrl } from '../../helpers/redis.js';
+import { bearer, signToken } from '../../helpers/build.js';
+import { startEverythingReplicas, type EverythingReplicas } from '../../helpers/everything-replicas.js';
+import { testRedisUrl } from '../../helpers/redis.js';
 
 const REDIS_URL = testRedisUrl();
 const prefix = `tg-test-relay:${randomBytes(6).toString('hex')}:`;
-let everything: SpawnedServer;
-const apps: FastifyInstance[] = [];
-const urls: string[] = [];
+let replicas: EverythingReplicas | undefined;
+let urls: string[] = [];
 
 beforeAll(async () => {
   if (!REDIS_URL) return;
-  everything = await startEverythingHttp();
-  const config = testConfig({
-    store: { kind: 'redis', url: REDIS_URL, prefix },
-    mcp: { global: [{ id: 'everything', transport: 'streamable-http', url: everything.url, required: true }] },
-    tenants: { acme: { mcpServices: ['everything'] } },
-  });
-  for (let index = 0; index < 2; index += 1) {
-    const app = await buildTestApp(config);
-    apps.push(app);
-    urls.push(await app.listen({ host: '127.0.0.1', port: 0 }));
-  }
+  replicas = await startEverythingReplicas(REDIS_URL, prefix, 2);
+  urls = replicas.urls;
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-  await everything?.kill();
-  if (REDIS_URL) await deleteRedisKeys(REDIS_URL, prefix);
+  await replicas?.close();
 });
 
 describe.skipIf(!REDIS_URL)('the relay on two replicas sharing one Redis', () => {

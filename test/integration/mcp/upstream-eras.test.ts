@@ -7,12 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CLIENT_CAPABILITIES_META_KEY } from '@modelcontextprotocol/client';
-import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, bearer, buildTestApp, OPERATOR_KEY, scrapeMetrics, signToken, testConfig } from '../../helpers/build.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../../helpers/mcp-upstream.js';
-import { startModernUpstream, type ModernTool, type ModernUpstream } from '../../helpers/modern-upstream.js';
+import { confirmTool, startModernUpstream, type ModernTool, type ModernUpstream } from '../../helpers/modern-upstream.js';
 
 const askStdio = fileURLToPath(new URL('../../fixtures/mcp/ask-stdio.mjs', import.meta.url));
 const modernStdio = fileURLToPath(new URL('../../fixtures/mcp/modern-stdio.mjs', import.meta.url));
@@ -25,14 +24,7 @@ let alice: string;
 
 const modernTools: ModernTool[] = [
   { definition: { name: 'm_echo', description: 'modern echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, call: (args) => ({ content: [{ type: 'text', text: `modern:${String(args.text)}` }] }) },
-  {
-    definition: { name: 'm_confirm', description: 'asks before answering', inputSchema: { type: 'object', properties: {} } },
-    call: (_args, ctx) => {
-      const answer = acceptedContent<{ colour: string }>(ctx.mcpReq.inputResponses, 'colour');
-      if (answer) return { content: [{ type: 'text', text: `modern asked:${answer.colour}` }] };
-      return inputRequired({ inputRequests: { colour: inputRequired.elicit({ message: 'Which colour (modern)?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } }, required: ['colour'] } }) } });
-    },
-  },
+  confirmTool,
 ];
 
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, ApiError, type ApiBody } from '../api.js';
 import { DataTable, ErrorNote, useAction, useApi } from '../components.js';
 import { pretty, time } from '../format.js';
@@ -30,21 +30,36 @@ export function TenantsPage() {
   const query = new URLSearchParams({ limit: String(PAGE), match, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) });
   const list = useApi<TenantList>(`/v1/admin/tenants?${query.toString()}`);
   const [open, setOpen] = useState<{ tenant: Tenant; etag: string | null; text: string } | null>(null);
+  // The tenant whose answer the editor waits for. The editor is hidden meanwhile: an answer arriving after the
+  // operator had started typing once replaced the text typed, and a Save then stored the old configuration as
+  // a new revision (issue 46). A late answer to an earlier Open is dropped.
+  const [loading, setLoading] = useState<string | null>(null);
+  const latestOpen = useRef(0);
   const [newId, setNewId] = useState('');
   const [newText, setNewText] = useState('{\n  "tools": { "allow": ["*"], "deny": [] }\n}');
   const action = useAction();
 
-  const show = (id: string) =>
-    action.run(async () => {
-      const answer = await api<Tenant>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`);
-      setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
+  const show = (id: string) => {
+    const asked = ++latestOpen.current;
+    setOpen(null);
+    setLoading(id);
+    void action.run(async () => {
+      try {
+        const answer = await api<Tenant>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`);
+        if (asked === latestOpen.current) setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
+      } finally {
+        if (asked === latestOpen.current) setLoading(null);
+      }
     });
+  };
   const create = (event: Event) => {
     event.preventDefault();
     const body = parsed(newText);
     if (!body.ok) return void action.run(async () => Promise.reject(new ApiError(400, 'NOT_JSON', body.reason)));
     void action.run(async () => {
       const answer = await api<Tenant>('PUT', `/v1/admin/tenants/${encodeURIComponent(newId.trim())}`, { body: body.config, createOnly: true });
+      latestOpen.current += 1;
+      setLoading(null);
       setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
       setNewId('');
       list.reload();
@@ -107,6 +122,7 @@ export function TenantsPage() {
       </div>
 
       <ErrorNote error={action.error} />
+      {loading !== null ? <p class="hint" role="status">Reading tenant {loading}…</p> : null}
       {open ? (
         <section class="card" aria-label={`Tenant ${open.tenant.id}`}>
           <h2>{open.tenant.id}</h2>
@@ -116,7 +132,7 @@ export function TenantsPage() {
               : `Revision ${open.tenant.revision ?? '?'}, changed ${open.tenant.updatedAt ? time(open.tenant.updatedAt) : '—'} by ${open.tenant.updatedBy ?? '—'}.`}
           </p>
           <label for="tenant-config">Configuration (the keys of <code>tenants.&lt;id&gt;</code>, as JSON)</label>
-          <textarea id="tenant-config" rows={14} spellcheck={false} readOnly={open.tenant.source === 'file'} value={open.text} onInput={(e) => setOpen({ ...open, text: (e.target as HTMLTextAreaElement).value })} />
+          <textarea id="tenant-config" rows={14} spellcheck={false} readOnly={open.tenant.source === 'file' || action.busy} value={open.text} onInput={(e) => setOpen({ ...open, text: (e.target as HTMLTextAreaElement).value })} />
           {open.tenant.source === 'store' ? (
             <div class="inline-form">
               <button type="button" disabled={action.busy} onClick={save}>Save</button>

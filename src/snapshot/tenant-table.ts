@@ -80,6 +80,11 @@ export class TenantTable {
     return this.cache.size;
   }
 
+  /** Whether `id` is compiled now (its recency and revalidation untouched). */
+  isCompiled(id: string): boolean {
+    return this.cache.has(id);
+  }
+
   /** The compiled tenant when it is compiled already: the synchronous path of every warm request. */
   get(id: string): CompiledTenant | undefined {
     const entry = this.cache.get(id);
@@ -138,7 +143,7 @@ export class TenantTable {
     return table;
   }
 
-  /** Compiles file tenants ahead of their first request (a reload's changed ones), keeping them in the table. */
+  /** Compiles file tenants ahead of their next request (a reload's changed ones that were compiled), keeping them. */
   async precompile(ids: Iterable<string>): Promise<void> {
     for (const id of ids) {
       const tenant = this.config.tenants[id];

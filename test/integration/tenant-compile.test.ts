@@ -109,4 +109,21 @@ describe('tenants compiled on first use', () => {
     expect(await toolNames(app, 'late')).toContain('get_weather');
     await store.close();
   });
+
+  it('starts with no tenant compiled, yet refuses a bad one of many at start-up and at reload', async () => {
+    const shape = { tools: { deny: ['slow'] }, policies: { 'rate-limit': { limit: 5 } } };
+    const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}`, structuredClone(shape)]));
+    await expect(buildTestApp(testConfig({ tenants: { acme: {}, ...many, m49: { policies: { 'rate-limit': { limt: 5 } } } } }))).rejects.toThrow(/tenants\/m49.*limt/);
+    const app = await buildTestApp(testConfig({ tenants: { acme: {}, ...many } }));
+    apps.push(app);
+    expect(app.gateway.current().tenants.size).toBe(0);
+    expect(await toolNames(app, 'm1')).toContain('get_weather');
+    await expect(app.gateway.reload(testConfig({ tenants: { acme: {}, ...many, m7: { policies: { retry: { jitter: true } } } } }))).rejects.toThrow(/tenants\/m7.*jitter/);
+    // A reload changing a warm tenant (m1) and a cold one (m2): the warm one is compiled again and kept, the cold one only checked.
+    await app.gateway.reload(testConfig({ tenants: { acme: {}, ...many, m1: { tools: { deny: ['get_weather'] } }, m2: { tools: { deny: ['get_weather'] } } } }));
+    expect(app.gateway.current().tenants.isCompiled('m1')).toBe(true);
+    expect(app.gateway.current().tenants.isCompiled('m2')).toBe(false);
+    expect(await toolNames(app, 'm1')).not.toContain('get_weather');
+    expect(await toolNames(app, 'm2')).not.toContain('get_weather');
+  });
 });

@@ -633,6 +633,29 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await admin.close();
   });
 
+  it('creates a tenant on the Tenants page from YAML as it stands in the file, and names a bad key', { timeout: 90_000 }, async () => {
+    const page = await signedIn(OPERATOR_KEY);
+    await open(page, 'Tenants');
+    await page.getByLabel('Id', { exact: true }).fill('yaml-shop');
+    await page.getByLabel('Format').selectOption('yaml');
+    const text = page.getByLabel('Configuration (YAML)');
+    await expect(text.inputValue()).resolves.toMatch(/^tools:\n/);
+    await text.fill('tools:\n  allw: ["*"]\n');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: '/tenants/yaml-shop/tools' }).waitFor();
+    expect((await call('GET', '/v1/admin/tenants/yaml-shop', OPERATOR_KEY)).status).toBe(404);
+    await text.fill('tools:\n  allow: ["*"]\n  deny:\n    - get_weather  # as in the file\n');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const card = page.getByRole('region', { name: 'Tenant yaml-shop' });
+    await card.getByText('Revision 1', { exact: false }).waitFor();
+    expect((await call('GET', '/v1/admin/tenants/yaml-shop', OPERATOR_KEY)).json).toMatchObject({ config: { tools: { allow: ['*'], deny: ['get_weather'] } } });
+    const shopper = await signToken({ sub: 'sam', tenant: 'yaml-shop' }, { expiresIn: '10m' });
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
+    await card.getByRole('button', { name: 'Delete tenant' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
   it('keeps what the operator types on the Tenants page when the tenant is read slowly, and shows the tenant opened last', { timeout: 90_000 }, async () => {
     // Issue 46: the answer to "Open" arrived after the operator had typed into the editor of the tenant just
     // created, replaced the text, and Save stored the old configuration as revision 2.

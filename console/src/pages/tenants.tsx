@@ -17,9 +17,17 @@ function parsed(text: string): { ok: true; config: Record<string, unknown> } | {
   }
 }
 
+/** The configuration a new tenant starts from, in each format of the form. */
+const STARTER = { json: '{\n  "tools": { "allow": ["*"], "deny": [] }\n}', yaml: 'tools:\n  allow: ["*"]\n  deny: []\n' } as const;
+
+function sentAsJson(text: string): { ok: true; sent: { body: Record<string, unknown> } } | { ok: false; reason: string } {
+  const body = parsed(text);
+  return body.ok ? { ok: true, sent: { body: body.config } } : body;
+}
+
 /**
- * Tenants as data, for global operators (the tenant API, docs/api.md#tenants): list and search, create, edit
- * (sent with the ETag read, so a change made meanwhile is refused, not overwritten), delete. Tenants of the
+ * Tenants as data, for global operators (the tenant API, docs/api.md#tenants): list and search, create (from JSON
+ * or YAML), edit (sent with the ETag read, so a change made meanwhile is refused, not overwritten), delete. Tenants of the
  * configuration file are shown read-only. Who changed a tenant last is on it; every change is in the audit log.
  */
 export function TenantsPage() {
@@ -36,7 +44,8 @@ export function TenantsPage() {
   const [loading, setLoading] = useState<string | null>(null);
   const latestOpen = useRef(0);
   const [newId, setNewId] = useState('');
-  const [newText, setNewText] = useState('{\n  "tools": { "allow": ["*"], "deny": [] }\n}');
+  const [newFormat, setNewFormat] = useState<'json' | 'yaml'>('json');
+  const [newText, setNewText] = useState<string>(STARTER.json);
   const action = useAction();
 
   const show = (id: string) => {
@@ -54,10 +63,11 @@ export function TenantsPage() {
   };
   const create = (event: Event) => {
     event.preventDefault();
-    const body = parsed(newText);
+    // YAML goes as typed: the server parses it as it parses the configuration file, and names what is wrong.
+    const body = newFormat === 'yaml' ? ({ ok: true, sent: { yaml: newText } } as const) : sentAsJson(newText);
     if (!body.ok) return void action.run(async () => Promise.reject(new ApiError(400, 'NOT_JSON', body.reason)));
     void action.run(async () => {
-      const answer = await api<Tenant>('PUT', `/v1/admin/tenants/${encodeURIComponent(newId.trim())}`, { body: body.config, createOnly: true });
+      const answer = await api<Tenant>('PUT', `/v1/admin/tenants/${encodeURIComponent(newId.trim())}`, { ...body.sent, createOnly: true });
       latestOpen.current += 1;
       setLoading(null);
       setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
@@ -148,8 +158,24 @@ export function TenantsPage() {
           <label for="new-tenant-id">Id</label>
           <input id="new-tenant-id" required pattern="[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,127}" value={newId} onInput={(e) => setNewId((e.target as HTMLInputElement).value)} />
         </div>
+        <div class="field">
+          <label for="new-tenant-format">Format</label>
+          <select
+            id="new-tenant-format"
+            value={newFormat}
+            onChange={(e) => {
+              const format = (e.target as HTMLSelectElement).value === 'yaml' ? 'yaml' : 'json';
+              // The starting text follows the format until the operator has typed something else.
+              if (newText === STARTER[newFormat]) setNewText(STARTER[format]);
+              setNewFormat(format);
+            }}
+          >
+            <option value="json">JSON</option>
+            <option value="yaml">YAML (as under tenants.&lt;id&gt; in the file)</option>
+          </select>
+        </div>
         <div class="field" style={{ flexBasis: '100%' }}>
-          <label for="new-tenant-config">Configuration (JSON)</label>
+          <label for="new-tenant-config">Configuration ({newFormat === 'yaml' ? 'YAML' : 'JSON'})</label>
           <textarea id="new-tenant-config" rows={8} spellcheck={false} value={newText} onInput={(e) => setNewText((e.target as HTMLTextAreaElement).value)} />
         </div>
         <button type="submit" disabled={action.busy}>Create</button>

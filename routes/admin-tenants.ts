@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { acceptYamlBodies, YAML_MEDIA_TYPE } from '../src/http/yaml-body.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import { conditionalHeaders, tenantConfigBody, tenantDocument, tenantIdParams, tenantList, tenantListQuery } from '../src/schemas/tenants.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
@@ -18,6 +19,8 @@ const routes: RoutePlugin<{ tenants: TenantService }> = async (app, { tenants })
   // JSON Merge Patch bodies (RFC 7396), parsed like JSON (prototype poisoning refused).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, parseJson);
+  // A tenant's configuration may also be sent as it stands in the file (the console's YAML editor).
+  acceptYamlBodies(app);
 
   const caller = (request: FastifyRequest): TenantCaller => ({ principal: request.principal, request });
   const answer = (reply: FastifyReply, { tenant, etag }: TenantAnswer) => {
@@ -68,6 +71,7 @@ const routes: RoutePlugin<{ tenants: TenantService }> = async (app, { tenants })
         security: bearerSecurity,
         params: tenantIdParams,
         headers: conditionalHeaders,
+        consumes: ['application/json', YAML_MEDIA_TYPE],
         body: tenantConfigBody,
         response: { 200: tenantDocument, 201: tenantDocument, ...errorResponses, ...conflictResponses },
       },

@@ -31,12 +31,14 @@ export interface ApiAnswer<T> {
 export async function api<T>(
   method: string,
   path: string,
-  options: { body?: unknown; etag?: string | null; ifMatch?: string | null; createOnly?: boolean; signal?: AbortSignal } = {},
+  options: { body?: unknown; yaml?: string; etag?: string | null; ifMatch?: string | null; createOnly?: boolean; signal?: AbortSignal } = {},
 ): Promise<ApiAnswer<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const token = session.token();
   if (token) headers.authorization = `Bearer ${token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
+  // A YAML text as typed (the tenant API parses it as the configuration file is parsed).
+  if (options.yaml !== undefined) headers['content-type'] = 'application/yaml';
   if (options.etag) headers['if-none-match'] = options.etag;
   // Conditional writes (the tenant API): only that version, or only when nothing exists yet.
   if (options.ifMatch) headers['if-match'] = options.ifMatch;
@@ -44,7 +46,7 @@ export async function api<T>(
   const response = await fetch(path, {
     method,
     headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    body: options.yaml ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
     credentials: 'omit',
     cache: 'no-store',
     referrerPolicy: 'no-referrer',

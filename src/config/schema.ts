@@ -523,6 +523,9 @@ export const configSchema = Section({
   tenancy: Section({
     compiledCacheSize: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
     revalidateMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
+    /** How long a replica remembers that the store holds no tenant of an id (0: never); a create ends it at once. */
+    unknownTtlMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
+    unknownCacheSize: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
     tenantAdmins: Type.Enum(['read', 'narrow'], { default: 'read' }),
   }, { default: {} }),
   logging: Section({

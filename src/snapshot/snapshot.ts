@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { inConfigFile, inConfigPath } from '../config/error-location.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -93,10 +94,13 @@ export async function buildSnapshot(
       providers.set(spec.key, provider);
     }
     const catalog = catalogFor(config, providers, deps);
-    // Only the file tenants that changed are compiled now (so a bad one refuses the reload); the others keep
-    // what they compiled, or wait for their first request.
+    // Only the file tenants that changed are checked now (so a bad one refuses the start or the reload): each
+    // distinct configuration compiled once and dropped. A changed tenant that was compiled is compiled again and
+    // kept; every other tenant waits for its first request.
     const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
-    await tenants.precompile(changedTenants);
+    const warm = new Set(previous ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
+    await checkTenants(changedTenants.filter((id) => !warm.has(id)), config, deps);
+    await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
     await Promise.allSettled(started.map((provider) => provider.close?.()));
@@ -119,6 +123,21 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
     loadStored: async (id, config) => stored?.load(id, config),
     storedRevision: async (id) => stored?.revision(id),
   };
+}
+
+/**
+ * Compiles the file tenants of `ids` as their first request would, keeping nothing: a bad one throws, named by
+ * the first id holding it. Tenants of the same configuration (tenants made from one template) compile once.
+ */
+async function checkTenants(ids: readonly string[], config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<void> {
+  const checked = new Set<string>();
+  for (const id of ids) {
+    const tenant = config.tenants[id]!;
+    const shape = canonicalJson(tenant);
+    if (checked.has(shape)) continue;
+    checked.add(shape);
+    await compileTenant(id, tenant, config, deps);
+  }
 }
 
 /** A file tenant whose id the store holds too is refused, naming it: one id, one source. */

@@ -52,6 +52,12 @@ interface Entry {
  */
 export class TenantTable {
   private readonly cache: LRUCache<string, Entry>;
+  /**
+   * Ids the store was asked for and did not hold, for `tenancy.unknownTtlMs`: a flood of tokens of a tenant
+   * that does not exist costs one store read per id and period, not one per request. Bounded; an id created
+   * (or changed) is dropped by its invalidation, so a new tenant is served at once.
+   */
+  private readonly unknown: LRUCache<string, true> | undefined;
   private readonly loading = new Map<string, Promise<Entry | undefined>>();
   /** Bumped by every invalidation of an id: a compile that started before it is not kept. */
   private readonly generations = new Map<string, number>();
@@ -65,11 +71,18 @@ export class TenantTable {
   ) {
     this.now = deps.now ?? Date.now;
     this.cache = new LRUCache({ max: config.tenancy.compiledCacheSize });
+    const { unknownTtlMs, unknownCacheSize } = config.tenancy;
+    this.unknown = unknownTtlMs > 0 ? new LRUCache({ max: unknownCacheSize, ttl: unknownTtlMs, ttlAutopurge: false, perf: { now: this.now } }) : undefined;
   }
 
   /** How many tenants are compiled now (bounded by `tenancy.compiledCacheSize`). */
   get size(): number {
     return this.cache.size;
+  }
+
+  /** Whether `id` is compiled now (its recency and revalidation untouched). */
+  isCompiled(id: string): boolean {
+    return this.cache.has(id);
   }
 
   /** The compiled tenant when it is compiled already: the synchronous path of every warm request. */
@@ -83,6 +96,7 @@ export class TenantTable {
   async load(id: string): Promise<CompiledTenant | undefined> {
     const cached = this.get(id);
     if (cached) return cached;
+    if (this.unknown?.has(id)) return undefined;
     let pending = this.loading.get(id);
     if (!pending) {
       const generation = this.generations.get(id) ?? 0;
@@ -93,7 +107,9 @@ export class TenantTable {
       this.loading.set(id, started);
       started
         .then((entry) => {
-          if (entry && (this.generations.get(id) ?? 0) === generation) this.cache.set(id, entry);
+          if ((this.generations.get(id) ?? 0) !== generation) return;
+          if (entry) this.cache.set(id, entry);
+          else this.unknown?.set(id, true);
         })
         .catch(() => undefined);
     }
@@ -105,6 +121,7 @@ export class TenantTable {
     // Only a compile under way can bring back what it read before the change.
     if (this.loading.has(id)) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
     this.cache.delete(id);
+    this.unknown?.delete(id);
     this.loading.delete(id);
   }
 
@@ -126,7 +143,7 @@ export class TenantTable {
     return table;
   }
 
-  /** Compiles file tenants ahead of their first request (a reload's changed ones), keeping them in the table. */
+  /** Compiles file tenants ahead of their next request (a reload's changed ones that were compiled), keeping them. */
   async precompile(ids: Iterable<string>): Promise<void> {
     for (const id of ids) {
       const tenant = this.config.tenants[id];

@@ -39,7 +39,7 @@ interface Answer {
   json: { approvalId?: string; [key: string]: unknown } | null;
 }
 
-async function call(method: 'GET' | 'POST' | 'DELETE', path: string, token: string, body?: unknown): Promise<Answer> {
+async function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, token: string, body?: unknown): Promise<Answer> {
   const answer = await request(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -601,9 +601,7 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await page.close();
   });
 
-  // Skipped: a known defect, open in issue 46. In about half the full runs, the writer's own calls keep running
-  // on revision 1 for over a second after the Save (the tenant API's route test sees the change at once).
-  it.skip('lets a global operator create, find, edit and delete a tenant on the Tenants page, and a tenant admin not see it', { timeout: 90_000 }, async () => {
+  it('lets a global operator create, find, edit and delete a tenant on the Tenants page, and a tenant admin not see it', { timeout: 90_000 }, async () => {
     const page = await signedIn(OPERATOR_KEY);
     await open(page, 'Tenants');
     await page.getByLabel('Id', { exact: true }).fill('web-shop');
@@ -622,9 +620,9 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     await card.getByLabel(/Configuration/).fill('{"tools": {"allow": ["*"], "deny": ["get_weather"]}}');
     await card.getByRole('button', { name: 'Save' }).click();
     await card.getByText('Revision 2', { exact: false }).waitFor();
-    // A change is served within a second (docs/configuration.md#tenants-as-data); once in a few full runs the
-    // writer's own next call still ran on revision 1 for a moment.
-    await expect.poll(async () => (await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json?.ok, { timeout: 1_000, interval: 100 }).toBe(false);
+    // The writer's next call runs on the saved revision (issue 46: a slow read of the tenant after "Open" once
+    // replaced the text typed, so revision 2 was revision 1's configuration).
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
     await shot(page, 'tenants');
     await card.getByRole('button', { name: 'Delete tenant' }).click();
     await card.waitFor({ state: 'detached' });
@@ -633,6 +631,67 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
     const admin = await signedIn(API_KEY);
     expect(await admin.getByRole('navigation').getByRole('link', { name: 'Tenants' }).count()).toBe(0);
     await admin.close();
+  });
+
+  it('creates a tenant on the Tenants page from YAML as it stands in the file, and names a bad key', { timeout: 90_000 }, async () => {
+    const page = await signedIn(OPERATOR_KEY);
+    await open(page, 'Tenants');
+    await page.getByLabel('Id', { exact: true }).fill('yaml-shop');
+    await page.getByLabel('Format').selectOption('yaml');
+    const text = page.getByLabel('Configuration (YAML)');
+    await expect(text.inputValue()).resolves.toMatch(/^tools:\n/);
+    await text.fill('tools:\n  allw: ["*"]\n');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: '/tenants/yaml-shop/tools' }).waitFor();
+    expect((await call('GET', '/v1/admin/tenants/yaml-shop', OPERATOR_KEY)).status).toBe(404);
+    await text.fill('tools:\n  allow: ["*"]\n  deny:\n    - get_weather  # as in the file\n');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const card = page.getByRole('region', { name: 'Tenant yaml-shop' });
+    await card.getByText('Revision 1', { exact: false }).waitFor();
+    expect((await call('GET', '/v1/admin/tenants/yaml-shop', OPERATOR_KEY)).json).toMatchObject({ config: { tools: { allow: ['*'], deny: ['get_weather'] } } });
+    const shopper = await signToken({ sub: 'sam', tenant: 'yaml-shop' }, { expiresIn: '10m' });
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
+    await card.getByRole('button', { name: 'Delete tenant' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  it('keeps what the operator types on the Tenants page when the tenant is read slowly, and shows the tenant opened last', { timeout: 90_000 }, async () => {
+    // Issue 46: the answer to "Open" arrived after the operator had typed into the editor of the tenant just
+    // created, replaced the text, and Save stored the old configuration as revision 2.
+    for (const id of ['slow-shop', 'fast-shop']) {
+      expect((await call('PUT', `/v1/admin/tenants/${id}`, OPERATOR_KEY, { tools: { allow: ['*'], deny: ['explode'] } })).status).toBe(201);
+    }
+    const page = await signedIn(OPERATOR_KEY);
+    await page.route('**/v1/admin/tenants/slow-shop', async (route) => {
+      if (route.request().method() === 'GET') await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    await open(page, 'Tenants');
+    await page.getByLabel('Search').fill('slow');
+    await page.getByRole('button', { name: 'Open slow-shop' }).click();
+    const card = page.getByRole('region', { name: 'Tenant slow-shop' });
+    await card.waitFor();
+    // Opened again (as after creating it): the editor shown must not take typing the slow answer then replaces.
+    await page.getByRole('button', { name: 'Open slow-shop' }).click();
+    await card.getByLabel(/Configuration/).fill('{"tools": {"allow": ["*"], "deny": ["get_weather"]}}');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await card.getByText('Revision 2', { exact: false }).waitFor();
+    expect((await call('GET', '/v1/admin/tenants/slow-shop', OPERATOR_KEY)).json).toMatchObject({ revision: 2, config: { tools: { deny: ['get_weather'] } } });
+    const shopper = await signToken({ sub: 'sam', tenant: 'slow-shop' }, { expiresIn: '10m' });
+    expect((await call('POST', '/v1/execute', shopper, { name: 'get_weather', arguments: { city: 'Oslo' } })).json).toMatchObject({ ok: false });
+
+    // Open the slow one, then the fast one: the slow answer, arriving last, does not take the editor back.
+    await page.getByLabel('Search').fill('');
+    await page.getByRole('button', { name: 'Open slow-shop' }).click();
+    await page.getByRole('button', { name: 'Open fast-shop' }).click();
+    await page.getByRole('region', { name: 'Tenant fast-shop' }).waitFor();
+    await page.waitForResponse((response) => response.url().endsWith('/v1/admin/tenants/slow-shop'));
+    await page.waitForTimeout(200);
+    expect(await page.getByRole('region', { name: 'Tenant slow-shop' }).count()).toBe(0);
+    await page.getByRole('region', { name: 'Tenant fast-shop' }).waitFor();
+    await page.close();
+    for (const id of ['slow-shop', 'fast-shop']) expect((await call('DELETE', `/v1/admin/tenants/${id}`, OPERATOR_KEY)).status).toBe(204);
   });
 
   it("validates the service id of My MCP servers in the browser: its pattern compiles under the v flag", { timeout: 90_000 }, async () => {

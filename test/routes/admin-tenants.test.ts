@@ -36,6 +36,30 @@ const toolNames = async (token: string) => {
 };
 
 describe('the tenant API', () => {
+  it('takes a configuration as YAML (application/yaml), as it stands in the file, with the same checks as JSON', async () => {
+    const yaml = (id: string, text: string) => app.inject({ method: 'PUT', url: `/v1/admin/tenants/${id}`, headers: { ...operator, 'content-type': 'application/yaml' }, payload: text });
+    const created = await yaml('yaml-shop', 'tools:\n  allow: ["*"]\n  deny:\n    - get_weather\n');
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ revision: 1, config: { tools: { allow: ['*'], deny: ['get_weather'] } } });
+    expect(await toolNames(await signToken({ tenant: 'yaml-shop', sub: 'y' }))).not.toContain('get_weather');
+    // Not YAML, a duplicate key, a bad key, prototype poisoning, a scalar: 400, nothing stored.
+    const refused = [
+      ['tools: { allow: [\n', /invalid YAML/],
+      ['tools: {}\ntools: {}\n', /invalid YAML/],
+      ['tools: { allw: ["*"] }\n', /\/tenants\/yaml-bad\/tools/],
+      ['__proto__: { polluted: true }\n', /./],
+      ['just text\n', /./],
+    ] as const;
+    for (const [text, says] of refused) {
+      const res = await yaml('yaml-bad', text);
+      expect(res.statusCode, text).toBe(400);
+      expect(res.json().message, text).toMatch(says);
+    }
+    expect((await get('yaml-bad')).statusCode).toBe(404);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((await del('yaml-shop')).statusCode).toBe(204);
+  });
+
   it('creates a tenant whose tokens work at once, patches it, and deletes it: its tokens are refused from then on', async () => {
     const user = await signToken({ tenant: 'shop', sub: 'ann' });
     expect(await toolNames(user)).toBe(403);

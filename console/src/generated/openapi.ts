@@ -2315,6 +2315,9 @@ export interface operations {
                 "application/json": {
                     [key: string]: unknown;
                 };
+                "application/yaml": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, ApiError, type ApiBody } from '../api.js';
 import { DataTable, ErrorNote, useAction, useApi } from '../components.js';
 import { pretty, time } from '../format.js';
@@ -17,9 +17,17 @@ function parsed(text: string): { ok: true; config: Record<string, unknown> } | {
   }
 }
 
+/** The configuration a new tenant starts from, in each format of the form. */
+const STARTER = { json: '{\n  "tools": { "allow": ["*"], "deny": [] }\n}', yaml: 'tools:\n  allow: ["*"]\n  deny: []\n' } as const;
+
+function sentAsJson(text: string): { ok: true; sent: { body: Record<string, unknown> } } | { ok: false; reason: string } {
+  const body = parsed(text);
+  return body.ok ? { ok: true, sent: { body: body.config } } : body;
+}
+
 /**
- * Tenants as data, for global operators (the tenant API, docs/api.md#tenants): list and search, create, edit
- * (sent with the ETag read, so a change made meanwhile is refused, not overwritten), delete. Tenants of the
+ * Tenants as data, for global operators (the tenant API, docs/api.md#tenants): list and search, create (from JSON
+ * or YAML), edit (sent with the ETag read, so a change made meanwhile is refused, not overwritten), delete. Tenants of the
  * configuration file are shown read-only. Who changed a tenant last is on it; every change is in the audit log.
  */
 export function TenantsPage() {
@@ -30,21 +38,38 @@ export function TenantsPage() {
   const query = new URLSearchParams({ limit: String(PAGE), match, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) });
   const list = useApi<TenantList>(`/v1/admin/tenants?${query.toString()}`);
   const [open, setOpen] = useState<{ tenant: Tenant; etag: string | null; text: string } | null>(null);
+  // The tenant whose answer the editor waits for. The editor is hidden meanwhile: an answer arriving after the
+  // operator had started typing once replaced the text typed, and a Save then stored the old configuration as
+  // a new revision (issue 46). A late answer to an earlier Open is dropped.
+  const [loading, setLoading] = useState<string | null>(null);
+  const latestOpen = useRef(0);
   const [newId, setNewId] = useState('');
-  const [newText, setNewText] = useState('{\n  "tools": { "allow": ["*"], "deny": [] }\n}');
+  const [newFormat, setNewFormat] = useState<'json' | 'yaml'>('json');
+  const [newText, setNewText] = useState<string>(STARTER.json);
   const action = useAction();
 
-  const show = (id: string) =>
-    action.run(async () => {
-      const answer = await api<Tenant>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`);
-      setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
+  const show = (id: string) => {
+    const asked = ++latestOpen.current;
+    setOpen(null);
+    setLoading(id);
+    void action.run(async () => {
+      try {
+        const answer = await api<Tenant>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`);
+        if (asked === latestOpen.current) setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
+      } finally {
+        if (asked === latestOpen.current) setLoading(null);
+      }
     });
+  };
   const create = (event: Event) => {
     event.preventDefault();
-    const body = parsed(newText);
+    // YAML goes as typed: the server parses it as it parses the configuration file, and names what is wrong.
+    const body = newFormat === 'yaml' ? ({ ok: true, sent: { yaml: newText } } as const) : sentAsJson(newText);
     if (!body.ok) return void action.run(async () => Promise.reject(new ApiError(400, 'NOT_JSON', body.reason)));
     void action.run(async () => {
-      const answer = await api<Tenant>('PUT', `/v1/admin/tenants/${encodeURIComponent(newId.trim())}`, { body: body.config, createOnly: true });
+      const answer = await api<Tenant>('PUT', `/v1/admin/tenants/${encodeURIComponent(newId.trim())}`, { ...body.sent, createOnly: true });
+      latestOpen.current += 1;
+      setLoading(null);
       setOpen({ tenant: answer.body, etag: answer.etag, text: pretty(answer.body.config) });
       setNewId('');
       list.reload();
@@ -107,6 +132,7 @@ export function TenantsPage() {
       </div>
 
       <ErrorNote error={action.error} />
+      {loading !== null ? <p class="hint" role="status">Reading tenant {loading}…</p> : null}
       {open ? (
         <section class="card" aria-label={`Tenant ${open.tenant.id}`}>
           <h2>{open.tenant.id}</h2>
@@ -116,7 +142,7 @@ export function TenantsPage() {
               : `Revision ${open.tenant.revision ?? '?'}, changed ${open.tenant.updatedAt ? time(open.tenant.updatedAt) : '—'} by ${open.tenant.updatedBy ?? '—'}.`}
           </p>
           <label for="tenant-config">Configuration (the keys of <code>tenants.&lt;id&gt;</code>, as JSON)</label>
-          <textarea id="tenant-config" rows={14} spellcheck={false} readOnly={open.tenant.source === 'file'} value={open.text} onInput={(e) => setOpen({ ...open, text: (e.target as HTMLTextAreaElement).value })} />
+          <textarea id="tenant-config" rows={14} spellcheck={false} readOnly={open.tenant.source === 'file' || action.busy} value={open.text} onInput={(e) => setOpen({ ...open, text: (e.target as HTMLTextAreaElement).value })} />
           {open.tenant.source === 'store' ? (
             <div class="inline-form">
               <button type="button" disabled={action.busy} onClick={save}>Save</button>
@@ -132,8 +158,24 @@ export function TenantsPage() {
           <label for="new-tenant-id">Id</label>
           <input id="new-tenant-id" required pattern="[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,127}" value={newId} onInput={(e) => setNewId((e.target as HTMLInputElement).value)} />
         </div>
+        <div class="field">
+          <label for="new-tenant-format">Format</label>
+          <select
+            id="new-tenant-format"
+            value={newFormat}
+            onChange={(e) => {
+              const format = (e.target as HTMLSelectElement).value === 'yaml' ? 'yaml' : 'json';
+              // The starting text follows the format until the operator has typed something else.
+              if (newText === STARTER[newFormat]) setNewText(STARTER[format]);
+              setNewFormat(format);
+            }}
+          >
+            <option value="json">JSON</option>
+            <option value="yaml">YAML (as under tenants.&lt;id&gt; in the file)</option>
+          </select>
+        </div>
         <div class="field" style={{ flexBasis: '100%' }}>
-          <label for="new-tenant-config">Configuration (JSON)</label>
+          <label for="new-tenant-config">Configuration ({newFormat === 'yaml' ? 'YAML' : 'JSON'})</label>
           <textarea id="new-tenant-config" rows={8} spellcheck={false} value={newText} onInput={(e) => setNewText((e.target as HTMLTextAreaElement).value)} />
         </div>
         <button type="submit" disabled={action.busy}>Create</button>

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
+import { rememberCanonicalText } from './line.js';
 import type { AuditEvent, AuditSink } from './types.js';
 
 /**
@@ -53,7 +54,10 @@ export function createAuditChain(instance: string = randomBytes(6).toString('hex
       const tenant = event.tenant ?? null;
       const head = heads.get(tenant);
       const linked: AuditEvent = { ...event, chain: head?.chain ?? chainId(instance, tenant), seq: (head?.seq ?? 0) + 1, prev: head?.hash ?? null };
-      const hash = eventHash(linked);
+      // One serialisation serves the link and the line (auditLine writes the event from this text).
+      const text = canonicalJson(linked);
+      rememberCanonicalText(linked, text);
+      const hash = sha256Hex(text);
       if (head) {
         head.prev = head.hash;
         head.hash = hash;

@@ -102,7 +102,10 @@ describe('audit chain: an untouched log verifies', () => {
 
   it('keeps the existing fields of a call line and adds chain, seq and prev; the read of the audit is an event of its own', () => {
     const first = parse(lines(texts.a)[0]!);
-    expect(Object.keys(first)).toEqual(['level', 'time', 'pid', 'hostname', 'event', 'requestId', 'callId', 'tenant', 'user', 'tool', 'source', 'argsSha256', 'outcome', 'errorType', 'durationMs', 'approvalId', 'chain', 'seq', 'prev', 'msg']);
+    // The same fields as an unchained line, plus chain, seq and prev; the event's fields in canonical order,
+    // since the line is written from the text its link hashed (src/audit/line.ts).
+    const eventFields = ['time', 'event', 'requestId', 'callId', 'tenant', 'user', 'tool', 'source', 'argsSha256', 'outcome', 'errorType', 'durationMs', 'approvalId', 'chain', 'seq', 'prev'];
+    expect(Object.keys(first)).toEqual(['level', 'pid', 'hostname', ...eventFields.sort(), 'msg']);
     expect(first).toMatchObject({ event: 'call', seq: 1, prev: null, tenant: 'acme' });
     const read = lines(texts.a).map(parse).find((line) => line.event === 'audit_read');
     expect(read).toMatchObject({ tenant: 'acme', user: 'ci-bot', via: 'list', filter: { tool: 'get_weather', limit: 5 }, seq: 7 });

@@ -18,3 +18,36 @@ describe('canonicalJson', () => {
     expect(canonicalJson(undefined)).toBe('null');
   });
 });
+
+// The reference: keys sorted at each object, every time (no cache). The real one caches sorted key layouts
+// (bounded), and must write exactly this text for any value, whichever layouts are cached.
+function reference(value: unknown): string {
+  const write = (item: unknown): string | undefined => {
+    if (item === null || typeof item !== 'object') return JSON.stringify(item);
+    if (typeof (item as { toJSON?: unknown }).toJSON === 'function') return write((item as { toJSON(): unknown }).toJSON());
+    if (Array.isArray(item)) return `[${item.map((element) => write(element) ?? 'null').join(',')}]`;
+    const record = item as Record<string, unknown>;
+    const parts = Object.keys(record).sort().flatMap((key) => {
+      const text = write(record[key]);
+      return text === undefined ? [] : [`${JSON.stringify(key)}:${text}`];
+    });
+    return `{${parts.join(',')}}`;
+  };
+  return write(value) ?? 'null';
+}
+
+describe('canonicalJson with cached layouts', () => {
+  it('writes what sorted copies would, for keys that collide when joined and past the cache bound', () => {
+    const values: unknown[] = [
+      { 'a\u0000b': 1, c: 2 },
+      { a: 1, 'b\u0000c': 2 },
+      { a: 1, 'b\u0000c': { 'a\u0000b': [1, { c: 3 }] } },
+      { '10': 'x', '2': 'y', b: NaN, a: -0, z: Infinity, f: () => 1, s: Symbol('s') },
+      { when: new Date(0), nested: [undefined, null, { y: 1, x: [{}] }] },
+      { 'é': 1, e: 2, E: 3, '\u{1F600}': 4, 'ￚ': 5 },
+    ];
+    for (let layout = 0; layout < 600; layout += 1) values.push({ [`k${layout}`]: layout, [`a${layout % 7}`]: { z: layout, y: [layout] } });
+    values.push({ ['x'.repeat(600)]: 1, a: 2 }, Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`key${39 - index}`, index])));
+    for (let round = 0; round < 2; round += 1) for (const value of values) expect(canonicalJson(value)).toBe(reference(value));
+  });
+});

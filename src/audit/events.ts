@@ -1,3 +1,4 @@
+import { explanationOf } from '../cedar/explanation.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ScriptOrigin, ToolResult, ToolSourceKind } from '../types.js';
 import { activeTraceId, isMadeCredentialRecord } from '../observability/tracing.js';
@@ -83,6 +84,8 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: CallFact
   if (traceId !== undefined) event.traceId = traceId;
   const credential = credentialOf(result.trace);
   if (credential) event.credential = credential;
+  const cedar = explanationOf(result);
+  if (cedar) event.cedar = cedar;
   return event;
 }
 

@@ -1,6 +1,6 @@
 // Loads one tenant's Cedar policies (docs/governance.md#cedar-policies): read, bounded, validated against the
 // generated schema off the event loop, then preparsed once on this thread for every decision to use. Any
-// problem is a configuration error naming the policy and its position: exit 78 at start, 400 from the tenant
+// problem is a configuration error naming the policy and its position (relative to the tenant's `cedar` key): exit 78 at start, 400 from the tenant
 // API, and a refused reload that leaves the old set serving.
 import { ConfigError } from '../config/interpolate.js';
 import type { CedarConfig } from '../config/types.js';
@@ -18,7 +18,7 @@ export interface CedarLoadOptions {
   tools: readonly Tool[];
   /** Policy files resolve against it (the config file's folder). */
   baseDir: string;
-  /** Where the set is configured, for messages (`tenants.acme.cedar`). */
+  /** How messages name the inline text (`policies`, the key under the tenant's `cedar`). */
   label?: string;
   onDecision?: CedarEngineParts['onDecision'];
   /** Validation deadline; the default is limits.ts's. */
@@ -44,27 +44,27 @@ function freshSetIds(cedar: Cedar, tenant: string): [string, string] {
   return ids;
 }
 
-function describe(label: string, source: PolicyText, problem: ValidationProblem): string {
+function describe(source: PolicyText, problem: ValidationProblem): string {
   const named = [
     problem.policy === undefined ? undefined : `policy ${problem.policy}`,
     problem.offset === undefined || problem.offset >= source.text.length ? undefined : `at ${positionOf(source, problem.offset)}`,
   ].filter((part) => part !== undefined);
   const help = problem.help ? ` (${problem.help})` : '';
-  return `${label}: ${named.length > 0 ? `${named.join(' ')}: ` : ''}${problem.message}${help}`;
+  return `${named.length > 0 ? `${named.join(' ')}: ` : ''}${problem.message}${help}`;
 }
 
 /** The tenant's engine, or a ConfigError naming what is wrong. */
 export async function loadCedarEngine(options: CedarLoadOptions): Promise<CedarEngine> {
-  const label = options.label ?? `tenants.${options.tenant}.cedar`;
+  const label = options.label ?? 'policies';
   let source: PolicyText;
   try {
-    source = await readPolicyText(options.config, options.baseDir, `${label}.policies`);
+    source = await readPolicyText(options.config, options.baseDir, label);
   } catch (error) {
     if (error instanceof PolicyTextError) throw new ConfigError(error.message);
     throw error;
   }
   const bounded = checkBounds(source);
-  if (bounded) throw new ConfigError(`${label}: ${bounded}`);
+  if (bounded) throw new ConfigError(bounded);
   const text = options.config.default === 'permit' ? `${source.text}${DEFAULT_PERMIT}` : source.text;
   const types = argumentTypes(options.tools);
   const schema = generateSchema(options.config, options.tools);
@@ -72,13 +72,13 @@ export async function loadCedarEngine(options: CedarLoadOptions): Promise<CedarE
   if (!verdict.ok) {
     const [first, ...rest] = verdict.problems;
     const more = rest.length > 0 ? ` (and ${rest.length} more)` : '';
-    throw new ConfigError(`${describe(label, source, first ?? { message: 'the policies are invalid' })}${more}`);
+    throw new ConfigError(`${describe(source, first ?? { message: 'the policies are invalid' })}${more}`);
   }
   const cedar = await loadCedar();
   const [setId, listingSetId] = freshSetIds(cedar, options.tenant);
   for (const [id, policies] of [[setId, verdict.policies], [listingSetId, verdict.listing]] as const) {
     const answer = cedar.preparsePolicySet(id, { staticPolicies: policies });
-    if (answer.type === 'failure') throw new ConfigError(`${label}: ${answer.errors[0]?.message ?? 'the policies cannot be prepared'}`);
+    if (answer.type === 'failure') throw new ConfigError(answer.errors[0]?.message ?? 'the policies cannot be prepared');
   }
   return new CedarEngine({
     cedar,

@@ -18,7 +18,7 @@ export interface PolicyText {
 
 export class PolicyTextError extends Error {}
 
-/** Reads the tenant's policies; `label` names the inline text (`tenants.acme.cedar.policies`). */
+/** Reads the tenant's policies; `label` names the inline text in positions (`policies:2:13`). */
 export async function readPolicyText(config: CedarConfig, baseDir: string, label: string): Promise<PolicyText> {
   if ('policies' in config) return { text: config.policies, segments: [{ name: label, start: 0 }] };
   const segments: Segment[] = [];
@@ -29,7 +29,7 @@ export async function readPolicyText(config: CedarConfig, baseDir: string, label
     try {
       content = await readFile(path, 'utf8');
     } catch (error) {
-      throw new PolicyTextError(`${label.replace(/policies$/, 'files')}: ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new PolicyTextError(`files: ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
     segments.push({ name: file, start: text.length });
     text += `${content}\n`;

@@ -1,3 +1,4 @@
+import type { CedarEngine } from '../cedar/engine.js';
 import type { TenantConfig } from '../config/types.js';
 import { invokeTool } from '../execution/invoke.js';
 import { createPolicyChain, type PolicyChain } from './chain.js';
@@ -5,9 +6,9 @@ import type { PolicyMetrics } from './metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
 /** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
-export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string): Promise<PolicyChain> {
+export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string, cedar?: CedarEngine): Promise<PolicyChain> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
-  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir, terminal });
+  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir, terminal, cedar });
 }
 
 /**

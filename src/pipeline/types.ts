@@ -1,3 +1,4 @@
+import type { CedarEngine } from '../cedar/engine.js';
 import type { CircuitRegistry } from './circuit-state.js';
 import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
@@ -46,6 +47,8 @@ export interface PolicyDeps {
   clock?: Clock;
   /** Rate limits while the store does not answer (store.onUnavailable); default fail-closed. */
   onStoreUnavailable?: OnStoreUnavailable;
+  /** The tenant's Cedar policies: set only in the deps the chain hands the cedar policy of a tenant that has them. */
+  cedar?: CedarEngine;
 }
 
 /**

@@ -104,7 +104,7 @@ describe('Cedar decisions', () => {
 describe('Cedar load errors', () => {
   it('names the policy and position of an unknown attribute', async () => {
     await expect(engine('permit(principal, action, resource);\n@id("typo") forbid(principal, action == Action::"call", resource) when { context.arguments.amout > 3 };')).rejects.toThrow(
-      /tenants\.acme\.cedar: policy typo at tenants\.acme\.cedar\.policies:2:\d+: .*amout.*did you mean `amount`/,
+      /^policy typo at policies:2:\d+: .*amout.*did you mean `amount`/,
     );
   });
 
@@ -113,6 +113,6 @@ describe('Cedar load errors', () => {
   });
 
   it('names a syntax error with its position', async () => {
-    await expect(engine('permit(principal, action, resource)\nforbid(principal action, resource);')).rejects.toThrow(/tenants\.acme\.cedar: at tenants\.acme\.cedar\.policies:\d+:\d+/);
+    await expect(engine('permit(principal, action, resource)\nforbid(principal action, resource);')).rejects.toThrow(/^at policies:2:\d+: /);
   });
 });

@@ -66,7 +66,7 @@ export function checkBounds(source: PolicyText): string | undefined {
       while (i < text.length && text[i] !== '\n') i += 1;
     } else if (c === '(' || c === '[' || c === '{') {
       depth += 1;
-      if (depth > MAX_NESTING) return `${positionOf(source, i)}: expressions are nested deeper than ${MAX_NESTING} brackets`;
+      if (depth > MAX_NESTING) return `at ${positionOf(source, i)}: expressions are nested deeper than ${MAX_NESTING} brackets`;
     } else if (c === ')' || c === ']' || c === '}') depth = Math.max(0, depth - 1);
     else if (c === ';' && ++statements > MAX_POLICIES) return `more than ${MAX_POLICIES} policies`;
   }

@@ -25,13 +25,15 @@ export type ValidationReply =
       /** Each policy's text by its id (its `@id` annotation, or Cedar's `policyN`). */
       policies: Record<string, string>;
       /** The listing form of each policy that takes part in listing (listing-set.ts). */
-      listing: Record<string, CedarWasm.PolicyJson>;
+      listing: Record<string, CedarWasm.Policy>;
       /** Ids of the `forbid` policies. */
       forbids: string[];
     }
   | { ok: false; problems: ValidationProblem[] };
 
 const ENTRY = workerEntry('./validate-worker', import.meta.url);
+/** How long a worker may take to start and compile the module before its deadline starts. */
+const STARTUP_MS = 30_000;
 /** Validations running at once in the process; more wait their turn (a tenant cannot start a hundred workers). */
 const MAX_RUNNING = 2;
 let running = 0;
@@ -46,23 +48,26 @@ async function turn(): Promise<() => void> {
   };
 }
 
-/** The worker's verdict, or a problem saying it took longer than the deadline or failed. */
+/** The worker's verdict, or a problem saying it took longer than the deadline (from the module's load on) or failed. */
 export async function validateOffThread(request: ValidationRequest, deadlineMs = VALIDATE_DEADLINE_MS): Promise<ValidationReply> {
   const done = await turn();
   try {
     return await new Promise<ValidationReply>((resolve) => {
-      const worker = new Worker(ENTRY.entry, { ...ENTRY.options, workerData: request, resourceLimits: { maxOldGenerationSizeMb: 128, stackSizeMb: 4 } });
+      // A stack smaller than the event loop's: a set whose parse recursion fits here fits when it is preparsed there.
+      const worker = new Worker(ENTRY.entry, { ...ENTRY.options, workerData: request, resourceLimits: { maxOldGenerationSizeMb: 128, stackSizeMb: 0.75 } });
       worker.unref();
-      const timer = setTimeout(() => {
-        void worker.terminate();
-        resolve({ ok: false, problems: [{ message: `parsing and validating the policies took longer than ${deadlineMs} ms` }] });
-      }, deadlineMs);
+      const stop = (message: string) => () => finish({ ok: false, problems: [{ message }] });
+      let timer = setTimeout(stop('the Cedar validator did not start'), STARTUP_MS);
       const finish = (reply: ValidationReply): void => {
         clearTimeout(timer);
         void worker.terminate();
         resolve(reply);
       };
-      worker.once('message', (reply: ValidationReply) => finish(reply));
+      worker.on('message', (reply: ValidationReply | 'loaded') => {
+        if (reply !== 'loaded') return finish(reply);
+        clearTimeout(timer);
+        timer = setTimeout(stop(`parsing and validating the policies took longer than ${deadlineMs} ms`), deadlineMs);
+      });
       worker.once('error', (error) => finish({ ok: false, problems: [{ message: `the policies could not be parsed: ${error.message.split('\n', 1)[0]}` }] }));
       worker.once('exit', () => finish({ ok: false, problems: [{ message: 'the policies could not be parsed' }] }));
     });

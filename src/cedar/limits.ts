@@ -9,7 +9,7 @@ export const MAX_POLICIES = 1_000;
 /** Brackets nested inside one another (`(`, `[`, `{`): Cedar's parser recurses on them. */
 export const MAX_NESTING = 32;
 /** How long parsing and validating one set in the worker may take. */
-export const VALIDATE_DEADLINE_MS = 5_000;
+export const VALIDATE_DEADLINE_MS = 10_000;
 
 /** A string argument longer than this is not handed to Cedar (a policy reading it errors, see decide.ts). */
 export const MAX_ARGUMENT_STRING_CHARS = 8_192;

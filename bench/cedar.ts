@@ -43,8 +43,8 @@ export async function bench(): Promise<string> {
     {
       auth: {
         apiKeys: [
-          { id: 'plain', sha256: sha256Hex(keys.plain), tenant: 'plain', user: 'u', roles: ['clerk'] },
-          { id: 'cedar', sha256: sha256Hex(keys.cedar), tenant: 'cedar', user: 'u', roles: ['clerk'] },
+          { id: 'plain', sha256: sha256Hex(keys.plain), tenant: 'plain', user: 'u', roles: [] },
+          { id: 'cedar', sha256: sha256Hex(keys.cedar), tenant: 'cedar', user: 'u', roles: [] },
         ],
       },
       audit: { sink: 'off' },

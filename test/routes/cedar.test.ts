@@ -115,6 +115,22 @@ describe('Cedar at listing and execution', () => {
     expect((await execute(tokens.clerk!, 'wire', { amount: 5 })).body).toMatchObject({ ok: true });
   });
 
+  it('explains to a tenant admin which policy lists or holds back each tool for a chosen principal', async () => {
+    const admin = await signToken({ sub: 'ada', roles: ['admin'] });
+    const explain = async (query: string, token = admin) => app.inject({ method: 'GET', url: `/v1/admin/tools/cedar?${query}`, headers: bearer(token) });
+    const us = await explain(`user=zed&roles=clerk&claims=${encodeURIComponent(JSON.stringify({ region: 'us' }))}`);
+    expect(us.statusCode).toBe(200);
+    const byName = new Map(us.json<{ tools: Array<{ name: string; listed: boolean; policies: string[] }> }>().tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('export_report')).toEqual({ name: 'export_report', listed: false, policies: ['eu-exports'] });
+    expect(byName.get('write_note')).toEqual({ name: 'write_note', listed: false, policies: ['no-notes'] });
+    expect(byName.get('wire')).toEqual({ name: 'wire', listed: true, policies: ['everyone'] });
+    // Read-only, tenant admins only, and only their own tenant's policies.
+    expect((await explain('user=zed', tokens.clerk!)).statusCode).toBe(403);
+    const globexAdmin = await signToken({ sub: 'gad', tenant: 'globex', roles: ['admin'] });
+    expect((await explain('user=zed', globexAdmin)).json()).toEqual({ cedar: false, tools: [] });
+    expect((await explain('claims=nope')).statusCode).toBe(400);
+  });
+
   it('a 1 MB or deeply nested argument reaches Cedar bounded', async () => {
     // As deep as the structure check lets through (src/execution/arguments.ts), and a string of 900,000 chars.
     let nested: Record<string, unknown> = { leaf: 1 };

@@ -3,6 +3,7 @@ import { errors } from '../src/errors.js';
 import { requestMode } from '../src/http/call-options.js';
 import { bearerSecurity, errorResponses } from '../src/schemas/common.js';
 import type { RoutePlugin } from '../src/schemas/type-provider.js';
+import { isGatewayTool } from '../src/registry/tenant-view.js';
 import type { Principal } from '../src/types.js';
 
 const MAX_ROLES = 64;
@@ -10,7 +11,8 @@ const MAX_ROLES = 64;
 /**
  * For a principal the tenant admin chooses (user, roles, claims), which of the tenant's Cedar policies let each
  * tool it reaches through the listing or hold it back (docs/governance.md#cedar-explained). Read-only; the
- * caller's own tenant only; the decisions are the listing's (no arguments), so nothing runs.
+ * caller's own tenant only; the decisions are the listing's (no arguments), so nothing runs. The gateway's own tools
+ * (tool_search, code mode) are not decided by Cedar and not shown.
  */
 const routes: RoutePlugin = async (app) => {
   app.get(
@@ -71,7 +73,7 @@ const routes: RoutePlugin = async (app) => {
       const mode = requestMode(request);
       const tools = app.gateway
         .current()
-        .catalog.tools.filter((tool) => view.reaches(tool))
+        .catalog.tools.filter((tool) => view.reaches(tool) && !isGatewayTool(tool))
         .map((tool) => {
           const decision = cedar.listable(principal, tool, mode);
           return { name: tool.name, listed: decision.allowed, policies: [...decision.policies], ...(decision.error ? { error: decision.error } : {}) };

@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 // The Tools page explains the tenant's Cedar listing for a chosen principal (tenant admins, read-only), in
 // real headless Chromium against a listening gateway. Never downloads a browser.
@@ -25,7 +24,7 @@ const POLICIES = `
 let app: FastifyInstance;
 let base: string;
 let context: BrowserContext | undefined;
-let profile: string;
+let profile: string | undefined;
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -41,13 +40,7 @@ beforeAll(async () => {
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   base = `http://127.0.0.1:${address.port}`;
-  profile = mkdtempSync(join(tmpdir(), 'tg-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
+  ({ context, profile } = await launchChromium(CHROMIUM));
 }, 120_000);
 
 afterAll(async () => {

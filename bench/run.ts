@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../src/config/demo.js';
 import { withLatestRun } from './results-file.js';
 
-const SECTIONS = ['anchors', 'gateway', 'mcp', 'mcp-eras', 'rag', 'registry', 'openapi', 'code-mode'] as const;
+const SECTIONS = ['anchors', 'gateway', 'mcp', 'mcp-eras', 'rag', 'registry', 'openapi', 'code-mode', 'cedar'] as const;
 const benchDir = join(packageRoot(), 'bench');
 
 interface BenchModule {

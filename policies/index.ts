@@ -3,6 +3,7 @@ import { accessPolicy } from './access.js';
 import { approvalPolicy } from './approval.js';
 import { auditPolicy } from './audit.js';
 import { bindArgumentsPolicy } from './bind-arguments.js';
+import { cedarPolicy } from './cedar.js';
 import { circuitBreakerPolicy } from './circuit-breaker.js';
 import { maxDepthPolicy } from './max-depth.js';
 import { rateLimitPolicy } from './rate-limit.js';
@@ -18,6 +19,7 @@ export const builtinPolicies: BuiltinPolicies = {
   'rate-limit': rateLimitPolicy,
   access: accessPolicy,
   'bind-arguments': bindArgumentsPolicy,
+  cedar: cedarPolicy,
   approval: approvalPolicy,
   'max-depth': maxDepthPolicy,
   'circuit-breaker': circuitBreakerPolicy,

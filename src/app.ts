@@ -39,6 +39,7 @@ import { adminRoutes } from '../routes/admin.js';
 import { adminActivityRoutes } from '../routes/admin-activity.js';
 import { adminKeysRoutes } from '../routes/admin-keys.js';
 import { adminToolsRoutes } from '../routes/admin-tools.js';
+import { adminCedarRoutes } from '../routes/admin-cedar.js';
 import { adminTenantsRoutes } from '../routes/admin-tenants.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
@@ -226,6 +227,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(adminKeysRoutes, { runtimeKeys });
   await app.register(adminActivityRoutes);
   await app.register(adminToolsRoutes);
+  await app.register(adminCedarRoutes);
   await app.register(meRoutes);
   if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AUDIT_EXIT, AuditUsageError, runAuditCli } from './audit/cli.js';
+import { POLICY_USAGE, PolicyConfigError, PolicyUsageError, runPolicyCli, type TenantLoader } from './policy-cli/cli.js';
 import { apiKeyDigest, newApiKey } from './shared/api-key-digest.js';
 import { packageRoot } from './config/demo.js';
 import { firstLine } from './config/error-location.js';
@@ -17,6 +18,8 @@ const USAGE = `usage:
   toolgate audit verify …     check audit logs against their signed checkpoints (toolgate audit help)
   toolgate audit keygen       print a new Ed25519 key pair for audit.chain.signing
   toolgate check FILE         validate a config file (schema, references, policies, modules) without serving it
+  toolgate policy test …      run a tenant's Cedar policies against a case file (toolgate policy help)
+  toolgate policy schema T    print tenant T's generated Cedar schema
   toolgate --version          print the version
   npm start -- --config FILE  start the gateway on a config file (same as TOOLGATE_CONFIG=FILE)
   npm start                   start the demo (HOST, PORT, METRICS_HOST, METRICS_PORT move its listeners)`;
@@ -117,6 +120,7 @@ export const buildForCheck: BuildCheck = async (config) => {
 /** The bin entry point. */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   if (argv[0] === 'audit') return audit(argv.slice(1));
+  if (argv[0] === 'policy') return policy(argv.slice(1));
   try {
     process.stdout.write(await runCli(argv, readStdin, buildForCheck));
   } catch (error) {
@@ -141,5 +145,53 @@ async function audit(args: string[]): Promise<void> {
     if (!(error instanceof AuditUsageError)) throw error;
     process.stderr.write(`toolgate audit: ${error.message}\n`);
     process.exitCode = AUDIT_EXIT.usage;
+  }
+}
+
+/** The TenantLoader of the real command: the config built as `toolgate check` builds it, on an in-memory store. */
+const tenantFromConfig: TenantLoader = async (configPath, tenant) => {
+  const [{ buildServer }, { createMemoryStore }, { loadConfigFile, ConfigError }] = await Promise.all([import('./app.js'), import('./store/memory.js'), import('./config/load.js')]);
+  let config: GatewayConfig;
+  try {
+    if (configPath === undefined) throw new PolicyUsageError(`give --config FILE (or TOOLGATE_CONFIG) to test a tenant\n${POLICY_USAGE}`);
+    config = await loadConfigFile(configPath);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new PolicyConfigError(error.message.split('\n', 1)[0]);
+    throw error;
+  }
+  const app = await buildServer(config, { logger: false, defaultMetrics: false, store: createMemoryStore() }).catch((error: unknown) => {
+    throw new PolicyConfigError((error as Error).message.split('\n', 1)[0]);
+  });
+  try {
+    const view = await app.gateway.loadTenant(tenant).catch((error: unknown) => {
+      throw new PolicyConfigError((error as Error).message.split('\n', 1)[0]);
+    });
+    if (!view) throw new PolicyConfigError(`tenant ${tenant} is not configured`);
+    if (!view.cedar) throw new PolicyConfigError(`tenant ${tenant} has no cedar policies`);
+    return { engine: view.cedar, tools: app.gateway.current().catalog.tools };
+  } finally {
+    await app.close();
+  }
+};
+
+/** `toolgate policy …`: 0 every case passed, 1 a case failed, 64 usage, 78 a config or policy error. */
+async function policy(args: string[]): Promise<void> {
+  if (args.length === 0 || isHelp(args[0])) {
+    process.stdout.write(`${POLICY_USAGE}\n`);
+    return;
+  }
+  try {
+    const { stdout, exitCode } = await runPolicyCli(args, process.env, tenantFromConfig);
+    process.stdout.write(stdout);
+    process.exitCode = exitCode;
+  } catch (error) {
+    if (error instanceof PolicyUsageError) {
+      process.stderr.write(`toolgate policy: ${error.message}\n`);
+      process.exitCode = EXIT_USAGE;
+      return;
+    }
+    if (!(error instanceof PolicyConfigError)) throw error;
+    process.stderr.write(`toolgate policy: ${error.message}\n`);
+    process.exitCode = EXIT_CONFIG;
   }
 }

@@ -89,7 +89,7 @@ export class Gateway {
 
   /** Compiles a tenant configuration on the live snapshot as its first request would, keeping nothing: a bad one throws. */
   async checkTenant(id: string, tenant: TenantConfig): Promise<void> {
-    await compileTenant(id, tenant, this.config, this.deps);
+    await compileTenant(id, tenant, this.config, this.deps, this.live.current.catalog);
   }
 
   /** One tenant changed (tenant API, on any replica): it is compiled again on its next request. */

@@ -2,6 +2,7 @@
 // policy puts outermost in the chain, and the calls answered before they reached it — refused by the call
 // path (unknown tool, bad arguments), by the /mcp endpoint for their params, or for want of a task. Nothing
 // else writes `call` events (test/architecture/one-call-audit-writer.test.ts).
+import { explanationOf } from '../cedar/explanation.js';
 import type { JsonObject, Next, ScriptOrigin, Tool, ToolResult, ToolSourceKind } from '../call/types.js';
 import { failureResult } from '../call/tool-result.js';
 import { cancelledByCaller } from '../call/tool-error.js';
@@ -118,6 +119,8 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: CallFact
   if (traceId !== undefined) event.traceId = traceId;
   const credential = credentialOf(result.trace);
   if (credential) event.credential = credential;
+  const cedar = explanationOf(result);
+  if (cedar) event.cedar = cedar;
   return event;
 }
 

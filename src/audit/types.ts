@@ -35,6 +35,8 @@ export interface CallAuditEvent {
   /** Set on a call a code-mode script made: the script's id and the `run_script` call that ran it. */
   scriptId?: string;
   parentCallId?: string;
+  /** The tenant's Cedar decision of the call and its determining policy ids (operator-only: never in the caller's answer). */
+  cedar?: { decision: 'allow' | 'deny'; policies: readonly string[]; error?: string };
 }
 
 /**

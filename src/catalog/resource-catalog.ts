@@ -1,6 +1,8 @@
 // Resources and prompts of the MCP services a caller may reach, aggregated and namespaced
 // (docs/architecture.md#resources-and-prompts). One module for both wires: the MCP handlers
 // (serve-resources.ts) and the REST routes (routes/resources.ts) call these functions.
+import { catalogAdmits } from '../cedar/catalog-gate.js';
+import type { CedarEngine } from '../cedar/engine.js';
 import type {
   ContentBlock,
   GetPromptResult,
@@ -28,7 +30,7 @@ export const UPSTREAM_TIMEOUT_MS = 15_000;
 const MAX_NAME_CHARS = 4096;
 
 /** The services a caller may reach, with its tenant's configuration (Gateway.mcpServicesFor). */
-export type ReachableServices = () => Promise<{ tenant: { config: TenantConfig }; services: readonly McpService[] }>;
+export type ReachableServices = () => Promise<{ tenant: { config: TenantConfig; cedar?: CedarEngine | undefined }; services: readonly McpService[] }>;
 
 export interface CatalogRequest {
   reachable: ReachableServices;
@@ -80,7 +82,15 @@ async function aggregate<T>(request: CatalogRequest, capability: 'resources' | '
       }
     }),
   );
-  return { items: perService.flat(), rules: rulesOf(tenant.config) };
+  const rules = rulesOf(tenant.config);
+  // The tenant's Cedar policies narrow what its globs admit (src/cedar/catalog-gate.ts).
+  const { cedar } = tenant;
+  if (!cedar) return { items: perService.flat(), rules };
+  const principal = request.caller.principal;
+  return {
+    items: perService.flat(),
+    rules: { resources: (name) => rules.resources(name) && catalogAdmits(cedar, principal, 'resource', name), prompts: (name) => rules.prompts(name) && catalogAdmits(cedar, principal, 'prompt', name) },
+  };
 }
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -158,6 +168,7 @@ async function owner(request: CatalogRequest, kind: CatalogKind, name: string, r
   const rules = rulesOf(tenant.config);
   // The same answer as unknown; only the audit log tells the tenant's own deny apart.
   if (!(kind === 'resource' ? rules.resources(globSubject(name)) : rules.prompts(name))) throw new CatalogNotFound(`unknown ${kind}: ${echo(name)}`, 'denied');
+  if (!catalogAdmits(tenant.cedar, request.caller.principal, kind, kind === 'resource' ? globSubject(name) : name)) throw new CatalogNotFound(`unknown ${kind}: ${echo(name)}`, 'denied');
   return { service, upstream: parsed.upstream, config: tenant.config };
 }
 

@@ -430,6 +430,20 @@ export const mcpGlobalSchema = OneOf([
   Section({ ...globalCommon, ...mcpGlobalRemoteSchema.properties }),
 ], { type: 'object', required: ['id', 'transport'] });
 
+/**
+ * `tenants.<t>.cedar` (docs/governance.md#cedar-policies): a policy set inline or from files, the claims
+ * of the token the operator exposes to policies (name → Cedar type), and what a request no policy
+ * decides gets (`deny`, Cedar's own rule, or `permit`: only `forbid` policies then narrow).
+ */
+const cedarCommon = {
+  claims: Dict(Type.Enum(['String', 'Long', 'Boolean', 'Set<String>']), { default: {}, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }, maxProperties: 64 }),
+  default: Type.Enum(['deny', 'permit'], { default: 'deny' }),
+};
+export const cedarSchema = OneOf([
+  Section({ ...cedarCommon, policies: Type.String({ maxLength: 262_144 }) }),
+  Section({ ...cedarCommon, files: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 64 }) }),
+], { type: 'object' });
+
 export const tenantSchema = Section({
   tools: Section({ allow: nameList({ default: ['*'] }), deny: nameList({ default: [] }) }, { default: {} }),
   mcpServices: nameList({ default: [] }),
@@ -487,6 +501,8 @@ export const tenantSchema = Section({
     default: {},
     propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
   }),
+  /** Cedar policies decided at listing and at execution (docs/governance.md#cedar-policies). */
+  cedar: Type.Optional(cedarSchema),
 });
 
 export const configSchema = Section({

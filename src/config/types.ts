@@ -41,3 +41,4 @@ export type GatewayConfig = Static<typeof schema.configSchema> & {
   source: string | undefined;
 };
 export type TelemetryConfig = Static<typeof schema.configSchema>['telemetry'];
+export type CedarConfig = Static<typeof schema.cedarSchema>;

@@ -129,6 +129,11 @@ export function activeTraceId(): string | undefined {
   return active === undefined ? undefined : traceIds(context.active())?.traceId;
 }
 
+/** The Cedar decision of the call running now, on its span when tracing is on: the determining policy ids (docs/governance.md#cedar-explained). */
+export function recordCedarDecision(decision: 'allow' | 'deny', policies: readonly string[]): void {
+  if (active !== undefined) trace.getActiveSpan()?.setAttributes({ 'toolgate.cedar.decision': decision, 'toolgate.cedar.policies': policies.join(',') });
+}
+
 /**
  * What a call's trace and span say of the upstream credential it carried (docs/security-model.md#upstream-identity):
  * its kind and hash prefix, set on the span running now (the call's own) when tracing is on. Never the token.

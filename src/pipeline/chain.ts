@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import Type from 'typebox';
+import type { CedarEngine } from '../cedar/engine.js';
 import { mergeBindings } from '../bindings/merge.js';
 import { importUserModule } from '../modules/import-user-module.js';
 import { errors } from '../errors.js';
@@ -45,6 +46,8 @@ export interface PolicyChainOptions {
   baseDir: string;
   /** The executor the chain wraps. */
   terminal: Next;
+  /** The tenant's Cedar policies (`tenants.<t>.cedar`), handed to the cedar policy only. */
+  cedar?: CedarEngine | undefined;
 }
 
 export type PolicyChain = Next & {
@@ -149,7 +152,8 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
     if (raw === false) {
       if (REQUIRED_POLICIES.includes(name)) throw new errors.TG_CONFIG_INVALID(`policies.${name} cannot be switched off`);
     } else {
-      const layer = options.builtins[name](raw, name === 'bind-arguments' && options.bindingRules ? { ...deps, bindings: options.bindingRules } : deps);
+      const layerDeps = name === 'bind-arguments' && options.bindingRules ? { ...deps, bindings: options.bindingRules } : name === 'cedar' && options.cedar ? { ...deps, cedar: options.cedar } : deps;
+      const layer = options.builtins[name](raw, layerDeps);
       if (layer) builtin.set(name, layer);
       slots.push({ name, layer });
     }

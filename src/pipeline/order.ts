@@ -8,6 +8,10 @@ export const DEFAULT_POLICY_ORDER = [
   'access',
   // After access (a denied call binds nothing), before approval (the approver sees and approves the bound call).
   'bind-arguments',
+  // The tenant's Cedar policies with the call's (bound) arguments: after access, so Cedar only narrows what the
+  // exposure rules admit; after bind-arguments, so policies judge the arguments that will run; before approval,
+  // so a refused call never waits for a human (docs/governance.md#cedar-policies).
+  'cedar',
   // Before depth/breaker/retry: a pending call is parked without touching upstreams; resumed calls run from here on.
   'approval',
   // Loop protection is cheap and local; checked before spending upstream capacity.
@@ -22,5 +26,5 @@ export const DEFAULT_POLICY_ORDER = [
 
 export type BuiltinPolicyName = (typeof DEFAULT_POLICY_ORDER)[number];
 
-/** Policies a tenant can never switch off: without them calls would be unaudited or bypass deny rules. */
-export const REQUIRED_POLICIES: readonly BuiltinPolicyName[] = ['audit', 'access'];
+/** Policies a tenant can never switch off: without them calls would be unaudited or bypass deny rules (Cedar's included). */
+export const REQUIRED_POLICIES: readonly BuiltinPolicyName[] = ['audit', 'access', 'cedar'];

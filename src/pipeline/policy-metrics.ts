@@ -22,6 +22,8 @@ export interface PolicyMetrics {
   knownTenants(tenants: Iterable<string>): void;
   /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
   upstreamCall(tool: Tool, result: ToolResult, seconds: number): void;
+  /** One Cedar decision (src/cedar): every label bounded (the capped tenant label, four actions, three outcomes). */
+  cedarDecision(tenant: string, action: 'list' | 'call' | 'read' | 'get', outcome: 'allow' | 'deny' | 'error'): void;
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half_open';
@@ -55,6 +57,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
   const rateLimits = counter(registry, METRICS.rateLimitRefusals);
   const tenantLabel = tenantLabels(registry);
   const upstream = histogram(registry, METRICS.upstreamDuration, durationBuckets);
+  const cedar = counter(registry, METRICS.cedarDecisions);
   // A cell looked up shows at 0 until counted: the chain looks its `pass` cells up when it is built.
   const upstreamChild = labelChildren((service, outcome) => upstream.labels(service, outcome));
   // Per shared label, the circuits not closed (a closed one is forgotten, so this stays small).
@@ -77,6 +80,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     knownTenants: (tenants) => {
       for (const tenant of new Set(Array.from(tenants, tenantLabel))) rateLimits.inc({ tenant }, 0);
     },
+    cedarDecision: (tenant, action, outcome) => cedar.inc({ tenant: tenantLabel(tenant), action, outcome }),
     upstreamCall: (tool, result, seconds) => {
       // prom-client refuses a non-finite observation.
       if (Number.isFinite(seconds)) upstreamChild(serviceLabel(tool), outcomeLabel(result)).observe(seconds);
@@ -89,4 +93,4 @@ const DECISIONS = new Set<string>(['pass', 'answered', 'retried', 'pending_appro
 const decisionLabel = (decision: string): string => (DECISIONS.has(decision) ? decision : 'other');
 
 const noopCell: CounterCell = { inc() {} };
-export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {}, knownTenants() {} };
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {}, knownTenants() {}, cedarDecision() {} };

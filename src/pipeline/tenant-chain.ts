@@ -1,3 +1,4 @@
+import type { CedarEngine } from '../cedar/engine.js';
 import type { BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
 import { invokeTool } from '../call/invoke.js';
@@ -6,9 +7,9 @@ import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
 /** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
-export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string, bindings?: BindingRules): Promise<PolicyChain> {
+export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string, bindings?: BindingRules, cedar?: CedarEngine): Promise<PolicyChain> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
-  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, bindingRules: bindings, deps, baseDir, terminal });
+  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, bindingRules: bindings, deps, baseDir, terminal, cedar });
 }
 
 /**

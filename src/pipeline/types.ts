@@ -1,3 +1,4 @@
+import type { CedarEngine } from '../cedar/engine.js';
 import type { CircuitRegistry } from './circuit-state.js';
 import type { BindingRules } from '../bindings/rules.js';
 import type { ApprovalService } from '../approvals/types.js';
@@ -52,6 +53,8 @@ export interface PolicyDeps {
    * bind-arguments. Absent: the policy compiles its own from its options.
    */
   bindings?: BindingRules;
+  /** The tenant's Cedar policies: set only in the deps the chain hands the cedar policy of a tenant that has them. */
+  cedar?: CedarEngine;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { mergeBindings } from '../bindings/merge.js';
+import type { CedarEngine } from '../cedar/engine.js';
 import { compileBindingRules, type BindingRules } from '../bindings/rules.js';
 import type { TenantConfig } from '../config/types.js';
 import type { AccessDecision, Tool, ToolMode } from '../call/types.js';
@@ -12,7 +13,8 @@ export const TOOL_SEARCH_NAME = 'tool_search';
  * gateway's own and not opt-in; every call a script makes is checked on its own.
  */
 export const CODE_MODE_TOOL_NAMES: ReadonlySet<string> = new Set(['search_tools', 'describe_tools', 'run_script']);
-const isGatewayTool = (tool: Tool): boolean => tool.source === 'builtin' && (tool.name === TOOL_SEARCH_NAME || CODE_MODE_TOOL_NAMES.has(tool.name));
+/** The gateway's own tools (tool_search, the code-mode tools): never opt-in, and each call they make is checked on its own. */
+export const isGatewayTool = (tool: Tool): boolean => tool.source === 'builtin' && (tool.name === TOOL_SEARCH_NAME || CODE_MODE_TOOL_NAMES.has(tool.name));
 
 /** A named subset of a tenant's pool (a virtual server): it narrows what the caller may see and call, never widens it. */
 export interface Toolset {
@@ -51,11 +53,14 @@ export interface TenantView {
   readonly bindings: BindingRules;
   /** The tenant's own toolset of that name; another tenant's toolsets do not exist here. */
   toolset(name: string): Toolset | undefined;
+  /** The tenant's Cedar policies (`cedar`), when it has any: `admits` asks them last, the cedar policy per call. */
+  readonly cedar: CedarEngine | undefined;
 }
 
 const ALLOWED: AccessDecision = { ok: true };
+const NOT_ALLOWED: AccessDecision = { ok: false, reason: 'tool is not allowed for this tenant' };
 
-export function createTenantView(id: string, config: TenantConfig): TenantView {
+export function createTenantView(id: string, config: TenantConfig, cedar?: CedarEngine): TenantView {
   const allow = compileGlobs(config.tools.allow);
   const deny = compileGlobs(config.tools.deny);
   const functions = compileGlobs(config.functions);
@@ -112,9 +117,13 @@ export function createTenantView(id: string, config: TenantConfig): TenantView {
         return { ok: false, reason: 'tool is not read-only and the session is in readonly mode' };
       }
       if (!sourceAllows(tool)) return { ok: false, reason: 'tool source is not enabled for this tenant' };
+      // Cedar last, and only narrowing: a tool listed when some call of it could be permitted
+      // (docs/governance.md#cedar-listing). Refused in the words of a deny glob: no oracle of which rule held it back.
+      if (cedar && !isGatewayTool(tool) && !cedar.listable(principal, tool, mode).allowed) return NOT_ALLOWED;
       return ALLOWED;
     },
     bindings,
     boundKeys: bindings.boundKeys,
+    cedar,
   };
 }

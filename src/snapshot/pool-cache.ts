@@ -44,6 +44,9 @@ function rolesKey(principal: Principal): string {
   return key;
 }
 
+/** What a tenant's pools differ by besides mode: the role set, or, with Cedar policies, all they can read of the principal. */
+const principalShape = (tenant: TenantView, principal: Principal): string => tenant.cedar?.principalKey(principal) ?? rolesKey(principal);
+
 /**
  * The pools derived from one snapshot, built once and reused by every request on it (a new snapshot
  * starts with an empty cache): shared pools of principals without tools of their own, by tenant, mode
@@ -77,7 +80,7 @@ export class PoolCache {
     const byPrincipal = this.byPrincipal[mode];
     let pool = byPrincipal.get(principal);
     if (pool) return pool;
-    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
+    const key = `${principal.tenant}\u0000${mode}\u0000${principalShape(tenant, principal)}`;
     pool = this.byKey.get(key);
     if (!pool) {
       pool = assemblePool({ catalog: this.catalog, tenant, principal, mode, userTools: [], onShadowed: this.onShadowed });
@@ -92,7 +95,7 @@ export class PoolCache {
   withUserTools(tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
     let byKey = this.byUserTools.get(userTools);
     if (!byKey) this.byUserTools.set(userTools, (byKey = new Map()));
-    const key = `${principal.tenant}\u0000${mode}\u0000${rolesKey(principal)}`;
+    const key = `${principal.tenant}\u0000${mode}\u0000${principalShape(tenant, principal)}`;
     let pool = byKey.get(key);
     if (!pool) {
       pool = assemblePool({ catalog: this.catalog, tenant, principal, mode, userTools, onShadowed: this.onShadowed });

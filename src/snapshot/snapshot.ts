@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { inConfigFile, inConfigPath } from '../config/error-location.js';
+import { loadTenantCedar } from '../cedar/tenant.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
@@ -58,11 +59,14 @@ export interface SnapshotDeps {
 }
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
-export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<TenantParts> {
-  const view = createTenantView(id, tenant);
-  return { view, chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, view.bindings).catch((error: unknown) => {
+export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog?: Catalog): Promise<TenantParts> {
+  // Cedar policies are validated against a schema typed from the catalog's tools (docs/governance.md#cedar-policies).
+  const cedar = tenant.cedar && (await loadTenantCedar(id, tenant.cedar, catalog?.tools ?? [], config.baseDir, deps.policyDeps.metrics?.cedarDecision));
+  const view = createTenantView(id, tenant, cedar);
+  const chain = await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, view.bindings, cedar).catch((error: unknown) => {
     throw inConfigPath(error, `/tenants/${id}`);
-  }) };
+  });
+  return { view, chain };
 }
 
 /**
@@ -119,7 +123,7 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
   return {
     log: deps.log,
     onShadowed: deps.onShadowed,
-    compile: (id, tenant, config) => compileTenant(id, tenant, config, deps),
+    compile: (id, tenant, config, catalog) => compileTenant(id, tenant, config, deps, catalog),
     loadStored: async (id, config) => stored?.load(id, config),
     storedRevision: async (id) => stored?.revision(id),
   };

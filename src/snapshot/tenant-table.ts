@@ -27,7 +27,7 @@ export interface TenantTableDeps {
   log: Logger;
   onShadowed: ShadowReport;
   /** Compiles a validated tenant configuration (the view and the policy chain). */
-  compile: (id: string, tenant: TenantConfig, config: GatewayConfig) => Promise<TenantParts>;
+  compile: (id: string, tenant: TenantConfig, config: GatewayConfig, catalog: Catalog) => Promise<TenantParts>;
   /** A tenant kept in the state store, validated against `config`; undefined when there is none. */
   loadStored: (id: string, config: GatewayConfig) => Promise<{ tenant: TenantConfig; revision: number } | undefined>;
   /** The revision a store tenant has now (undefined: gone), for revalidating a compiled one. */
@@ -147,7 +147,7 @@ export class TenantTable {
   async precompile(ids: Iterable<string>): Promise<void> {
     for (const id of ids) {
       const tenant = this.config.tenants[id];
-      if (tenant) this.cache.set(id, this.entryOf(await this.deps.compile(id, tenant, this.config), { source: 'file' }, this.now()));
+      if (tenant) this.cache.set(id, this.entryOf(await this.deps.compile(id, tenant, this.config, this.catalog), { source: 'file' }, this.now()));
     }
   }
 
@@ -169,11 +169,11 @@ export class TenantTable {
 
   private async compileEntry(id: string): Promise<Entry | undefined> {
     const fromFile = Object.hasOwn(this.config.tenants, id) ? this.config.tenants[id] : undefined;
-    if (fromFile) return this.entryOf(await this.deps.compile(id, fromFile, this.config), { source: 'file' }, this.now());
+    if (fromFile) return this.entryOf(await this.deps.compile(id, fromFile, this.config, this.catalog), { source: 'file' }, this.now());
     const checkedAt = this.now();
     const stored = await this.deps.loadStored(id, this.config);
     if (!stored) return undefined;
-    return this.entryOf(await this.deps.compile(id, stored.tenant, this.config), { source: 'store', revision: stored.revision }, checkedAt);
+    return this.entryOf(await this.deps.compile(id, stored.tenant, this.config, this.catalog), { source: 'store', revision: stored.revision }, checkedAt);
   }
 
   /** A store tenant not checked for `revalidateMs` is checked in the background; a warm request never waits. */

@@ -486,6 +486,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/tools/cedar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which of the tenant's Cedar policies list or hold back each tool for a chosen principal (tenant admin) */
+        get: operations["explainCedarListing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -3176,6 +3193,77 @@ export interface operations {
                             winner?: string;
                             loser?: string;
                             loserService?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    explainCedarListing: {
+        parameters: {
+            query?: {
+                user?: string;
+                /** @description comma-separated roles */
+                roles?: string;
+                /** @description the claims as a JSON object */
+                claims?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the tenant has no Cedar policies */
+                        cedar: boolean;
+                        tools: {
+                            name: string;
+                            listed: boolean;
+                            policies: string[];
+                            error?: string;
                         }[];
                     };
                 };

@@ -4,6 +4,41 @@ import { DataTable, ErrorNote, FilterSelect, JsonBlock, ResultView, useAction, u
 import { SchemaForm } from '../schema-form.js';
 
 type Insight = ApiBody<'listHeldBackTools'>;
+type CedarExplanation = ApiBody<'explainCedarListing'>;
+
+/** For a principal the admin chooses, which of the tenant's Cedar policies list or hold back each tool (read-only). */
+function CedarExplain() {
+  const [user, setUser] = useState('');
+  const [roles, setRoles] = useState('');
+  const [claims, setClaims] = useState('');
+  const [path, setPath] = useState<string | null>(null);
+  const answer = useApi<CedarExplanation>(path);
+  const ask = (event: Event) => {
+    event.preventDefault();
+    const query = new URLSearchParams({ ...(user ? { user } : {}), ...(roles ? { roles } : {}), ...(claims ? { claims } : {}) });
+    setPath(`/v1/admin/tools/cedar?${query.toString()}`);
+  };
+  return (
+    <section aria-labelledby="cedar-heading">
+      <h2 id="cedar-heading">Cedar policies for a principal</h2>
+      <form class="filters" onSubmit={ask} aria-label="Explain Cedar decisions">
+        <div class="field"><label for="cedar-user">User</label><input id="cedar-user" value={user} onInput={(e) => setUser((e.target as HTMLInputElement).value)} /></div>
+        <div class="field"><label for="cedar-roles">Roles (comma-separated)</label><input id="cedar-roles" value={roles} onInput={(e) => setRoles((e.target as HTMLInputElement).value)} /></div>
+        <div class="field"><label for="cedar-claims">Claims (JSON)</label><input id="cedar-claims" value={claims} onInput={(e) => setClaims((e.target as HTMLInputElement).value)} /></div>
+        <button type="submit">Explain</button>
+      </form>
+      <ErrorNote error={answer.error} />
+      {answer.data && !answer.data.cedar ? <p class="empty">Your tenant has no Cedar policies.</p> : null}
+      {answer.data?.cedar ? (
+        <DataTable caption="Listing decision per tool and the policies that determine it" headers={['Tool', 'Listed', 'Policies']}>
+          {answer.data.tools.map((entry) => (
+            <tr key={entry.name}><td>{entry.name}</td><td>{entry.listed ? 'yes' : 'no'}</td><td>{entry.policies.join(', ') || (entry.listed ? '' : 'no permit applies')}{entry.error ? ` (error: ${entry.error})` : ''}</td></tr>
+          ))}
+        </DataTable>
+      ) : null}
+    </section>
+  );
+}
 
 function TryTool({ tool }: { tool: ToolEntry }) {
   const [schema, setSchema] = useState<JsonSchema | null>(tool.inputSchema ?? null);
@@ -108,6 +143,7 @@ export function ToolsPage({ me }: { me: Me }) {
           ) : null}
         </section>
       ) : null}
+      {isAdmin(me) ? <CedarExplain /> : null}
     </div>
   );
 }

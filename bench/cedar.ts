@@ -1,0 +1,115 @@
+// Cedar policies on the hot path and at listing (docs/governance.md#cedar-policies): one app, two tenants with
+// the same tools, one with a 20-policy set and one without; rounds alternate which goes first, and the result
+// is the median of the per-round ratios. Then a listing of 500 tools, cold and again (the cache). In-process
+// (app.inject), bounded; reported, never asserted.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { buildServer } from '../src/app.js';
+import { validateConfigObject } from '../src/config/load.js';
+import { packageRoot } from '../src/config/demo.js';
+import { sha256Hex } from '../src/shared/canonical-json.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const CALLS = Number(process.env.BENCH_CEDAR_CALLS ?? 2000);
+const LIST_TOOLS = 500;
+
+/** 20 policies of the kinds docs/governance.md shows: role limits, claims, time windows, read-only callers. */
+const POLICIES = [
+  '@id("everyone") permit(principal, action, resource);',
+  ...Array.from({ length: 15 }, (_, i) => `@id("limit-${i}") forbid(principal, action == Action::"call", resource == Tool::"tool_${String(i).padStart(3, '0')}") when { context.arguments.n > ${1000 + i} && !(principal.roles.contains("treasurer")) };`),
+  '@id("team") forbid(principal, action, resource is Tool) when { resource.name like "github_*" } unless { principal.claims has team && principal.claims.team == "platform" };',
+  '@id("hours") forbid(principal, action == Action::"call", resource == Tool::"wire") unless { context.time.hour >= 8 && context.time.hour < 18 };',
+  '@id("auditors") forbid(principal, action == Action::"call", resource is Tool) when { principal.roles.contains("auditor") && !resource.readOnly };',
+  '@id("eu") forbid(principal, action, resource is Tool) when { resource.name like "export_*" } unless { principal.claims has region && principal.claims.region == "eu" };',
+].join('\n');
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+export async function bench(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-cedar-'));
+  const module = join(dir, 'tools.mjs');
+  await writeFile(
+    module,
+    `export default Array.from({ length: ${LIST_TOOLS} }, (_, i) => ({ name: 'tool_' + String(i).padStart(3, '0'), description: 'bench tool ' + i, readOnly: i % 2 === 0, inputSchema: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } } }, handler: () => 'ok' }));\n`,
+  );
+  const keys = { plain: 'tg_bench_cedar_plain', cedar: 'tg_bench_cedar_on' };
+  const config = validateConfigObject(
+    {
+      auth: {
+        apiKeys: [
+          { id: 'plain', sha256: sha256Hex(keys.plain), tenant: 'plain', user: 'u', roles: [] },
+          { id: 'cedar', sha256: sha256Hex(keys.cedar), tenant: 'cedar', user: 'u', roles: [] },
+        ],
+      },
+      audit: { sink: 'off' },
+      logging: { level: 'silent' },
+      functions: [{ module }],
+      tenants: { plain: {}, cedar: { cedar: { policies: POLICIES, claims: { team: 'String', region: 'String' } } } },
+    },
+    packageRoot(),
+    undefined,
+  );
+  const app = await buildServer(config, { logger: false, defaultMetrics: false });
+  try {
+    const call = (key: string) => app.inject({ method: 'POST', url: '/v1/execute', headers: { authorization: `Bearer ${key}` }, payload: { name: 'tool_001', arguments: { q: 'x', n: 5 } } });
+    const list = (key: string) => app.inject({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${key}` } });
+    // Listing, cold then warm, on the Cedar tenant: its first listing compiles it and evaluates every tool.
+    await list(keys.plain);
+    let started = performance.now();
+    const cold = await list(keys.cedar);
+    const coldMs = performance.now() - started;
+    const engine = (await app.gateway.loadTenant('cedar'))?.cedar;
+    const evaluations = engine?.listingEvaluations ?? 0;
+    started = performance.now();
+    await list(keys.cedar);
+    const warmMs = performance.now() - started;
+    started = performance.now();
+    await list(keys.plain);
+    const plainListMs = performance.now() - started;
+    const evaluationsAfter = engine?.listingEvaluations ?? 0;
+    const listed = cold.json<{ tools: unknown[] }>().tools.length;
+
+    for (let i = 0; i < 200; i += 1) await Promise.all([call(keys.plain), call(keys.cedar)]);
+    const ratios: number[] = [];
+    const rates = { plain: [] as number[], cedar: [] as number[] };
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = round % 2 === 0 ? (['plain', 'cedar'] as const) : (['cedar', 'plain'] as const);
+      const rate: Record<string, number> = {};
+      for (const tenant of order) {
+        const began = performance.now();
+        for (let i = 0; i < CALLS; i += 1) await call(keys[tenant]);
+        rate[tenant] = CALLS / ((performance.now() - began) / 1000);
+      }
+      rates.plain.push(rate.plain!);
+      rates.cedar.push(rate.cedar!);
+      ratios.push(rate.cedar! / rate.plain!);
+    }
+    const us = (values: number[]) => (1e6 / median(values)).toFixed(1);
+    return [
+      '## cedar',
+      '',
+      `One app, two tenants with the same ${LIST_TOOLS} function tools; \`cedar\` has a ${POLICIES.split('\n').length}-policy set, \`plain\` none. ${ROUNDS} rounds of ${CALLS} sequential \`POST /v1/execute\` (app.inject) per tenant, alternating which goes first.`,
+      '',
+      '| | value |',
+      '|---|---:|',
+      `| calls/s, Cedar off (median of rounds) | ${median(rates.plain).toFixed(0)} |`,
+      `| calls/s, Cedar on (median of rounds) | ${median(rates.cedar).toFixed(0)} |`,
+      `| µs per call off → on (median) | ${us(rates.plain)} → ${us(rates.cedar)} |`,
+      `| on / off, median of per-round ratios | ${median(ratios).toFixed(3)} |`,
+      `| per-round ratios | ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} |`,
+      `| listing ${LIST_TOOLS} tools, Cedar on, first (compile + ${evaluations} listing decisions) | ${coldMs.toFixed(1)} ms (${listed} listed) |`,
+      `| listing again (cache): new listing decisions | ${warmMs.toFixed(1)} ms (${evaluationsAfter - evaluations}) |`,
+      `| listing ${LIST_TOOLS} tools, Cedar off (warm) | ${plainListMs.toFixed(1)} ms |`,
+      '',
+    ].join('\n');
+  } finally {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -4,6 +4,7 @@ import { approvalPolicy } from './approval.js';
 import { auditPolicy } from './audit.js';
 import { bindArgumentsPolicy } from './bind-arguments.js';
 import { circuitBreakerPolicy } from './circuit-breaker.js';
+import { guardrailsPolicy } from './guardrails.js';
 import { maxDepthPolicy } from './max-depth.js';
 import { rateLimitPolicy } from './rate-limit.js';
 import { retryPolicy } from './retry.js';
@@ -23,4 +24,5 @@ export const builtinPolicies: BuiltinPolicies = {
   'circuit-breaker': circuitBreakerPolicy,
   retry: retryPolicy,
   timeout: timeoutPolicy,
+  guardrails: guardrailsPolicy,
 };

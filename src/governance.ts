@@ -20,6 +20,7 @@ import { createBus, createStore } from './store/create.js';
 import { storeObservability } from './store/metrics.js';
 import type { StateStore } from './store/types.js';
 import { createTaskService, type TaskService } from './tasks/service.js';
+import { createGuardrailMetrics } from './guardrails/metrics.js';
 import type { Logger } from './types.js';
 
 /** The process-wide services behind the policy stack. Built once at start-up (a reload keeps them). */
@@ -88,7 +89,7 @@ export function createGovernance(config: GatewayConfig, options: { registry: Reg
       approvalMetrics.knownTenants(tenants);
       metrics.knownTenants(tenants);
     },
-    policyDeps: { store, audit, approvals, metrics, circuits, onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
+    policyDeps: { store, audit, approvals, metrics, circuits, guardrails: createGuardrailMetrics(options.registry), onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined },
     async close() {
       tasks.close();
       await audit.close();

@@ -1,6 +1,7 @@
 import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 import type { ErrorType, JsonObject, ScriptOrigin, ToolResult, ToolSourceKind } from '../types.js';
 import { activeTraceId, isMadeCredentialRecord } from '../observability/tracing.js';
+import { guardrailEventsOf } from './guardrail-events.js';
 import type { AuditSink, CallAuditEvent, CallOutcome, CatalogAuditEvent, CatalogErrorType, SecurityAuditEvent, SecurityEventKind } from './types.js';
 
 /** Longest caller-sent name kept in an audit event: a probe with a megabyte-long name stays one short line. */
@@ -83,6 +84,8 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: CallFact
   if (traceId !== undefined) event.traceId = traceId;
   const credential = credentialOf(result.trace);
   if (credential) event.credential = credential;
+  const guardrails = guardrailEventsOf(result);
+  if (guardrails) event.guardrails = guardrails;
   return event;
 }
 

@@ -1,3 +1,4 @@
+import type { GuardrailEvent } from './guardrail-events.js';
 import type { ErrorType, ToolSourceKind, UpstreamCredentialKind } from '../types.js';
 
 /**
@@ -34,6 +35,8 @@ export interface CallAuditEvent {
   /** Set on a call a code-mode script made: the script's id and the `run_script` call that ran it. */
   scriptId?: string;
   parentCallId?: string;
+  /** What the guardrails found and did (docs/governance.md#guardrails): kinds, actions, counts; never the matched text. */
+  guardrails?: readonly GuardrailEvent[];
 }
 
 /**

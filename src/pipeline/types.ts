@@ -3,6 +3,7 @@ import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
+import type { GuardrailMetrics } from '../guardrails/metrics.js';
 import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../types.js';
 import type { Clock } from './clock.js';
 import type { PolicyMetrics } from './metrics.js';
@@ -46,6 +47,8 @@ export interface PolicyDeps {
   clock?: Clock;
   /** Rate limits while the store does not answer (store.onUnavailable); default fail-closed. */
   onStoreUnavailable?: OnStoreUnavailable;
+  /** Guardrail findings by tenant, kind, action and side (policies/guardrails.ts). */
+  guardrails?: GuardrailMetrics;
 }
 
 /**

@@ -58,7 +58,7 @@ export interface SnapshotDeps {
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
 export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<TenantParts> {
-  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir).catch((error: unknown) => {
+  return { view: createTenantView(id, tenant), chain: await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, config.guardrails).catch((error: unknown) => {
     throw inConfigPath(error, `/tenants/${id}`);
   }) };
 }

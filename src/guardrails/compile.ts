@@ -41,10 +41,10 @@ export class GuardrailConfigError extends Error {
 /** A key for tenants without `hashKey`: stable for this process only (docs/governance.md#actions says so). */
 const processKey = randomBytes(32);
 
-function normalise(config: GuardrailsConfig): GuardrailsObject {
-  if (config === false) return { rules: [], detectors: {} };
-  if (Array.isArray(config)) return { rules: config, detectors: {} };
-  return config;
+function normalise(config: GuardrailsConfig): GuardrailsObject & { rules: GuardrailRule[] } {
+  if (config === false) return { rules: [] };
+  if (Array.isArray(config)) return { rules: config };
+  return { ...config, rules: config.rules ?? [] };
 }
 
 function ruleDetectors(rule: GuardrailRule, at: string, custom: ReadonlyMap<string, Detector>): { detectors: Detector[]; kinds: Set<string> } {

@@ -38,10 +38,10 @@ const WINDOW_CHARS = 4096;
 /** A custom detector: its pattern around each keyword, or over overlapping windows of the text. */
 export function customDetector(name: string, config: CustomDetectorConfig): Detector {
   if (BUILTIN_KINDS.has(name) || (DETECTOR_GROUPS as readonly string[]).includes(name)) throw new Error(`${name} is the name of a built-in detector`);
-  const compiled = compileLinear(`${config.caseInsensitive ? '(?i)' : ''}${config.pattern}`, 're2');
+  const compiled = compileLinear(`${config.caseInsensitive === true ? '(?i)' : ''}${config.pattern}`, 're2');
   if (isRefusal(compiled)) throw new Error(`the pattern cannot be used: ${compiled.reason}`);
   const regex: LinearRegex = compiled;
-  const span = config.maxMatchChars;
+  const span = config.maxMatchChars ?? 256;
   const search = (text: string, from: number, to: number, out: Finding[], covering?: number): number => {
     const window = text.slice(from, to);
     let at = 0;
@@ -64,7 +64,7 @@ export function customDetector(name: string, config: CustomDetectorConfig): Dete
     return end;
   };
   if (config.keywords) {
-    const findKeyword = keywordFinder(config.keywords, config.caseInsensitive);
+    const findKeyword = keywordFinder(config.keywords, config.caseInsensitive === true);
     return {
       name,
       group: 'custom',

@@ -778,7 +778,7 @@ export interface components {
             trace: unknown;
             error?: {
                 /** @enum {string} */
-                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED";
+                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED";
                 error: string;
             };
             /** @enum {string} */
@@ -2878,7 +2878,7 @@ export interface operations {
             query?: {
                 user?: string;
                 tool?: string;
-                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
+                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events at or before this time (the next older page: the time of the last event shown) */

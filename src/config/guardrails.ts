@@ -40,7 +40,7 @@ export const GuardrailLimitsSchema = Type.Object(
     /** Characters scanned per call and direction (every text and string field together). */
     maxScanChars: Type.Optional(Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 })),
     /** The scanner's own time per call and direction (waiting for other work not counted). */
-    maxScanMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000, default: 250 })),
+    maxScanMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000, default: 1000 })),
     /** What happens to a result past either bound: refused, passed unscanned past the bound, or cut to it. */
     onOversize: Type.Optional(Type.Enum(['block', 'pass', 'truncate'], { type: 'string', default: 'block' })),
   },

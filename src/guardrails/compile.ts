@@ -8,7 +8,7 @@ import { BUILTIN_DETECTORS, BUILTIN_KINDS, customDetector } from './detectors.js
 import { parseSelector, SelectorError, type Segment } from './json-path.js';
 import { DETECTOR_GROUPS, type Detector, type Direction, type GuardrailAction } from './types.js';
 
-export const DEFAULT_LIMITS: GuardrailLimits = { maxScanChars: 1024 * 1024, maxScanMs: 250, onOversize: 'block' };
+export const DEFAULT_LIMITS: GuardrailLimits = { maxScanChars: 1024 * 1024, maxScanMs: 1000, onOversize: 'block' };
 
 export interface CompiledRule {
   readonly index: number;

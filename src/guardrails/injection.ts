@@ -53,28 +53,28 @@ function phrases(text: string, out: Finding[]): void {
 
 /**
  * Hidden text: zero-width characters inside words, bidirectional overrides, and Unicode tag characters
- * (U+E0000 to U+E007F, invisible ASCII look-alikes). A byte-order mark at the very start is ordinary.
+ * (U+E0000 to U+E007F, invisible ASCII look-alikes), found with one character class (no quantifier).
  */
+const HIDDEN = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|\uDB40[\uDC00-\uDC7F]/g;
+
 function hiddenText(text: string, out: Finding[]): void {
   let count = 0;
   let first = -1;
   let last = -1;
-  for (let at = 0; at < text.length; at += 1) {
+  HIDDEN.lastIndex = 0;
+  for (let hit = HIDDEN.exec(text); hit !== null; hit = HIDDEN.exec(text)) {
+    const at = hit.index;
     const c = text.charCodeAt(at);
-    if (c < 0x200b) continue;
-    const hidden =
-      (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || (c === 0xfeff && at > 0) ||
-      // A surrogate pair in U+E0000..U+E007F: high surrogate 0xDB40, low 0xDC00..0xDC7F.
-      (c === 0xdb40 && text.charCodeAt(at + 1) >= 0xdc00 && text.charCodeAt(at + 1) <= 0xdc7f);
-    if (!hidden) continue;
-    // A zero-width joiner inside an emoji sequence (after a surrogate or a variation selector) is how emoji are written.
+    // A byte-order mark at the very start is ordinary; a zero-width joiner inside an emoji sequence (after a
+    // surrogate or a variation selector) is how emoji are written.
+    if (c === 0xfeff && at === 0) continue;
     const before = text.charCodeAt(at - 1);
     if (c === 0x200d && ((before >= 0xdc00 && before <= 0xdfff) || before === 0xfe0f)) continue;
     count += 1;
     if (first < 0) first = at;
-    last = at + (c === 0xdb40 ? 2 : 1);
+    last = at + hit[0].length;
   }
-  // One stray zero-width joiner is common in emoji and some scripts; several are text meant to be unseen.
+  // One stray zero-width character is common in pasted text; several are text meant to be unseen.
   if (count >= 3) out.push({ kind: 'injection', start: first, end: last, weight: Math.min(0.8, 0.2 + count * 0.05) });
 }
 

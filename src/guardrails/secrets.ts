@@ -83,7 +83,11 @@ const findScheme = keywordFinder(['://']);
 
 /** `scheme://user:password@host`: the password is the finding (a connection string for databases and brokers). */
 function urlCredentials(text: string, out: Finding[]): void {
+  // No `@`, no userinfo: most texts with URLs are passed over without reading one of them.
+  const lastAt = text.lastIndexOf('@');
+  if (lastAt < 0) return;
   findScheme(text, (index) => {
+    if (index > lastAt) return text.length;
     let s = index;
     while (s > 0 && index - s < 20 && inClass(SCHEME, text.charCodeAt(s - 1))) s -= 1;
     const scheme = text.slice(s, index).toLowerCase();

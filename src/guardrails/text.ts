@@ -1,8 +1,9 @@
 // Small linear-time text helpers shared by the built-in detectors: character classes as lookup tables,
 // runs of a class, word boundaries, and a keyword finder. The V8 regexes that read outside text here and in
-// the detectors are alternations of escaped literals (the keyword finder) or of single character classes
-// (the next digit, hidden characters): no quantifier, no repeated group, so even a backtracking engine tries
-// each alternative once per position — linear in the text, the alternatives' total length as the constant
+// the detectors are alternations of escaped literals (the keyword finder) or of character classes repeated
+// a fixed number of times (a number's or an IBAN's start, hidden characters): no open-ended quantifier, no
+// repeated group, so even a backtracking engine tries each alternative once per position, each over a few
+// characters at most — linear in the text, the alternatives' total length as the constant
 // (test/unit/guardrails/detectors.test.ts checks their sources). Everything else is a forward read by hand.
 
 /** A character class over ASCII as a 128-entry table; characters past ASCII are never in it. */

@@ -1,11 +1,15 @@
 import { attachGuardrailEvents } from '../src/audit/guardrail-events.js';
 import { compileGuardrails, GuardrailConfigError } from '../src/guardrails/compile.js';
-import type { GuardrailsConfig } from '../src/config/guardrails.js';
+import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrails.js';
+import { Ajv } from 'ajv';
 import { guardedResult, refusedArguments, resultSurfaces, withheldResult } from '../src/guardrails/result.js';
 import { scan } from '../src/guardrails/scan.js';
 import type { GuardrailEvent } from '../src/guardrails/types.js';
 import { errors } from '../src/errors.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+
+// Not the policies' strict compiler (src/pipeline/options.ts): the schema's defaults sit inside `oneOf` branches.
+const validateGuardrails = new Ajv({ strict: false }).compile(GuardrailsSchema);
 
 /**
  * Guardrails on what flows through a call (docs/governance.md#guardrails): the tenant's rules scan the
@@ -15,9 +19,15 @@ import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
  * (no rules) leaves the policy out of the chain.
  */
 export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
+  // Validated with the config already when it comes from `guardrails` keys; `policies.guardrails` is checked here.
+  if (options !== undefined && !validateGuardrails(options)) {
+    const error = validateGuardrails.errors?.[0];
+    throw new errors.TG_CONFIG_INVALID(`policies.guardrails${error?.instancePath.replace(/\//g, '.') ?? ''} ${error?.message ?? 'is invalid'}`);
+  }
+  const config = options as GuardrailsConfig | undefined;
   let guardrails;
   try {
-    guardrails = compileGuardrails(options as GuardrailsConfig | undefined);
+    guardrails = compileGuardrails(config);
   } catch (error) {
     if (error instanceof GuardrailConfigError) throw new errors.TG_CONFIG_INVALID(`guardrails.${error.message}`);
     throw error;

@@ -140,3 +140,15 @@ describe('hostile inputs', () => {
     expect((outcome.values[0] as string).split('[REDACTED:aws_access_key]').length).toBe(2);
   });
 });
+
+describe('the guardrails policy', () => {
+  it('refuses bad options under policies.guardrails with the key named, and leaves the chain without rules', async () => {
+    const { guardrailsPolicy } = await import('../../../policies/guardrails.js');
+    const deps = {} as never;
+    expect(() => guardrailsPolicy({ rules: 'all' }, deps)).toThrow(/policies\.guardrails/);
+    expect(() => guardrailsPolicy([{ detect: ['secretz'], action: 'mask' }], deps)).toThrow(/guardrails\.rules\.0\.detect names an unknown detector/);
+    expect(guardrailsPolicy(undefined, deps)).toBeUndefined();
+    expect(guardrailsPolicy(false, deps)).toBeUndefined();
+    expect(guardrailsPolicy([{ detect: ['secrets'], action: 'mask' }], deps)).toBeDefined();
+  });
+});

@@ -152,3 +152,16 @@ describe('the guardrails policy', () => {
     expect(guardrailsPolicy([{ detect: ['secrets'], action: 'mask' }], deps)).toBeDefined();
   });
 });
+
+describe('the example of docs/governance.md#guardrails', () => {
+  it('is a valid config whose every tenant compiles', async () => {
+    const { parse } = await import('yaml');
+    const { testConfig } = await import('../../helpers/build.js');
+    const doc = readFileSync(new URL('../../../docs/governance.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Guardrails'));
+    const block = /```yaml\n([\s\S]*?)```/.exec(section)![1]!.replace('${env:GUARDRAILS_HASH_KEY}', 'a-hash-key-for-the-docs-test');
+    const config = testConfig(parse(block) as Record<string, unknown>);
+    for (const [id, tenant] of Object.entries(config.tenants)) expect(() => compileGuardrails(tenant.guardrails ?? config.guardrails), id).not.toThrow();
+    expect(compileGuardrails(config.tenants.globex!.guardrails)?.rules).toHaveLength(3);
+  });
+});

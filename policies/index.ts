@@ -5,6 +5,7 @@ import { auditPolicy } from './audit.js';
 import { bindArgumentsPolicy } from './bind-arguments.js';
 import { cedarPolicy } from './cedar.js';
 import { circuitBreakerPolicy } from './circuit-breaker.js';
+import { guardrailsPolicy } from './guardrails.js';
 import { maxDepthPolicy } from './max-depth.js';
 import { rateLimitPolicy } from './rate-limit.js';
 import { retryPolicy } from './retry.js';
@@ -25,4 +26,5 @@ export const builtinPolicies: BuiltinPolicies = {
   'circuit-breaker': circuitBreakerPolicy,
   retry: retryPolicy,
   timeout: timeoutPolicy,
+  guardrails: guardrailsPolicy,
 };

@@ -43,6 +43,21 @@ const auditEvent = {
     chain: { type: 'string', description: 'with audit.chain on: the hash chain (replica instance, and the tenant)' },
     seq: { type: 'integer', description: 'with audit.chain on: the position in its chain, from 1' },
     prev: { type: ['string', 'null'], description: "with audit.chain on: SHA-256 of the chain's previous event (null for the first)" },
+    guardrails: {
+      type: 'array',
+      description: 'call events: what the guardrails found and did (docs/governance.md#guardrails), never the matched text',
+      items: {
+        type: 'object',
+        required: ['direction', 'detector', 'action', 'count'],
+        properties: {
+          direction: { type: 'string', enum: ['arguments', 'result'] },
+          detector: { type: 'string' },
+          action: { type: 'string', enum: ['mask', 'hash', 'block', 'flag', 'truncate', 'pass'] },
+          count: { type: 'integer' },
+          score: { type: 'number' },
+        },
+      },
+    },
   },
 } as const;
 

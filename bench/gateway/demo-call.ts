@@ -10,7 +10,9 @@ interface DemoTool {
 }
 
 const tools = (await import(pathToFileURL(join(packageRoot(), 'examples/functions/demo-tools.mjs')).href)).default as DemoTool[];
-export const demoTools = new Map(tools.map((tool) => [tool.name, tool]));
+// The guardrails comparison's 2 KiB result (BENCH_TOOL=result_2k), answered by the bare route too.
+const result2k = (await import(pathToFileURL(join(packageRoot(), 'bench/gateway/result-2k.mjs')).href)).default as DemoTool[];
+export const demoTools = new Map([...tools, ...result2k].map((tool) => [tool.name, tool]));
 
 /** The response body of a successful call, as toolgate's ToolResult carries it. */
 export function resultBody(callId: string, name: string, value: unknown, durationMs: number): string {

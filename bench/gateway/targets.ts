@@ -39,7 +39,8 @@ export async function benchRequest(): Promise<{ headers: Record<string, string>;
   const token = await benchToken();
   return {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ name: 'get_weather', arguments: { city: 'Paris' } }),
+    // BENCH_TOOL=result_2k: the guardrails comparison's 2 KiB result (bench/gateway/result-2k.mjs).
+    body: JSON.stringify(process.env.BENCH_TOOL === 'result_2k' ? { name: 'result_2k', arguments: {} } : { name: 'get_weather', arguments: { city: 'Paris' } }),
   };
 }
 

@@ -5,7 +5,9 @@
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
 // BENCH_AUDIT_CHAIN=on adds audit.chain to the file audit (hash-chained events, checkpoints signed with a key
 // made at start into a second file, at the default pace): `BENCH_AB_CHAIN=audit-chain npm run bench:ab -- . .`
-// pairs it with the same build without the chain.
+// pairs it with the same build without the chain. BENCH_GUARDRAILS=on gives the tenant the guardrails rules
+// of issue 50 (mask secrets and personal data, flag injection in results, block secrets in send_* arguments):
+// `BENCH_AB_CHAIN=guardrails npm run bench:ab -- . .` pairs the hot path without and with them on a 2 KiB result.
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,11 @@ import { packageRoot } from '../../src/config/demo.js';
 import { validateConfigObject } from '../../src/config/load.js';
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_JWT_SECRET } from './token.js';
 
+const GUARDRAIL_RULES = [
+  { tools: ['*'], on: 'result', detect: ['secrets', 'pii'], action: 'mask' },
+  { tools: ['*'], on: 'result', detect: ['injection'], action: 'flag' },
+  { tools: ['send_*'], on: 'arguments', detect: ['secrets'], action: 'block' },
+];
 const cacheMax = Number(process.env.BENCH_AUTH_CACHE_MAX ?? 10000);
 const hotPathOnly = process.env.BENCH_CHAIN === 'hot-path';
 const auditPath = join(tmpdir(), `toolgate-bench-audit-${process.pid}.jsonl`);
@@ -38,8 +45,14 @@ const config = validateConfigObject(
     server: { maxInFlight: 4096 },
     auth: { jwt: { secret: BENCH_JWT_SECRET, issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE }, cache: { max: cacheMax } },
     audit: hotPathOnly ? { sink: 'off' } : { sink: 'file', path: auditPath, ...(auditChain ? { chain: auditChain } : {}) },
-    functions: [{ module: './examples/functions/demo-tools.mjs' }],
-    tenants: { bench: { tools: { allow: ['*'] }, policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
+    functions: [{ module: './examples/functions/demo-tools.mjs' }, { module: './bench/gateway/result-2k.mjs' }],
+    tenants: {
+      bench: {
+        tools: { allow: ['*'] },
+        policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } },
+        ...(process.env.BENCH_GUARDRAILS === 'on' ? { guardrails: GUARDRAIL_RULES } : {}),
+      },
+    },
     logging: { level: 'info' },
   },
   packageRoot(),

@@ -4,6 +4,7 @@ import { api, ApiError, isAdmin, session, type Me } from './api.js';
 import { ErrorNote, useApi } from './components.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
+import { GuardrailsPage } from './pages/guardrails.js';
 import { ConnectionsPage } from './pages/connections.js';
 import { KeysPage } from './pages/keys.js';
 import { MyServersPage } from './pages/my-servers.js';
@@ -41,6 +42,7 @@ const PAGES: PageDef[] = [
   { path: 'my-servers', title: 'My MCP servers', allowed: () => true, render: (me) => <MyServersPage me={me} /> },
   { path: 'connections', title: 'Connections', allowed: () => true, render: (me) => <ConnectionsPage me={me} /> },
   { path: 'audit', title: 'Audit', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <AuditPage key={tenant ?? ''} tenant={tenant} /> },
+  { path: 'guardrails', title: 'Guardrails', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <GuardrailsPage key={tenant ?? ''} tenant={tenant} /> },
   { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
   { path: 'overview', title: 'Overview', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <OverviewPage tenant={tenant} /> },
   { path: 'tenants', title: 'Tenants', allowed: (me) => me.operator, render: () => <TenantsPage /> },

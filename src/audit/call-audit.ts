@@ -3,6 +3,7 @@
 // path (unknown tool, bad arguments), by the /mcp endpoint for their params, or for want of a task. Nothing
 // else writes `call` events (test/architecture/one-call-audit-writer.test.ts).
 import { explanationOf } from '../cedar/explanation.js';
+import { guardrailEventsOf } from './guardrail-events.js';
 import type { JsonObject, Next, ScriptOrigin, Tool, ToolResult, ToolSourceKind } from '../call/types.js';
 import { failureResult } from '../call/tool-result.js';
 import { cancelledByCaller } from '../call/tool-error.js';
@@ -121,6 +122,8 @@ export function callEvent(origin: CallOrigin, result: ToolResult, call: CallFact
   if (credential) event.credential = credential;
   const cedar = explanationOf(result);
   if (cedar) event.cedar = cedar;
+  const guardrails = guardrailEventsOf(result);
+  if (guardrails) event.guardrails = guardrails;
   return event;
 }
 

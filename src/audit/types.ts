@@ -1,3 +1,4 @@
+import type { GuardrailEvent } from './guardrail-events.js';
 import type { ErrorType, ToolSourceKind } from '../call/types.js';
 import type { UpstreamCredentialKind } from '../call/upstream-credential.js';
 
@@ -37,6 +38,8 @@ export interface CallAuditEvent {
   parentCallId?: string;
   /** The tenant's Cedar decision of the call and its determining policy ids (operator-only: never in the caller's answer). */
   cedar?: { decision: 'allow' | 'deny'; policies: readonly string[]; error?: string };
+  /** What the guardrails found and did (docs/governance.md#guardrails): kinds, actions, counts; never the matched text. */
+  guardrails?: readonly GuardrailEvent[];
 }
 
 /**

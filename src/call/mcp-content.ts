@@ -30,6 +30,11 @@ export function attachMcpContent(result: ToolResult, content: McpContent, maxCha
   if (mcpContentChars(content, maxChars) <= maxChars) (result as ToolResult & Carrier)[MCP_CONTENT] = content;
 }
 
+/** Replaces (or, with undefined, drops) the content a result carries: the guardrails' rewrite of it (policies/guardrails.ts). */
+export function replaceMcpContent(result: ToolResult, content: McpContent | undefined): void {
+  (result as ToolResult & Carrier)[MCP_CONTENT] = content;
+}
+
 /**
  * Characters the content would put in front of a client: text, base64 data, embedded resource text or
  * blob, a link's URI, and the structured value as JSON. Stops counting once past `limit`.

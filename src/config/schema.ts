@@ -3,6 +3,7 @@
 // defaults, so a key with a `default` is optional in the file but always present after validation.
 // Unknown keys are refused: a typo must stop start-up, not be ignored.
 import { Type, type Static, type TObject, type TObjectOptions, type TProperties, type TSchema, type TSchemaOptions, type TUnion, type TUnsafe } from 'typebox';
+import { GuardrailsSchema } from './guardrails.js';
 import type { JsonObject } from '../call/types.js';
 
 /**
@@ -455,6 +456,8 @@ export const tenantSchema = Section({
   bindings: Dict(AnyObject(), { default: {} }),
   /** Options per policy; each policy checks its own (src/pipeline). */
   policies: Type.Unsafe<Record<string, unknown>>({ type: 'object', default: {} }),
+  /** Guardrails on arguments and results (docs/governance.md#guardrails); absent: the gateway's `guardrails`, `false`: none. */
+  guardrails: Type.Optional(GuardrailsSchema),
   limits: Section({ maxInFlight: Type.Integer({ minimum: 1, default: 64 }) }, { default: {} }),
   /**
    * What an upstream MCP server may ask the tenant's MCP callers while serving their call (docs/mcp.md#elicitation-and-sampling):
@@ -529,6 +532,8 @@ export const configSchema = Section({
     keys: Type.Array(Section({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), key: Type.String({ minLength: 1 }) }), { default: [] }),
   }, { default: {} }),
   tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
+  /** The guardrails of every tenant that sets none of its own (docs/governance.md#guardrails). */
+  guardrails: Type.Optional(GuardrailsSchema),
   /**
    * Tenants as data (docs/configuration.md#tenants-as-data): tenants created through the tenant API live in the
    * state store; each replica compiles a tenant when its first request arrives and keeps at most

@@ -46,6 +46,7 @@ export const METRICS = {
   circuitState: { name: 'toolgate_circuit_state', type: 'gauge', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'] },
   rateLimitRefusals: { name: 'toolgate_rate_limit_refusals_total', type: 'counter', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'] },
   cedarDecisions: { name: 'toolgate_cedar_decisions_total', type: 'counter', help: "Cedar decisions by tenant (the tenant's policy set), action (list, call, read, get) and outcome (allow, deny, error)", labelNames: ['tenant', 'action', 'outcome'] },
+  guardrailFindings: { name: 'toolgate_guardrail_findings_total', type: 'counter', help: 'Guardrail findings by tenant, detector kind, action and direction (arguments or result)', labelNames: ['tenant', 'detector', 'action', 'direction'] },
   upstreamDuration: { name: 'toolgate_upstream_call_duration_seconds', type: 'histogram', help: 'Duration of each attempt at an upstream service, by outcome (ok or errorType)', labelNames: ['service', 'outcome'], buckets: DEFAULT_DURATION_BUCKETS },
   // Upstreams (src/mcp, src/upstream-auth)
   upstreamUp: { name: 'toolgate_upstream_up', type: 'gauge', help: 'Whether an MCP upstream is connected (1) or not (0)', labelNames: ['service'] },

@@ -23,6 +23,11 @@ export interface LinearRegex {
   readonly programSize: number;
   /** Unanchored search, like RegExp.prototype.test. Throws MatchBudgetError past MAX_MATCH_WORK. */
   test(input: string): boolean;
+  /**
+   * The first match at or after `from` as [start, end) offsets, or undefined. Bounded like `test` (by the
+   * whole input's length): callers with long texts search bounded windows (src/guardrails/).
+   */
+  find(input: string, from?: number): { start: number; end: number } | undefined;
 }
 
 /** A match that would cost more than MAX_MATCH_WORK: refused, never run. */
@@ -135,6 +140,12 @@ class Re2Regex implements LinearRegex {
   test(input: string): boolean {
     if (this.programSize * (input.length + 1) > MAX_MATCH_WORK) throw new MatchBudgetError(this.source, input.length, Math.floor(MAX_MATCH_WORK / this.programSize) - 1);
     return this.compiled.test(input);
+  }
+
+  find(input: string, from = 0): { start: number; end: number } | undefined {
+    if (this.programSize * (input.length + 1) > MAX_MATCH_WORK) throw new MatchBudgetError(this.source, input.length, Math.floor(MAX_MATCH_WORK / this.programSize) - 1);
+    const matcher = this.compiled.matcher(input);
+    return matcher.find(from) ? { start: matcher.start(), end: matcher.end() } : undefined;
   }
 
   /** ajv keys its compiled patterns by toString(): one per source. */

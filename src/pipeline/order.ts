@@ -20,8 +20,11 @@ export const DEFAULT_POLICY_ORDER = [
   'circuit-breaker',
   // Outside timeout: each attempt gets its own timeout, and retries stop at the call's deadline.
   'retry',
-  // Innermost: bounds exactly the executor's work and hands it the abort signal.
+  // Innermost but for guardrails: bounds the executor's work (and the scans around it) and hands it the abort signal.
   'timeout',
+  // Around the executor alone, inside timeout: arguments are scanned as they leave (bound values included),
+  // results as they arrive, before retry, the breaker or audit see them; the scan's time counts in the call's.
+  'guardrails',
 ] as const;
 
 export type BuiltinPolicyName = (typeof DEFAULT_POLICY_ORDER)[number];

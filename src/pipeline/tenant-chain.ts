@@ -6,10 +6,35 @@ import { createPolicyChain, type PolicyChain } from './chain.js';
 import type { PolicyMetrics } from './policy-metrics.js';
 import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 
-/** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
-export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string, bindings?: BindingRules, cedar?: CedarEngine): Promise<PolicyChain> {
+/**
+ * The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor.
+ * `guardrailsDefault`: the gateway's `guardrails`, for a tenant that sets none (docs/governance.md#guardrails).
+ */
+export function buildTenantChain(
+  tenant: TenantConfig,
+  builtins: BuiltinPolicies,
+  deps: PolicyDeps,
+  baseDir: string,
+  parts: { bindings?: BindingRules; cedar?: CedarEngine; guardrailsDefault?: TenantConfig['guardrails'] } = {},
+): Promise<PolicyChain> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
-  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, bindingRules: bindings, deps, baseDir, terminal, cedar });
+  return createPolicyChain({
+    builtins,
+    tenantPolicies: withGuardrails(tenant, parts.guardrailsDefault),
+    tenantBindings: tenant.bindings,
+    bindingRules: parts.bindings,
+    deps,
+    baseDir,
+    terminal,
+    cedar: parts.cedar,
+  });
+}
+
+/** The tenant's `guardrails` key (or the gateway default) as the guardrails policy's options; `policies.guardrails: false` still switches it off. */
+function withGuardrails(tenant: TenantConfig, guardrailsDefault: TenantConfig['guardrails']): Record<string, unknown> {
+  const guardrails = tenant.guardrails ?? guardrailsDefault;
+  if (guardrails === undefined || tenant.policies.guardrails === false) return tenant.policies;
+  return { ...tenant.policies, guardrails };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { ApprovalService } from '../approvals/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { OnStoreUnavailable } from '../config/types.js';
 import type { StateStore } from '../store/types.js';
+import type { GuardrailMetrics } from '../guardrails/metrics.js';
 import type { Logger, Next, PolicyContext, Tool, ToolCall, ToolResult } from '../call/types.js';
 import type { Clock } from './clock.js';
 import type { PolicyMetrics } from './policy-metrics.js';
@@ -55,6 +56,8 @@ export interface PolicyDeps {
   bindings?: BindingRules;
   /** The tenant's Cedar policies: set only in the deps the chain hands the cedar policy of a tenant that has them. */
   cedar?: CedarEngine;
+  /** Guardrail findings by tenant, kind, action and side (policies/guardrails.ts). */
+  guardrails?: GuardrailMetrics;
 }
 
 /**

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config/types.js';
+import { createGuardrailMetrics } from '../guardrails/metrics.js';
 import { createCircuitRegistry } from '../pipeline/circuit-state.js';
 import { createPolicyMetrics, type PolicyMetrics } from '../pipeline/policy-metrics.js';
 import type { PolicyDeps } from '../pipeline/types.js';
@@ -31,6 +32,7 @@ export const policyDepsPlugin = fp<PolicyDepsPluginOptions>(
       approvals: app.approvals,
       metrics: policyMetrics,
       circuits,
+      guardrails: createGuardrailMetrics(registry),
       onStoreUnavailable: config.store.kind === 'redis' ? config.store.onUnavailable : undefined,
     });
   },

@@ -17,6 +17,7 @@ export const ERROR_TYPES = [
   'UPSTREAM_ERROR',
   'TOOL_EXCEPTION',
   'CONNECTION_REQUIRED',
+  'GUARDRAIL_BLOCKED',
 ] as const;
 export type ErrorType = (typeof ERROR_TYPES)[number];
 

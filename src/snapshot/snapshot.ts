@@ -63,7 +63,7 @@ export async function compileTenant(id: string, tenant: TenantConfig, config: Ga
   // Cedar policies are validated against a schema typed from the catalog's tools (docs/governance.md#cedar-policies).
   const cedar = tenant.cedar && (await loadTenantCedar(id, tenant.cedar, catalog?.tools ?? [], config.baseDir, deps.policyDeps.metrics?.cedarDecision));
   const view = createTenantView(id, tenant, cedar);
-  const chain = await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, view.bindings, cedar).catch((error: unknown) => {
+  const chain = await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, { bindings: view.bindings, cedar, guardrailsDefault: config.guardrails }).catch((error: unknown) => {
     throw inConfigPath(error, `/tenants/${id}`);
   });
   return { view, chain };

@@ -795,7 +795,7 @@ export interface components {
             trace: unknown;
             error?: {
                 /** @enum {string} */
-                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED";
+                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED";
                 error: string;
             };
             /** @enum {string} */
@@ -2898,7 +2898,7 @@ export interface operations {
             query?: {
                 user?: string;
                 tool?: string;
-                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
+                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events at or before this time (the next older page: the time of the last event shown) */
@@ -2965,6 +2965,16 @@ export interface operations {
                             seq?: number;
                             /** @description with audit.chain on: SHA-256 of the chain's previous event (null for the first) */
                             prev?: string | null;
+                            /** @description call events: what the guardrails found and did (docs/governance.md#guardrails), never the matched text */
+                            guardrails?: {
+                                /** @enum {string} */
+                                direction: "arguments" | "result";
+                                detector: string;
+                                /** @enum {string} */
+                                action: "mask" | "hash" | "block" | "flag" | "truncate" | "pass";
+                                count: number;
+                                score?: number;
+                            }[];
                         } & {
                             [key: string]: unknown;
                         })[];

@@ -1,0 +1,66 @@
+import { attachGuardrailEvents } from '../src/audit/guardrail-events.js';
+import { compileGuardrails, GuardrailConfigError } from '../src/guardrails/compile.js';
+import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrails.js';
+import { Ajv } from 'ajv';
+import { guardedResult, refusedArguments, resultSurfaces, withheldResult } from '../src/guardrails/result.js';
+import { scan } from '../src/guardrails/scan.js';
+import type { GuardrailEvent } from '../src/guardrails/types.js';
+import { errors } from '../src/errors.js';
+import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+
+// Not the policies' strict compiler (src/pipeline/options.ts): the schema's defaults sit inside `oneOf` branches.
+const validateGuardrails = new Ajv({ strict: false }).compile(GuardrailsSchema);
+
+/**
+ * Guardrails on what flows through a call (docs/governance.md#guardrails): the tenant's rules scan the
+ * arguments before the executor and the result after it — secrets, personal data, injected instructions,
+ * selected fields — and mask, hash, block or flag what they find. The options are `tenants.<t>.guardrails`
+ * (or the gateway's `guardrails` for tenants without their own), validated with the config; undefined
+ * (no rules) leaves the policy out of the chain.
+ */
+export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | undefined {
+  // Validated with the config already when it comes from `guardrails` keys; `policies.guardrails` is checked here.
+  if (options !== undefined && !validateGuardrails(options)) {
+    const error = validateGuardrails.errors?.[0];
+    throw new errors.TG_CONFIG_INVALID(`policies.guardrails${error?.instancePath.replace(/\//g, '.') ?? ''} ${error?.message ?? 'is invalid'}`);
+  }
+  const config = options as GuardrailsConfig | undefined;
+  let guardrails;
+  try {
+    guardrails = compileGuardrails(config);
+  } catch (error) {
+    if (error instanceof GuardrailConfigError) throw new errors.TG_CONFIG_INVALID(`guardrails.${error.message}`);
+    throw error;
+  }
+  if (!guardrails) return undefined;
+  const g = guardrails;
+  const record = deps.guardrails?.record ?? (() => {});
+  const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
+    const tenant = ctx.principal.tenant;
+    const cancelled = () => ctx.cancellation.aborted;
+    let sent = call;
+    const argumentRules = g.rulesFor(call.name, 'arguments');
+    let argumentEvents: readonly GuardrailEvent[] = [];
+    if (argumentRules.length > 0) {
+      const outcome = await scan({ direction: 'arguments', surfaces: [{ value: call.arguments, selectable: true }], rules: argumentRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
+      record(tenant, outcome.events);
+      argumentEvents = outcome.events;
+      if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(refusedArguments(call, outcome.kinds), outcome.events));
+      const rewritten = outcome.values[0];
+      if (rewritten !== undefined) sent = { ...call, arguments: rewritten as typeof call.arguments };
+    }
+    const result = await next(sent, ctx);
+    const resultRules = g.rulesFor(call.name, 'result');
+    if (resultRules.length === 0 || result.status === 'pending_approval') return attachGuardrailEvents(result, argumentEvents);
+    const surfaces = resultSurfaces(result, g.limits, resultRules.some((rule) => rule.fields !== undefined));
+    const outcome = await scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
+    record(tenant, outcome.events);
+    const events = [...argumentEvents, ...surfaces.events, ...outcome.events];
+    if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(withheldResult(call, result, outcome.kinds), events));
+    return attachGuardrailEvents(guardedResult(surfaces, outcome.values), events);
+  };
+  return {
+    appliesTo: (tool) => g.rulesFor(tool.name, 'arguments').length > 0 || g.rulesFor(tool.name, 'result').length > 0,
+    wrap,
+  };
+}

@@ -1,0 +1,273 @@
+// Scanning one side of a call (docs/governance.md#guardrails): the texts and string fields of its surfaces
+// (arguments; a result's output, error, trace and MCP content) run through each rule in config order.
+// A `block` ends the scan; `mask` and `hash` rewrite what later rules and the caller see; `flag` only
+// counts. Bounded: the characters and the scanner's own time per call and side; long texts are scanned
+// in chunks with a yield between them, so one tenant's 10 MiB result never holds the event loop.
+import { createHmac } from 'node:crypto';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { GuardrailLimits } from '../config/guardrails.js';
+import type { CompiledRule } from './compile.js';
+import { detect } from './detectors.js';
+import { injectionScore } from './injection.js';
+import { selectPlaces, type Segment } from './json-path.js';
+import type { Direction, Finding, GuardrailAction, GuardrailEvent } from './types.js';
+
+type Key = string | number;
+type Container = Record<string, unknown> | unknown[];
+
+/** One thing to scan: a text, or a structured value whose string fields are scanned (`selectable`: rules' `fields` apply). */
+export interface Surface {
+  readonly value: unknown;
+  readonly selectable: boolean;
+  /** Fields never read (an MCP block's base64 `data` and `blob`: binary, not text a model reads). */
+  readonly skipKeys?: ReadonlySet<string>;
+}
+
+export interface ScanRequest {
+  readonly direction: Direction;
+  readonly surfaces: readonly Surface[];
+  readonly rules: readonly CompiledRule[];
+  readonly limits: GuardrailLimits;
+  readonly hashKey: Buffer;
+  /** Scanning stops (as blocked) once this reports true: the call was cancelled or timed out. */
+  readonly cancelled?: () => boolean;
+}
+
+export type ScanOutcome =
+  | { readonly kind: 'blocked'; readonly kinds: readonly string[]; readonly events: readonly GuardrailEvent[] }
+  /** `values[i]`: the rewritten surface i, or undefined when unchanged. `unscanned`: past a bound and passed as configured. */
+  | { readonly kind: 'scanned'; readonly values: readonly unknown[]; readonly events: readonly GuardrailEvent[]; readonly unscanned?: 'oversize' | 'timeout' };
+
+/** Texts longer than this are scanned in chunks, with a turn of the event loop between chunks. */
+export const CHUNK_CHARS = 256 * 1024;
+/** Chunks overlap by the longest finding a built-in detector reports (a PEM key), so none is cut in two. */
+const CHUNK_OVERLAP = 17 * 1024;
+const MAX_DEPTH = 128;
+
+interface Leaf {
+  readonly surface: number;
+  readonly path: readonly Key[];
+}
+
+class Document {
+  readonly leaves: Leaf[] = [];
+  readonly texts: string[] = [];
+  /** Whole subtrees a fields rule replaced: surface → path. */
+  readonly replaced: Array<{ surface: number; path: readonly Key[]; value: string }> = [];
+  chars = 0;
+  tooDeep = false;
+  private readonly paths = new Map<object, { surface: number; path: readonly Key[]; from: number; to: number }>();
+
+  constructor(readonly surfaces: readonly Surface[]) {
+    surfaces.forEach((surface, index) => this.walk(surface.value, index, [], 0, surface.skipKeys));
+  }
+
+  private walk(value: unknown, surface: number, path: Key[], depth: number, skip: ReadonlySet<string> | undefined): void {
+    if (typeof value === 'string') {
+      this.leaves.push({ surface, path: [...path] });
+      this.texts.push(value);
+      this.chars += value.length;
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    if (depth > MAX_DEPTH) {
+      this.tooDeep = true;
+      return;
+    }
+    const from = this.leaves.length;
+    const entry = { surface, path: [...path], from, to: from };
+    this.paths.set(value, entry);
+    if (Array.isArray(value)) value.forEach((item, i) => this.walk(item, surface, [...path, i], depth + 1, skip));
+    else for (const key of Object.keys(value)) if (!skip?.has(key)) this.walk((value as Record<string, unknown>)[key], surface, [...path, key], depth + 1, skip);
+    entry.to = this.leaves.length;
+  }
+
+  /** The leaves under each place the selectors pick, and the places themselves. */
+  select(selectors: ReadonlyArray<readonly Segment[]>): Array<{ surface: number; path: Key[]; from: number; to: number; leaf: boolean }> {
+    const places: Array<{ surface: number; path: Key[]; from: number; to: number; leaf: boolean }> = [];
+    this.surfaces.forEach((surface, index) => {
+      if (!surface.selectable || typeof surface.value !== 'object' || surface.value === null) return;
+      for (const segments of selectors) {
+        selectPlaces(surface.value, segments, (container: Container, key: Key) => {
+          const parent = this.paths.get(container);
+          if (!parent) return;
+          const path = [...parent.path, key];
+          const child = (container as Record<Key, unknown>)[key];
+          if (typeof child === 'string') {
+            const at = this.leafAt(index, path, parent.from, parent.to);
+            if (at >= 0) places.push({ surface: index, path, from: at, to: at + 1, leaf: true });
+          } else if (typeof child === 'object' && child !== null) {
+            const own = this.paths.get(child);
+            if (own) places.push({ surface: index, path, from: own.from, to: own.to, leaf: false });
+          } else if (child !== undefined) places.push({ surface: index, path, from: 0, to: 0, leaf: false });
+        });
+      }
+    });
+    return places;
+  }
+
+  private leafAt(surface: number, path: readonly Key[], from: number, to: number): number {
+    for (let i = from; i < to; i += 1) {
+      const leaf = this.leaves[i]!;
+      if (leaf.surface === surface && leaf.path.length === path.length && leaf.path.every((key, k) => key === path[k])) return i;
+    }
+    return -1;
+  }
+}
+
+/** Merges overlapping findings (the first one's kind wins) in text order. */
+function spans(findings: readonly Finding[]): Finding[] {
+  const sorted = [...findings].sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Finding[] = [];
+  for (const finding of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && finding.start < last.end) {
+      if (finding.end > last.end) merged[merged.length - 1] = { kind: last.kind, start: last.start, end: finding.end };
+    } else merged.push(finding);
+  }
+  return merged;
+}
+
+export const maskOf = (kind: string): string => `[REDACTED:${kind}]`;
+export const hashOf = (key: Buffer, kind: string, value: string): string => `[HASH:${kind}:${createHmac('sha256', key).update(value).digest('hex').slice(0, 16)}]`;
+
+function rewrite(text: string, findings: readonly Finding[], action: GuardrailAction, key: Buffer): string {
+  let out = '';
+  let at = 0;
+  for (const finding of spans(findings)) {
+    out += text.slice(at, finding.start) + (action === 'hash' ? hashOf(key, finding.kind, text.slice(finding.start, finding.end)) : maskOf(finding.kind));
+    at = finding.end;
+  }
+  return out + text.slice(at);
+}
+
+function setAt(root: unknown, path: readonly Key[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  let node = root as Record<Key, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<Key, unknown>;
+  node[path[path.length - 1]!] = value;
+  return root;
+}
+
+class Events {
+  private readonly counts = new Map<string, { detector: string; action: GuardrailEvent['action']; count: number; score?: number }>();
+  constructor(private readonly direction: Direction) {}
+  add(detector: string, action: GuardrailEvent['action'], count: number, score?: number): void {
+    const key = `${detector}\u0000${action}`;
+    const entry = this.counts.get(key) ?? { detector, action, count: 0 };
+    entry.count += count;
+    if (score !== undefined) entry.score = Math.max(entry.score ?? 0, score);
+    this.counts.set(key, entry);
+  }
+  list(): GuardrailEvent[] {
+    return [...this.counts.values()].map((entry) => ({ direction: this.direction, ...entry }));
+  }
+}
+
+/** Scans the surfaces with each rule in order and returns what to do; never returns matched text. */
+export async function scan(request: ScanRequest): Promise<ScanOutcome> {
+  const { limits, direction } = request;
+  const events = new Events(direction);
+  const doc = new Document(request.surfaces);
+  const original = [...doc.texts];
+  const passOrBlock = (why: 'oversize' | 'timeout'): ScanOutcome => {
+    if (limits.onOversize === 'pass') {
+      events.add(why, 'pass', 1);
+      return { kind: 'scanned', values: request.surfaces.map(() => undefined), events: events.list(), unscanned: why };
+    }
+    events.add(why, 'block', 1);
+    return { kind: 'blocked', kinds: [why], events: events.list() };
+  };
+  if (doc.chars > limits.maxScanChars || doc.tooDeep) return passOrBlock('oversize');
+
+  let spentMs = 0;
+  let sinceYield = 0;
+  const findIn = async (text: string, rule: CompiledRule): Promise<Finding[] | 'timeout' | 'cancelled'> => {
+    const found: Finding[] = [];
+    for (let from = 0; from < text.length || from === 0; from += CHUNK_CHARS) {
+      if (sinceYield >= CHUNK_CHARS) {
+        sinceYield = 0;
+        await yieldToLoop();
+        if (request.cancelled?.()) return 'cancelled';
+      }
+      const chunk = text.length <= CHUNK_CHARS ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
+      const started = performance.now();
+      const local: Finding[] = [];
+      detect(rule.detectors, chunk, local);
+      spentMs += performance.now() - started;
+      sinceYield += chunk.length;
+      for (const finding of local) {
+        // Kept by the chunk it starts in: a finding in the overlap belongs to the next chunk.
+        if (rule.kinds.has(finding.kind) && (text.length <= CHUNK_CHARS || finding.start < CHUNK_CHARS || from + CHUNK_CHARS >= text.length)) {
+          found.push(from === 0 ? finding : { ...finding, start: finding.start + from, end: finding.end + from });
+        }
+      }
+      if (spentMs > limits.maxScanMs) return 'timeout';
+      if (text.length <= CHUNK_CHARS) break;
+    }
+    return found;
+  };
+
+  for (const rule of request.rules) {
+    const places = rule.fields ? doc.select(rule.fields) : undefined;
+    if (places && rule.detectors.length === 0) {
+      // A fields-only rule: each selected value is the finding, whole.
+      if (places.length === 0) continue;
+      events.add('field', rule.action, places.length);
+      if (rule.action === 'block') return { kind: 'blocked', kinds: ['field'], events: events.list() };
+      if (rule.action === 'flag') continue;
+      for (const place of places) {
+        const placeholder = rule.action === 'hash' ? hashOf(request.hashKey, 'field', place.leaf ? doc.texts[place.from]! : JSON.stringify(pathValue(request.surfaces[place.surface]!.value, place.path)) ?? '') : maskOf('field');
+        if (place.leaf) doc.texts[place.from] = placeholder;
+        else {
+          doc.replaced.push({ surface: place.surface, path: place.path, value: placeholder });
+          for (let i = place.from; i < place.to; i += 1) doc.texts[i] = ''; // the subtree goes whole: nothing in it is scanned again
+        }
+      }
+      continue;
+    }
+    const leaves = places ? [...new Set(places.flatMap((place) => range(place.from, place.to)))] : range(0, doc.texts.length);
+    for (const i of leaves) {
+      const text = doc.texts[i]!;
+      if (text.length === 0) continue;
+      const found = await findIn(text, rule);
+      if (found === 'cancelled') return { kind: 'blocked', kinds: ['cancelled'], events: events.list() };
+      if (found === 'timeout') return passOrBlock('timeout');
+      let findings = found;
+      let score: number | undefined;
+      if (rule.kinds.has('injection')) {
+        score = injectionScore(findings);
+        if (score < rule.minScore) findings = findings.filter((finding) => finding.kind !== 'injection');
+      }
+      if (findings.length === 0) continue;
+      const byKind = new Map<string, number>();
+      for (const finding of findings) byKind.set(finding.kind, (byKind.get(finding.kind) ?? 0) + 1);
+      for (const [kind, count] of byKind) events.add(kind, rule.action, count, kind === 'injection' ? score : undefined);
+      if (rule.action === 'block') return { kind: 'blocked', kinds: [...byKind.keys()], events: events.list() };
+      if (rule.action === 'mask' || rule.action === 'hash') doc.texts[i] = rewrite(text, findings, rule.action, request.hashKey);
+    }
+  }
+
+  // Write the rewritten texts back into copies of the surfaces they came from.
+  const values: unknown[] = request.surfaces.map(() => undefined);
+  const copy = (surface: number): unknown => (values[surface] ??= structuredClone(request.surfaces[surface]!.value));
+  doc.texts.forEach((text, i) => {
+    if (text === original[i]) return;
+    const leaf = doc.leaves[i]!;
+    values[leaf.surface] = setAt(copy(leaf.surface), leaf.path, text);
+  });
+  for (const { surface, path, value } of doc.replaced) values[surface] = setAt(copy(surface), path, value);
+  return { kind: 'scanned', values, events: events.list() };
+}
+
+function range(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = from; i < to; i += 1) out.push(i);
+  return out;
+}
+
+function pathValue(root: unknown, path: readonly Key[]): unknown {
+  let node = root;
+  for (const key of path) node = (node as Record<Key, unknown>)[key];
+  return node;
+}

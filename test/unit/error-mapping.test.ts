@@ -80,6 +80,12 @@ const NOT_REQUEST_LEVEL: Record<string, string> = {
   RequestStateRefused: 'a sealed MCP requestState that does not open: refused on the MCP wire',
   CheckFailed: 'the `toolgate check` command, never a request',
   RelayRefused: "an upstream's elicitation or sampling request refused: the upstream hears a JSON-RPC error",
+  PolicyTextError: 'a Cedar policy text past its bounds: a config error at load, naming the tenant',
+  GuardrailConfigError: 'a bad guardrails rule or detector: a config error at load, naming the key',
+  SelectorError: 'a bad guardrails JSONPath selector: a config error at load, naming the key',
+  CaseFileError: 'a bad case file of `toolgate policy test`, never a request',
+  PolicyUsageError: 'the `toolgate policy` command line, never a request',
+  PolicyConfigError: 'a config or policy error of `toolgate policy`, never a request',
   JsonRpcError: 'the MCP wire form of a domain error (src/mcp/server/wire-error.ts)',
 };
 

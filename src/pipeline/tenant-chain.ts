@@ -7,7 +7,13 @@ import type { BuiltinPolicies, Next, PolicyDeps } from './types.js';
 /** The policy chain of one tenant (docs/architecture.md, src/pipeline/order.ts) around the terminal executor. */
 export function buildTenantChain(tenant: TenantConfig, builtins: BuiltinPolicies, deps: PolicyDeps, baseDir: string): Promise<PolicyChain> {
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
-  return createPolicyChain({ builtins, tenantPolicies: tenant.policies, tenantBindings: tenant.bindings, deps, baseDir, terminal });
+  return createPolicyChain({ builtins, tenantPolicies: withBudgets(tenant), tenantBindings: tenant.bindings, deps, baseDir, terminal });
+}
+
+/** The budget policy's options come from `tenants.<t>.budgets` (docs/governance.md#budgets); `policies.budget: false` switches it off. */
+function withBudgets(tenant: TenantConfig): Record<string, unknown> {
+  if (tenant.budgets.length === 0 || tenant.policies.budget === false) return tenant.policies;
+  return { ...tenant.policies, budget: { budgets: tenant.budgets, toolCosts: tenant.toolCosts, toolsets: tenant.toolsets } };
 }
 
 /**

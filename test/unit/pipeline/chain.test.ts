@@ -120,7 +120,7 @@ describe('createPolicyChain', () => {
         return terminal(call, ctx);
       },
     });
-    expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'pii-guard', 'max-depth', 'circuit-breaker', 'retry', 'timeout', 'custom-1']);
+    expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'pii-guard', 'max-depth', 'circuit-breaker', 'budget', 'retry', 'timeout', 'custom-1']);
     await chain(makeCall(), makeCtx());
     expect(trail).toEqual(['pii', 'last', 'executor']);
   });

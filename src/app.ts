@@ -34,6 +34,7 @@ import { adminToolsRoutes } from '../routes/admin-tools.js';
 import { adminTenantsRoutes } from '../routes/admin-tenants.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
+import { usageRoutes } from '../routes/usage.js';
 import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
@@ -268,6 +269,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(adminActivityRoutes);
   await app.register(adminToolsRoutes);
   await app.register(meRoutes);
+  await app.register(usageRoutes);
   if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });

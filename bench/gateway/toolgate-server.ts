@@ -5,7 +5,9 @@
 // hot path issue 2 names (JWT, validation, metrics, logging): audit sink off and no rate limit configured.
 // BENCH_AUDIT_CHAIN=on adds audit.chain to the file audit (hash-chained events, checkpoints signed with a key
 // made at start into a second file, at the default pace): `BENCH_AB_CHAIN=audit-chain npm run bench:ab -- . .`
-// pairs it with the same build without the chain.
+// pairs it with the same build without the chain. BENCH_BUDGET=on adds one budget the calls never reach
+// (per user, per day, 10^9 calls: every call is charged in the memory store): `BENCH_AB_CHAIN=budget npm run bench:ab -- . .`
+// pairs the hot path with the same hot path plus that budget.
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,13 +35,14 @@ const auditChain = process.env.BENCH_AUDIT_CHAIN === 'on' && !hotPathOnly
       signing: { keys: [{ id: 'bench', privateKey: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }] },
     }
   : undefined;
+const budgets = process.env.BENCH_BUDGET === 'on' ? [{ id: 'bench', scope: 'user', period: 'day', calls: 1_000_000_000 }] : [];
 const config = validateConfigObject(
   {
     server: { maxInFlight: 4096 },
     auth: { jwt: { secret: BENCH_JWT_SECRET, issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE }, cache: { max: cacheMax } },
     audit: hotPathOnly ? { sink: 'off' } : { sink: 'file', path: auditPath, ...(auditChain ? { chain: auditChain } : {}) },
     functions: [{ module: './examples/functions/demo-tools.mjs' }],
-    tenants: { bench: { tools: { allow: ['*'] }, policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
+    tenants: { bench: { tools: { allow: ['*'] }, budgets, policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } } } },
     logging: { level: 'info' },
   },
   packageRoot(),

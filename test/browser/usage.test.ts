@@ -40,8 +40,13 @@ beforeAll(async () => {
     for (let i = 0; i < calls; i += 1) await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
   }
   profile = mkdtempSync(join(tmpdir(), 'toolgate-usage-'));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', `--user-data-dir=${profile}`] });
-  context = await browser.newContext();
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+  });
+  browser = context.browser() ?? undefined;
 }, 60_000);
 afterAll(async () => {
   await context?.close();

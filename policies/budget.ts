@@ -40,13 +40,15 @@ export function budgetPolicy(options: unknown, deps: PolicyDeps): PolicyLayer | 
   const failOpen = deps.onStoreUnavailable === 'fail-open';
 
   const run = (next: Next, charged: Charged, call: ToolCall, ctx: PolicyContext): Promise<ToolResult> =>
-    next(call, ctx).then((result) =>
-      meter.settle(charged, call, ctx.principal, ctx.requestId, result).catch((error: unknown) => {
+    next(call, ctx).then((result) => {
+      const settled = meter.settle(charged, call, ctx.principal, ctx.requestId, result);
+      if (!(settled instanceof Promise)) return settled;
+      return settled.catch((error: unknown) => {
         // The call ran: its result stands even when the correction or the warning could not be written.
         ctx.log.warn({ err: error, tool: call.name }, 'budget: settling the charge failed');
         return result;
-      }),
-    );
+      });
+    });
 
   const wrap: PolicyLayer['wrap'] = (next, answer: Answer) => (call, ctx) => {
     let charging;

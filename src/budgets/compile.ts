@@ -94,6 +94,7 @@ function compileOne(entry: BudgetConfig, index: number, toolsets: Readonly<Recor
   const windowMs = entry.windowMs ?? DEFAULT_WINDOW_MS;
   const scopePart = (principal: Principal, tool: string): string =>
     entry.scope === 'user' ? `u=${enc(principal.user)}` : entry.scope === 'tool' ? `n=${enc(tool)}` : '*';
+  const principalParts = new WeakMap<Principal, string>();
   // A calendar span is found once and reused until it ends (Intl runs once per period, not per call).
   let span: PeriodSpan | undefined;
   const calendar = (now: number): PeriodSpan => {
@@ -113,7 +114,10 @@ function compileOne(entry: BudgetConfig, index: number, toolsets: Readonly<Recor
     countsTool: (tool) => inTools(tool) && inToolset(tool),
     ...(role !== undefined ? { role } : {}),
     window(now, principal, tool) {
-      const base = `${tenantTag(principal.tenant)}:${tag}:${scopePart(principal, tool)}`;
+      // The principal's part of the key, once per principal object (token-cache principals serve many calls).
+      let own = principalParts.get(principal);
+      if (own === undefined) principalParts.set(principal, (own = `${tenantTag(principal.tenant)}:${tag}:${entry.scope === 'user' ? `u=${enc(principal.user)}` : '*'}`));
+      const base = entry.scope === 'tool' ? `${tenantTag(principal.tenant)}:${tag}:${scopePart(principal, tool)}` : own;
       if (entry.period !== 'rolling') {
         const { start, end, key } = calendar(now);
         // Kept a minute past the end: a replica whose clock lags a little still reads the period it is in.

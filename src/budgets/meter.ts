@@ -25,10 +25,19 @@ export interface Charged {
 
 export type ChargeOutcome = Charged | { charged: false; budget: Budget; window: BudgetWindow; used: number };
 
+// The last tally keys made per budget and tenant: one period's keys serve every call of that period.
+const lastTally = new WeakMap<Budget, Map<string, { periodKey: string; keys: { users: string; tools: string } }>>();
+
 /** Where a budget's period ranks its users and tools. */
 export function tallyKeys(budget: Budget, tenant: string, window: BudgetWindow): { users: string; tools: string } {
+  let byTenant = lastTally.get(budget);
+  if (!byTenant) lastTally.set(budget, (byTenant = new Map()));
+  const last = byTenant.get(tenant);
+  if (last?.periodKey === window.periodKey) return last.keys;
   const base = `${tenantTag(tenant)}:budget:${budget.id}:top:${window.periodKey}`;
-  return { users: `${base}:users`, tools: `${base}:tools` };
+  const keys = { users: `${base}:users`, tools: `${base}:tools` };
+  byTenant.set(tenant, { periodKey: window.periodKey, keys });
+  return keys;
 }
 
 const amountFor = (budget: Budget, cost: number): number => (budget.unit === 'calls' ? 1 : cost);
@@ -60,7 +69,7 @@ export interface Meter {
    */
   charge(call: ToolCall, principal: Principal, approved: boolean): Promise<ChargeOutcome> | undefined;
   /** After the call: corrects the charge (returned cost, refund), audits a crossed warn threshold, and tells a budget near its limit. */
-  settle(charged: Charged, call: ToolCall, principal: Principal, requestId: string, result: ToolResult): Promise<ToolResult>;
+  settle(charged: Charged, call: ToolCall, principal: Principal, requestId: string, result: ToolResult): ToolResult | Promise<ToolResult>;
 }
 
 export function createMeter(compiled: CompiledBudgets, deps: MeterDeps): Meter {
@@ -129,13 +138,17 @@ export function createMeter(compiled: CompiledBudgets, deps: MeterDeps): Meter {
         return { charged: false, budget, window: windows[outcome.refused]!, used: outcome.used[outcome.refused]! };
       });
     },
-    async settle(charged, call, principal, requestId, result) {
-      if (charged.cost.max !== undefined || (upstreamFailure(result) && charged.budgets.some((b) => b.refundOnFailure))) await correct(charged, call, principal, result);
-      if (charged.budgets.some((budget, i) => charged.used[i]! >= budget.warnAt * budget.limit)) {
+    settle(charged, call, principal, requestId, result) {
+      const corrects = charged.cost.max !== undefined || (upstreamFailure(result) && charged.budgets.some((b) => b.refundOnFailure));
+      const near = (): boolean => charged.budgets.some((budget, i) => charged.used[i]! >= budget.warnAt * budget.limit);
+      // Most calls: nothing to correct and no budget near its limit, answered without another promise.
+      if (!corrects && !near()) return result;
+      return (async () => {
+        if (corrects) await correct(charged, call, principal, result);
+        if (!near()) return result;
         await warn(charged, call, principal, requestId);
         return { ...result, budget: tightest(charged) };
-      }
-      return result;
+      })();
     },
   };
 }

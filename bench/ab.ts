@@ -11,7 +11,8 @@
 // Env: BENCH_AB_CHAIN (`hot-path`, default, or `full`: the hot-path comparison with file audit and a rate
 // limit, or `audit-chain`: `full` on A, `full` with audit.chain and signed checkpoints on B — run it with
 // the same checkout on both sides, `npm run bench:ab -- . .`, or `guardrails`: the hot path on A, the hot path with
-// issue 50's guardrail rules on B, both answering the 2 KiB result of bench/gateway/result-2k.mjs), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
+// issue 50's guardrail rules on B, both answering the 2 KiB result of bench/gateway/result-2k.mjs, or `budget`: the hot
+// path on A, the hot path with one budget on B, also `. .`), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
 // BENCH_WARMUP, BENCH_CONNECTIONS (hot path, default 32) as for `npm run bench`, BENCH_MCP_CONNECTIONS (16).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -26,7 +27,7 @@ import { packageRoot } from '../src/config/demo.js';
 export type AbSection = 'gateway' | 'mcp';
 
 export interface AbOptions extends GatewayBenchOptions {
-  chain: 'hot-path' | 'full' | 'audit-chain' | 'guardrails';
+  chain: 'hot-path' | 'full' | 'audit-chain' | 'guardrails' | 'budget';
   sections: AbSection[];
   mcpConnections: number;
   /** How the report names the two sides (default: their directories). */
@@ -101,19 +102,28 @@ async function compare(comparison: Comparison, rounds: number, spec: Parameters<
 
 function gatewayComparison(checkoutA: string, checkoutB: string, chain: AbOptions['chain'], connections: number): Comparison {
   const script = 'bench/gateway/toolgate-server.ts';
-  const env: Record<string, string> = chain === 'hot-path' || chain === 'guardrails' ? { BENCH_CHAIN: 'hot-path' } : {};
-  // audit-chain: one build twice, B with the audit chain on (bench/gateway/toolgate-server.ts).
-  const envB: Record<string, string> = chain === 'audit-chain' ? { BENCH_AUDIT_CHAIN: 'on' } : chain === 'guardrails' ? { BENCH_CHAIN: 'hot-path', BENCH_GUARDRAILS: 'on' } : env;
+  const env: Record<string, string> = chain === 'hot-path' || chain === 'guardrails' || chain === 'budget' ? { BENCH_CHAIN: 'hot-path' } : {};
+  // audit-chain, guardrails, budget: one build twice, B with the audit chain, the guardrails or one budget on (bench/gateway/toolgate-server.ts).
+  const envB: Record<string, string> =
+    chain === 'audit-chain' ? { BENCH_AUDIT_CHAIN: 'on' } : chain === 'guardrails' ? { ...env, BENCH_GUARDRAILS: 'on' } : chain === 'budget' ? { ...env, BENCH_BUDGET: 'on' } : env;
+  const titles: Record<AbOptions['chain'], string> = {
+    'hot-path': 'hot path',
+    full: 'full chain',
+    'audit-chain': 'full chain, B with audit.chain on',
+    guardrails: 'hot path, B with guardrails on',
+    budget: 'hot path, B with one budget on',
+  };
   return {
-    title: `Hot path: toolgate's ${chain === 'hot-path' ? 'hot path' : chain === 'audit-chain' ? 'full chain, B with audit.chain on' : chain === 'guardrails' ? 'hot path, B with guardrails on' : 'full chain'} against the bare route`,
+    title: `Hot path: toolgate's ${titles[chain]} against the bare route`,
     baseName: 'bare',
     unit: 'req',
     notes: [
       `POST /v1/execute of the ${chain === 'guardrails' ? '2 KiB result_2k' : 'demo get_weather'} function tool with an HS256 JWT, ${connections} connections. ` +
         (chain === 'guardrails'
           ? 'The hot path on both; B with issue 50\'s guardrail rules (mask secrets and personal data, flag injection, block secrets in send_* arguments).'
-          : chain === 'hot-path'
-          ? 'JWT (token cache on), validation, metrics, info logging; audit sink off, no rate limit.'
+          : chain === 'hot-path' || chain === 'budget'
+          ? 'JWT (token cache on), validation, metrics, info logging; audit sink off, no rate limit.' +
+            (chain === 'budget' ? ' B also has one budget (per user, per day, 10^9 calls) that charges every call in the memory store.' : '')
           : chain === 'audit-chain'
             ? 'The full policy chain with file audit and an active rate limit; B also hash-chains every event and signs checkpoints into a second file.'
             : 'The full policy chain with file audit and an active rate limit.') +
@@ -162,7 +172,7 @@ export async function abBench(checkoutA: string, checkoutB: string, options: Par
   const defaults: AbOptions = {
     ...fromEnv,
     rounds: process.env.BENCH_ROUNDS === undefined ? 6 : fromEnv.rounds,
-    chain: process.env.BENCH_AB_CHAIN === 'full' || process.env.BENCH_AB_CHAIN === 'audit-chain' || process.env.BENCH_AB_CHAIN === 'guardrails' ? process.env.BENCH_AB_CHAIN : 'hot-path',
+    chain: (['full', 'audit-chain', 'guardrails', 'budget'] as const).find((chain) => chain === process.env.BENCH_AB_CHAIN) ?? 'hot-path',
     sections: (['gateway', 'mcp'] as const).filter((name) => !only || only.includes(name)),
     mcpConnections: whole(process.env.BENCH_MCP_CONNECTIONS, 16),
     names: [checkoutA, checkoutB],

@@ -3,6 +3,7 @@ import { accessPolicy } from './access.js';
 import { approvalPolicy } from './approval.js';
 import { auditPolicy } from './audit.js';
 import { bindArgumentsPolicy } from './bind-arguments.js';
+import { budgetPolicy } from './budget.js';
 import { cedarPolicy } from './cedar.js';
 import { circuitBreakerPolicy } from './circuit-breaker.js';
 import { guardrailsPolicy } from './guardrails.js';
@@ -24,6 +25,7 @@ export const builtinPolicies: BuiltinPolicies = {
   approval: approvalPolicy,
   'max-depth': maxDepthPolicy,
   'circuit-breaker': circuitBreakerPolicy,
+  budget: budgetPolicy,
   retry: retryPolicy,
   timeout: timeoutPolicy,
   guardrails: guardrailsPolicy,

@@ -15,13 +15,13 @@ import { ERROR_TYPES } from '../src/call/types.js';
 const AUDIT_READ_COALESCE_MS = 60_000;
 
 // The audit line as the sink writes it (call events, approval decisions, resource reads and prompt gets,
-// security events, task status changes, relayed upstream requests; see docs/governance.md#the-audit-log,
+// security events, task status changes, relayed upstream requests, budget warnings; see docs/governance.md#the-audit-log,
 // docs/security-model.md#audited-security-events and docs/mcp.md#tasks).
 const auditEvent = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security', 'task', 'relay', 'audit_read'] },
+    event: { type: 'string', enum: ['call', 'approval', 'resource_read', 'prompt_get', 'security', 'task', 'relay', 'audit_read', 'budget'] },
     time: { type: 'integer', description: 'epoch ms' },
     requestId: { type: 'string' },
     tenant: { type: 'string' },
@@ -29,7 +29,8 @@ const auditEvent = {
     tool: { type: ['string', 'null'], description: 'call and approval events' },
     name: { type: 'string', description: 'resource_read and prompt_get events: the namespaced URI or prompt name' },
     service: { type: ['string', 'null'], description: 'resource_read and prompt_get events: `<scope>/<service>` of the owning service' },
-    kind: { type: 'string', enum: [...SECURITY_EVENT_KINDS, 'elicitation', 'sampling'], description: 'security events: what happened; relay events: what the upstream asked for' },
+    kind: { type: 'string', enum: [...SECURITY_EVENT_KINDS, 'elicitation', 'sampling', 'warn'], description: 'security events: what happened; relay events: what the upstream asked for; budget events: `warn`' },
+    budget: { type: 'string', description: 'budget events: the budget whose warn threshold was crossed (docs/governance.md#budgets)' },
     taskId: { type: 'string', description: 'task events: the task' },
     from: { type: ['string', 'null'], description: 'task events: the status before (null when created)' },
     clientAddress: { type: 'string', description: 'security events: the client address' },

@@ -8,12 +8,16 @@ import type { ToolResult } from '../src/call/types.js';
 import { taskView } from '../src/tasks/view.js';
 import { startTask } from '../src/tasks/run.js';
 
-/** HTTP status of a finished call (docs/architecture.md#request-path): 202 waiting for a human, 429 rate-limited, else 200. */
+/**
+ * HTTP status of a finished call (docs/architecture.md#request-path): 202 waiting for a human, 429 rate-limited
+ * or over a budget, else 200. A budget near its limit is also told in headers (docs/governance.md#budgets).
+ */
 export function sendToolResult(reply: FastifyReply, result: ToolResult): ToolResult {
   if (result.status === 'pending_approval') reply.code(202);
-  else if (result.error?.errorType === 'RATE_LIMITED') {
+  else if (result.error?.errorType === 'RATE_LIMITED' || result.error?.errorType === 'QUOTA_EXCEEDED') {
     reply.code(429).header('retry-after', String(Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000))));
   }
+  if (result.budget) reply.header('x-toolgate-budget-remaining', String(result.budget.remaining)).header('x-toolgate-budget-reset', result.budget.resetAt);
   return result;
 }
 

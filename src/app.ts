@@ -43,6 +43,7 @@ import { adminCedarRoutes } from '../routes/admin-cedar.js';
 import { adminTenantsRoutes } from '../routes/admin-tenants.js';
 import { consoleRoutes } from '../routes/console.js';
 import { meRoutes } from '../routes/me.js';
+import { usageRoutes } from '../routes/usage.js';
 import { type ApiKeyLive, createRuntimeKeys } from './admin/api-keys.js';
 import { approvalsRoutes } from '../routes/approvals.js';
 import { docsRoutes } from '../routes/docs.js';
@@ -229,6 +230,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   await app.register(adminToolsRoutes);
   await app.register(adminCedarRoutes);
   await app.register(meRoutes);
+  await app.register(usageRoutes);
   if (config.console.enabled) await app.register(consoleRoutes, { root: options.consoleRoot });
   await app.register(approvalsRoutes);
   await app.register(userRoutes, { registrations, provider: userProvider });

@@ -16,6 +16,7 @@ export const openapiDocument = {
     { name: 'execute', description: 'Execution through the policy stack' },
     { name: 'resources', description: 'Resources and prompts of the MCP services the caller may reach' },
     { name: 'approvals', description: 'Human approval of tool calls' },
+    { name: 'usage', description: 'Budgets: what callers have used and have left' },
     { name: 'users', description: "A user's own MCP servers" },
     { name: 'admin', description: 'Operator routes (role admin)' },
     { name: 'operations', description: 'Health, readiness, metrics' },

@@ -8,6 +8,8 @@
 // pairs it with the same build without the chain. BENCH_GUARDRAILS=on gives the tenant the guardrails rules
 // of issue 50 (mask secrets and personal data, flag injection in results, block secrets in send_* arguments):
 // `BENCH_AB_CHAIN=guardrails npm run bench:ab -- . .` pairs the hot path without and with them on a 2 KiB result.
+// BENCH_BUDGET=on adds one budget the calls never reach (per user, per day, 10^9 calls: every call is charged in
+// the memory store): `BENCH_AB_CHAIN=budget npm run bench:ab -- . .` pairs the hot path with that budget.
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +42,7 @@ const auditChain = process.env.BENCH_AUDIT_CHAIN === 'on' && !hotPathOnly
       signing: { keys: [{ id: 'bench', privateKey: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }] },
     }
   : undefined;
+const budgets = process.env.BENCH_BUDGET === 'on' ? [{ id: 'bench', scope: 'user', period: 'day', calls: 1_000_000_000 }] : [];
 const config = validateConfigObject(
   {
     server: { maxInFlight: 4096 },
@@ -49,6 +52,7 @@ const config = validateConfigObject(
     tenants: {
       bench: {
         tools: { allow: ['*'] },
+        budgets,
         policies: hotPathOnly ? {} : { 'rate-limit': { limit: 100_000_000, windowMs: 60_000, per: 'user' } },
         ...(process.env.BENCH_GUARDRAILS === 'on' ? { guardrails: GUARDRAIL_RULES } : {}),
       },

@@ -12,6 +12,7 @@ import { OverviewPage } from './pages/overview.js';
 import { TenantsPage } from './pages/tenants.js';
 import { ToolsPage } from './pages/tools.js';
 import { UpstreamsPage } from './pages/upstreams.js';
+import { UsagePage } from './pages/usage.js';
 
 /**
  * On a phone the navigation is one scrolling row: the current page's link is scrolled into it, so the row
@@ -46,6 +47,7 @@ const PAGES: PageDef[] = [
   { path: 'keys', title: 'API keys', allowed: isAdmin, render: (me) => <KeysPage me={me} /> },
   { path: 'overview', title: 'Overview', allowed: adminOrOperator, perTenant: true, render: (_me, tenant) => <OverviewPage tenant={tenant} /> },
   { path: 'tenants', title: 'Tenants', allowed: (me) => me.operator, render: () => <TenantsPage /> },
+  { path: 'usage', title: 'Usage', allowed: () => true, render: (me) => <UsagePage me={me} /> },
 ];
 
 /** A global operator's choice of tenant for the per-tenant pages (the server checks it is an operator). */

@@ -204,6 +204,29 @@ export interface AuditReadEvent {
 }
 
 /**
+ * A budget crossing its warn threshold (docs/governance.md#budgets), written once per budget counter and
+ * period by the replica whose call crossed it. `user` is the caller whose call crossed it.
+ */
+export interface BudgetAuditEvent {
+  event: 'budget';
+  time: number;
+  requestId: string;
+  tenant: string;
+  user: string;
+  kind: 'warn';
+  outcome: 'warned';
+  budget: string;
+  unit: 'calls' | 'cost';
+  /** Usage after the call that crossed the threshold, and the limit. */
+  used: number;
+  limit: number;
+  /** When the period ends (ISO 8601). */
+  resetAt: string;
+  tool: string;
+  callId: string;
+}
+
+/**
  * Where an event sits in its hash chain (docs/operations.md#tamper-evident-audit), added as it is written
  * while `audit.chain` is on: `chain` names the chain (replica instance, and the tenant), `seq` counts from
  * 1, `prev` is the SHA-256 of the chain's previous event (null for the first).
@@ -215,7 +238,7 @@ export interface ChainLink {
 }
 
 /** One line of the audit log. */
-export type AuditEvent = (CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent | TaskAuditEvent | RelayAuditEvent | AuditReadEvent) & Partial<ChainLink>;
+export type AuditEvent = (CallAuditEvent | ApprovalAuditEvent | CatalogAuditEvent | SecurityAuditEvent | TaskAuditEvent | RelayAuditEvent | AuditReadEvent | BudgetAuditEvent) & Partial<ChainLink>;
 
 export interface AuditSink {
   /** False for the `off` sink: the audit policy then skips hashing and building events altogether. */

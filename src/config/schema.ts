@@ -3,8 +3,9 @@
 // defaults, so a key with a `default` is optional in the file but always present after validation.
 // Unknown keys are refused: a typo must stop start-up, not be ignored.
 import { Type, type Static, type TObject, type TObjectOptions, type TProperties, type TSchema, type TSchemaOptions, type TUnion, type TUnsafe } from 'typebox';
-import { GuardrailsSchema } from './guardrails.js';
+import { BudgetSchema, ToolCostsSchema, type ToolCost } from './budget-schema.js';
 import type { JsonObject } from '../call/types.js';
+import { GuardrailsSchema } from './guardrails.js';
 
 /**
  * A closed object (unknown keys refused). Keys with a `default` are left out of `required`, since ajv
@@ -454,6 +455,9 @@ export const tenantSchema = Section({
   mode: Type.Enum(['default', 'readonly'], { default: 'default' }),
   roles: Dict(Section({ allow: Type.Optional(nameList()), deny: Type.Optional(nameList()) }), { default: {} }),
   bindings: Dict(AnyObject(), { default: {} }),
+  /** Budgets and quotas on tool calls, and what each tool costs (docs/governance.md#budgets). */
+  budgets: Type.Array(BudgetSchema, { maxItems: 32, default: [] }),
+  toolCosts: Type.Unsafe<Record<string, ToolCost>>({ ...ToolCostsSchema, default: {} }),
   /** Options per policy; each policy checks its own (src/pipeline). */
   policies: Type.Unsafe<Record<string, unknown>>({ type: 'object', default: {} }),
   /** Guardrails on arguments and results (docs/governance.md#guardrails); absent: the gateway's `guardrails`, `false`: none. */

@@ -44,6 +44,8 @@ export const METRICS = {
   policyDecisions: { name: 'toolgate_policy_decisions_total', type: 'counter', help: 'Policy decisions by policy and outcome', labelNames: ['policy', 'decision'] },
   batchGroupSize: { name: 'toolgate_batch_group_size', type: 'histogram', help: 'Calls per batch execution group', labelNames: [], buckets: [1, 2, 4, 8, 16, 32, 64] },
   circuitState: { name: 'toolgate_circuit_state', type: 'gauge', help: 'Circuit breaker state per upstream service (0 closed, 1 open, 2 half-open)', labelNames: ['service'] },
+  budgetWarnings: { name: 'toolgate_budget_warnings_total', type: 'counter', help: 'Budgets that crossed their warn threshold (once per budget counter and period), by tenant, unit (calls or cost) and period', labelNames: ['tenant', 'unit', 'period'] },
+  budgetRefusals: { name: 'toolgate_budget_refusals_total', type: 'counter', help: 'Calls a budget refused (QUOTA_EXCEEDED) or parked for approval at its limit, by tenant, unit and period', labelNames: ['tenant', 'unit', 'period'] },
   rateLimitRefusals: { name: 'toolgate_rate_limit_refusals_total', type: 'counter', help: 'Calls refused by the rate-limit policy, per tenant', labelNames: ['tenant'] },
   cedarDecisions: { name: 'toolgate_cedar_decisions_total', type: 'counter', help: "Cedar decisions by tenant (the tenant's policy set), action (list, call, read, get) and outcome (allow, deny, error)", labelNames: ['tenant', 'action', 'outcome'] },
   guardrailFindings: { name: 'toolgate_guardrail_findings_total', type: 'counter', help: 'Guardrail findings by tenant, detector kind, action and direction (arguments or result)', labelNames: ['tenant', 'detector', 'action', 'direction'] },

@@ -18,6 +18,9 @@ export const DEFAULT_POLICY_ORDER = [
   'max-depth',
   // Outside retry: the breaker judges the final outcome of a call, and an open circuit skips retries entirely.
   'circuit-breaker',
+  // Budgets charge a call as it is about to run: after every refusal above (access, approval, rate limit, depth,
+  // an open circuit), so a refused call costs nothing; outside retry, so a retried call is charged once.
+  'budget',
   // Outside timeout: each attempt gets its own timeout, and retries stop at the call's deadline.
   'retry',
   // Innermost but for guardrails: bounds the executor's work (and the scans around it) and hands it the abort signal.

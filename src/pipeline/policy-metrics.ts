@@ -18,6 +18,8 @@ export interface PolicyMetrics {
   circuitState(label: string, state: CircuitStateName, member?: string): void;
   /** A call the rate-limit policy refused; `tenant` is a configured tenant (the chain runs only for those). */
   rateLimited(tenant: string): void;
+  /** A budget of a configured tenant crossed its warn threshold (`warned`) or stopped a call at its limit (`refused`). */
+  budget(event: 'warned' | 'refused', tenant: string, unit: 'calls' | 'cost', period: string): void;
   /** Starts the per-tenant refusal count of these (configured) tenants at 0. */
   knownTenants(tenants: Iterable<string>): void;
   /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
@@ -56,6 +58,8 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
   const circuits = gauge(registry, METRICS.circuitState);
   const rateLimits = counter(registry, METRICS.rateLimitRefusals);
   const tenantLabel = tenantLabels(registry);
+  const budgetWarnings = counter(registry, METRICS.budgetWarnings);
+  const budgetRefusals = counter(registry, METRICS.budgetRefusals);
   const upstream = histogram(registry, METRICS.upstreamDuration, durationBuckets);
   const cedar = counter(registry, METRICS.cedarDecisions);
   // A cell looked up shows at 0 until counted: the chain looks its `pass` cells up when it is built.
@@ -77,6 +81,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     batchGroup: (size) => groups.observe(size),
     circuitState,
     rateLimited: (tenant) => rateLimits.inc({ tenant: tenantLabel(tenant) }),
+    budget: (event, tenant, unit, period) => (event === 'warned' ? budgetWarnings : budgetRefusals).inc({ tenant: tenantLabel(tenant), unit, period }),
     knownTenants: (tenants) => {
       for (const tenant of new Set(Array.from(tenants, tenantLabel))) rateLimits.inc({ tenant }, 0);
     },
@@ -93,4 +98,4 @@ const DECISIONS = new Set<string>(['pass', 'answered', 'retried', 'pending_appro
 const decisionLabel = (decision: string): string => (DECISIONS.has(decision) ? decision : 'other');
 
 const noopCell: CounterCell = { inc() {} };
-export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {}, knownTenants() {}, cedarDecision() {} };
+export const noopPolicyMetrics: PolicyMetrics = { decision() {}, decisionCell: () => noopCell, batchGroup() {}, circuitState() {}, rateLimited() {}, budget() {}, upstreamCall() {}, knownTenants() {}, cedarDecision() {} };

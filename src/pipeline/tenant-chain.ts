@@ -20,7 +20,7 @@ export function buildTenantChain(
   const terminal = deps.metrics ? timedInvoke(deps.metrics) : invokeTool;
   return createPolicyChain({
     builtins,
-    tenantPolicies: withGuardrails(tenant, parts.guardrailsDefault),
+    tenantPolicies: withBudgets(tenant, withGuardrails(tenant, parts.guardrailsDefault)),
     tenantBindings: tenant.bindings,
     bindingRules: parts.bindings,
     deps,
@@ -35,6 +35,12 @@ function withGuardrails(tenant: TenantConfig, guardrailsDefault: TenantConfig['g
   const guardrails = tenant.guardrails ?? guardrailsDefault;
   if (guardrails === undefined || tenant.policies.guardrails === false) return tenant.policies;
   return { ...tenant.policies, guardrails };
+}
+
+/** The budget policy's options come from `tenants.<t>.budgets` (docs/governance.md#budgets); `policies.budget: false` switches it off. */
+function withBudgets(tenant: TenantConfig, policies: Record<string, unknown>): Record<string, unknown> {
+  if (tenant.budgets.length === 0 || tenant.policies.budget === false) return policies;
+  return { ...policies, budget: { budgets: tenant.budgets, toolCosts: tenant.toolCosts, toolsets: tenant.toolsets, approval: tenant.policies.approval } };
 }
 
 /**

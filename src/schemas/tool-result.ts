@@ -18,6 +18,7 @@ export const ERROR_TYPES = [
   'TOOL_EXCEPTION',
   'CONNECTION_REQUIRED',
   'GUARDRAIL_BLOCKED',
+  'QUOTA_EXCEEDED',
 ] as const;
 export type ErrorType = (typeof ERROR_TYPES)[number];
 
@@ -51,8 +52,20 @@ export const toolResult = {
     // Set when the call waits for a human (HTTP 202).
     status: { type: 'string', enum: ['pending_approval'] },
     approvalId: { type: 'string' },
-    // Set with RATE_LIMITED (HTTP 429 + Retry-After).
+    // Set with RATE_LIMITED and QUOTA_EXCEEDED (HTTP 429 + Retry-After).
     retryAfterMs: { type: 'integer' },
+    // Set when a budget is near or at its limit (docs/governance.md#budgets): the tightest one; REST also sends it as headers.
+    budget: {
+      type: 'object',
+      required: ['id', 'limit', 'remaining', 'resetAt'],
+      properties: {
+        id: { type: 'string' },
+        unit: { type: 'string', enum: ['calls', 'cost'] },
+        limit: { type: 'integer' },
+        remaining: { type: 'integer' },
+        resetAt: { type: 'string', format: 'date-time' },
+      },
+    },
     // The name the caller used when it resolved through an alias.
     resolvedFrom: { type: 'string' },
   },

@@ -1,4 +1,4 @@
-import type { IndexPage, LeaseCount, LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
+import type { CounterCharge, CounterResult, IndexPage, LeaseCount, LeaseGrant, LeaseRequest, StateStore, WindowHit } from './types.js';
 
 const SWEEP_EVERY = 1000;
 
@@ -32,6 +32,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
   const leases = new Map<string, Map<string, number>>();
   // Sorted indexes: members kept sorted (binary-searched insert), like a Redis sorted set read BYLEX.
   const indexes = new Map<string, string[]>();
+  // Budget counters and tallies (chargeCounters): numbers, apart from string values as Redis keeps INCRBY keys apart from nothing else, but cheaper.
+  const counters = new Map<string, { value: number; expiresAt: number }>();
+  const tallies = new Map<string, { members: Map<string, number>; expiresAt: number }>();
   let writes = 0;
 
   // Lazy expiry alone would keep keys that are never read again; every SWEEP_EVERY writes one pass drops them.
@@ -41,6 +44,42 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     for (const [key, entry] of entries) if (entry.expiresAt !== undefined && entry.expiresAt <= at) entries.delete(key);
     for (const [key, window] of windows) if ((window.hits.at(-1) ?? 0) <= at - window.windowMs) windows.delete(key);
     for (const key of [...leases.keys()]) liveGroup(key, at);
+    for (const [key, counter] of counters) if (counter.expiresAt <= at) counters.delete(key);
+    for (const [key, tally] of tallies) if (tally.expiresAt <= at) tallies.delete(key);
+  };
+
+  const counted = (key: string, at: number): number => {
+    const counter = counters.get(key);
+    return counter && counter.expiresAt > at ? counter.value : 0;
+  };
+  // Synchronous inside, like hitWindow: every counter is checked and charged in one turn.
+  const chargeCounters = ({ counters: wanted, tallies: ranked = [] }: CounterCharge): CounterResult => {
+    sweep();
+    const at = now();
+    const used = wanted.map((counter) => {
+      let sum = 0;
+      for (const key of counter.keys) sum += counted(key, at);
+      return sum;
+    });
+    const refused = wanted.findIndex((counter, i) => counter.limit !== undefined && counter.amount > 0 && used[i]! + counter.amount > counter.limit);
+    if (refused >= 0) return { charged: false, refused, used };
+    wanted.forEach((counter, i) => {
+      if (counter.amount === 0) return;
+      const key = counter.keys[0]!;
+      counters.set(key, { value: counted(key, at) + counter.amount, expiresAt: counter.expiresAt });
+      used[i]! += counter.amount;
+    });
+    for (const { key, member, amount, expiresAt, keep } of ranked) {
+      let tally = tallies.get(key);
+      if (!tally || tally.expiresAt <= at) tallies.set(key, (tally = { members: new Map(), expiresAt }));
+      tally.expiresAt = expiresAt;
+      tally.members.set(member, (tally.members.get(member) ?? 0) + amount);
+      if (tally.members.size > keep) {
+        const smallest = [...tally.members].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+        tally.members.delete(smallest[0]);
+      }
+    }
+    return { charged: true, used };
   };
 
   /** The group's unexpired leases (expired ones dropped; an emptied group is forgotten). */
@@ -234,7 +273,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StateStore 
     async indexRange(key, page) {
       return indexRange(key, page);
     },
+    async chargeCounters(charge) {
+      return chargeCounters(charge);
+    },
+    async readTally(key, limit) {
+      const tally = tallies.get(key);
+      if (!tally || tally.expiresAt <= now()) return [];
+      return [...tally.members].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, limit).map(([member, amount]) => ({ member, amount }));
+    },
     async close() {
+      counters.clear();
+      tallies.clear();
       indexes.clear();
       entries.clear();
       windows.clear();

@@ -154,7 +154,52 @@ for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
 `;
 
+// Budget counters (chargeCounters). KEYS: every counter's keys in order, then the tallies' keys. ARGV: the
+// number of counters, then per counter its key count, amount, limit ('' for none) and expiry (epoch ms), then
+// per tally its member, amount, expiry and how many members it keeps. Checks every limit before adding
+// anything: a refused charge adds nothing. Amounts are integers (INCRBY), refunds negative.
+const CHARGE_COUNTERS = `
+local n = tonumber(ARGV[1])
+local a = 2
+local k = 1
+local used = {}
+local first = {}
+local amounts = {}
+local expiries = {}
+local refused = 0
+for i = 1, n do
+  local count = tonumber(ARGV[a])
+  local amount = tonumber(ARGV[a + 1])
+  local sum = 0
+  for j = 0, count - 1 do sum = sum + (tonumber(redis.call('GET', KEYS[k + j])) or 0) end
+  if refused == 0 and ARGV[a + 2] ~= '' and amount > 0 and sum + amount > tonumber(ARGV[a + 2]) then refused = i end
+  used[i] = sum
+  first[i] = k
+  amounts[i] = amount
+  expiries[i] = ARGV[a + 3]
+  k = k + count
+  a = a + 4
+end
+if refused > 0 then return {0, refused - 1, unpack(used)} end
+for i = 1, n do
+  if amounts[i] ~= 0 then
+    used[i] = redis.call('INCRBY', KEYS[first[i]], amounts[i])
+    redis.call('PEXPIREAT', KEYS[first[i]], expiries[i])
+  end
+end
+while a <= #ARGV do
+  redis.call('ZINCRBY', KEYS[k], ARGV[a + 1], ARGV[a])
+  redis.call('PEXPIREAT', KEYS[k], ARGV[a + 2])
+  local over = redis.call('ZCARD', KEYS[k]) - tonumber(ARGV[a + 3])
+  if over > 0 then redis.call('ZREMRANGEBYRANK', KEYS[k], 0, over - 1) end
+  k = k + 1
+  a = a + 4
+end
+return {1, -1, unpack(used)}
+`;
+
 type ScriptClient = RedisClient & {
+  tgChargeCounters(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
   tgAcquireLease(record: string, own: string, shared: string, id: string, value: string, ttlMs: number, ownLimit: number, sharedLimit: number, recordPrefix: string, evict: string, ...sides: string[]): Promise<[number, ...string[]]>;
   tgReadLeases(group: string, limit: number): Promise<[number, string[]]>;
   tgRenewLease(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>;
@@ -190,6 +235,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   // Without numberOfKeys the first argument says how many keys follow (a lease counts in any number of groups).
   client.defineCommand('tgRenewLease', { lua: RENEW_LEASE });
   client.defineCommand('tgReleaseLease', { lua: RELEASE_LEASE });
+  client.defineCommand('tgChargeCounters', { lua: CHARGE_COUNTERS });
   const cluster = 'cluster' in options ? (client as Cluster) : undefined;
   const handshakes = cluster && trackClusterHandshakes(cluster);
   const k = (key: string): string => options.prefix + key;
@@ -368,6 +414,31 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         const page = await client.zrangebylex(k(key), from, '+', 'LIMIT', 0, limit);
         const end = page.findIndex((member) => !member.startsWith(prefix));
         return end === -1 ? page : page.slice(0, end);
+      });
+    },
+    chargeCounters({ counters, tallies = [] }) {
+      const keys: string[] = [];
+      const args: Array<string | number> = [counters.length];
+      for (const counter of counters) {
+        keys.push(...counter.keys.map(k));
+        args.push(counter.keys.length, counter.amount, counter.limit ?? '', counter.expiresAt);
+      }
+      for (const tally of tallies) {
+        keys.push(k(tally.key));
+        args.push(tally.member, tally.amount, tally.expiresAt, tally.keep);
+      }
+      const slotKey = counters[0]?.keys[0] ?? tallies[0]?.key;
+      return guarded('chargeCounters', slotKey, async () => {
+        const [charged, refused, ...used] = await client.tgChargeCounters(keys.length, ...keys, ...args);
+        return charged === 1 ? { charged: true, used } : { charged: false, refused: refused!, used };
+      });
+    },
+    readTally(key, limit) {
+      return guarded('readTally', key, async () => {
+        const flat = await client.zrevrange(k(key), 0, limit - 1, 'WITHSCORES');
+        const ranked: Array<{ member: string; amount: number }> = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) ranked.push({ member: flat[i]!, amount: Number(flat[i + 1]) });
+        return ranked;
       });
     },
     verifyConnection: () => firstAttempt,

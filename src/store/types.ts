@@ -57,8 +57,45 @@ export interface StateStore {
    * when given: one page (ZRANGEBYLEX), its cost bounded by the page, never by the index or the keyspace.
    */
   indexRange(key: string, page: IndexPage): Promise<string[]>;
+  /**
+   * Checks and adds to counters in one atomic step (budgets, docs/governance.md#budgets): a counter's usage is
+   * the sum of its keys; when any counter with a `limit` would pass it by adding its positive `amount`, nothing
+   * is added and the first such counter is named. Otherwise each amount (negative: a refund) is added to the
+   * counter's first key, which expires at `expiresAt`, and each tally's member grows by its amount. All keys of
+   * one charge share a hash slot. Cost is bounded by the keys named, never by the keyspace.
+   */
+  chargeCounters(charge: CounterCharge): Promise<CounterResult>;
+  /** Up to `limit` members of a tally, largest first. */
+  readTally(key: string, limit: number): Promise<Array<{ member: string; amount: number }>>;
   close(): Promise<void>;
 }
+
+export interface Counter {
+  /** The keys summed; `amount` goes to the first. */
+  keys: readonly string[];
+  amount: number;
+  /** Refuse the whole charge when usage + a positive amount would pass it; absent: never refuses. */
+  limit?: number;
+  /** Epoch ms the charged key expires at. */
+  expiresAt: number;
+}
+
+/** A ranking by amount (top users, top tools): at most `keep` members, the smallest dropped beyond. */
+export interface Tally {
+  key: string;
+  member: string;
+  amount: number;
+  expiresAt: number;
+  keep: number;
+}
+
+export interface CounterCharge {
+  counters: readonly Counter[];
+  tallies?: readonly Tally[];
+}
+
+/** Each counter's usage after the charge, or (refused) as it stands, with the index of the counter refused. */
+export type CounterResult = { charged: true; used: number[] } | { charged: false; refused: number; used: number[] };
 
 export interface IndexPage {
   after?: string;

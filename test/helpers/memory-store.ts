@@ -58,6 +58,9 @@ export function createTestStore(): StateStore & { readonly data: Map<string, str
     indexAdd: (key, member) => leases.indexAdd(key, member),
     indexRemove: (key, member) => leases.indexRemove(key, member),
     indexRange: (key, page) => leases.indexRange(key, page),
+    // Budget counters are counted by the real memory store too.
+    chargeCounters: (charge) => leases.chargeCounters(charge),
+    readTally: (key, limit) => leases.readTally(key, limit),
     async releaseLease(lease) {
       const released = await leases.releaseLease(lease);
       if (released) data.delete(lease.record.key);
@@ -94,6 +97,8 @@ export function unavailableStore(): StateStore {
     indexAdd: fail('indexAdd'),
     indexRemove: fail('indexRemove'),
     indexRange: fail('indexRange'),
+    chargeCounters: fail('chargeCounters'),
+    readTally: fail('readTally'),
     async close() {},
   };
 }

@@ -520,6 +520,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's budgets: used, left and when each resets */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A tenant admin's view of its tenant's budgets: tenant-wide usage, top users and top tools per budget */
+        get: operations["getTenantUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals": {
         parameters: {
             query?: never;
@@ -795,13 +829,22 @@ export interface components {
             trace: unknown;
             error?: {
                 /** @enum {string} */
-                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED";
+                errorType: "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED" | "QUOTA_EXCEEDED";
                 error: string;
             };
             /** @enum {string} */
             status?: "pending_approval";
             approvalId?: string;
             retryAfterMs?: number;
+            budget?: {
+                id: string;
+                /** @enum {string} */
+                unit?: "calls" | "cost";
+                limit: number;
+                remaining: number;
+                /** Format: date-time */
+                resetAt: string;
+            };
             resolvedFrom?: string;
         };
         Readiness: {
@@ -2898,7 +2941,7 @@ export interface operations {
             query?: {
                 user?: string;
                 tool?: string;
-                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
+                outcome?: "ok" | "pending_approval" | "cancelled" | "refused" | "UNKNOWN_TOOL" | "VALIDATION_ERROR" | "PERMISSION_DENIED" | "APPROVAL_DENIED" | "APPROVAL_EXPIRED" | "RATE_LIMITED" | "TIMEOUT" | "CIRCUIT_OPEN" | "DEPTH_EXCEEDED" | "UPSTREAM_ERROR" | "TOOL_EXCEPTION" | "CONNECTION_REQUIRED" | "GUARDRAIL_BLOCKED" | "QUOTA_EXCEEDED" | "UNKNOWN_RESOURCE" | "UNKNOWN_PROMPT" | "INTERNAL_ERROR";
                 /** @description Events at or after this time */
                 since?: string;
                 /** @description Events at or before this time (the next older page: the time of the last event shown) */
@@ -2922,7 +2965,7 @@ export interface operations {
                     "application/json": {
                         events: ({
                             /** @enum {string} */
-                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security" | "task" | "relay" | "audit_read";
+                            event?: "call" | "approval" | "resource_read" | "prompt_get" | "security" | "task" | "relay" | "audit_read" | "budget";
                             /** @description epoch ms */
                             time?: number;
                             requestId?: string;
@@ -2936,10 +2979,12 @@ export interface operations {
                             /** @description resource_read and prompt_get events: `<scope>/<service>` of the owning service */
                             service?: string | null;
                             /**
-                             * @description security events: what happened; relay events: what the upstream asked for
+                             * @description security events: what happened; relay events: what the upstream asked for; budget events: `warn`
                              * @enum {string}
                              */
-                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused" | "tenant_created" | "tenant_changed" | "tenant_deleted" | "elicitation" | "sampling";
+                            kind?: "auth_refused" | "unknown_tenant" | "key_created" | "key_revoked" | "egress_refused" | "tenant_created" | "tenant_changed" | "tenant_deleted" | "elicitation" | "sampling" | "warn";
+                            /** @description budget events: the budget whose warn threshold was crossed (docs/governance.md#budgets) */
+                            budget?: string;
                             /** @description task events: the task */
                             taskId?: string;
                             /** @description task events: the status before (null when created) */
@@ -3336,6 +3381,182 @@ export interface operations {
                         user: string;
                         roles: string[];
                         operator: boolean;
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description A user's `sub`: the caller's own (any other answers 404, as a user without usage would), or any user of the tenant for its admin */
+                user?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        user: string;
+                        budgets: {
+                            id: string;
+                            /** @enum {string} */
+                            scope: "tenant" | "user" | "role" | "toolset" | "tool";
+                            /** @enum {string} */
+                            unit: "calls" | "cost";
+                            /** @enum {string} */
+                            period: "day" | "week" | "month" | "rolling";
+                            timeZone: string;
+                            limit: number;
+                            /** @description Null in the admin view for per-user and per-tool budgets (see topUsers and topTools) */
+                            used: number | null;
+                            remaining: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the period ends (rolling windows: when the oldest step leaves the window)
+                             */
+                            resetAt: string;
+                            warnAt: number;
+                            /** @enum {string} */
+                            onLimit: "refuse" | "approve";
+                            /** @description Per-tool budgets: the tool this line counts */
+                            tool?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Fastify's standard error body with a stable TG_* code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTenantUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        budgets: {
+                            id: string;
+                            /** @enum {string} */
+                            scope: "tenant" | "user" | "role" | "toolset" | "tool";
+                            /** @enum {string} */
+                            unit: "calls" | "cost";
+                            /** @enum {string} */
+                            period: "day" | "week" | "month" | "rolling";
+                            timeZone: string;
+                            limit: number;
+                            /** @description Null in the admin view for per-user and per-tool budgets (see topUsers and topTools) */
+                            used: number | null;
+                            remaining: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the period ends (rolling windows: when the oldest step leaves the window)
+                             */
+                            resetAt: string;
+                            warnAt: number;
+                            /** @enum {string} */
+                            onLimit: "refuse" | "approve";
+                            /** @description Per-tool budgets: the tool this line counts */
+                            tool?: string;
+                            topUsers: {
+                                user: string;
+                                used: number;
+                            }[];
+                            topTools: {
+                                tool: string;
+                                used: number;
+                            }[];
+                        }[];
                     };
                 };
             };

@@ -120,7 +120,7 @@ describe('createPolicyChain', () => {
         return terminal(call, ctx);
       },
     });
-    expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'cedar', 'pii-guard', 'max-depth', 'circuit-breaker', 'retry', 'timeout', 'custom-1', 'guardrails']);
+    expect(chain.policies).toEqual(['audit', 'rate-limit', 'access', 'bind-arguments', 'cedar', 'pii-guard', 'max-depth', 'circuit-breaker', 'budget', 'retry', 'timeout', 'custom-1', 'guardrails']);
     await chain(makeCall(), makeCtx());
     expect(trail).toEqual(['pii', 'last', 'executor']);
   });

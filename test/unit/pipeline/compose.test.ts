@@ -13,7 +13,7 @@ const baseDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 function recordingMetrics(): PolicyMetrics & { decisions: string[] } {
   const decisions: string[] = [];
   const decision = (policy: string, outcome: string): void => void decisions.push(`${policy}:${outcome}`);
-  return { decisions, decision, decisionCell: (policy, outcome) => ({ inc: () => decision(policy, outcome) }), batchGroup() {}, circuitState() {}, rateLimited() {}, upstreamCall() {}, knownTenants() {}, cedarDecision() {} };
+  return { decisions, decision, decisionCell: (policy, outcome) => ({ inc: () => decision(policy, outcome) }), batchGroup() {}, circuitState() {}, rateLimited() {}, budget() {}, upstreamCall() {}, knownTenants() {}, cedarDecision() {} };
 }
 
 function build(options: Partial<PolicyChainOptions>) {

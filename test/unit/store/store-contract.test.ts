@@ -270,6 +270,45 @@ describe.each(implementations)('the %s store', (_kind, make) => {
   });
 });
 
+describe.each(implementations)('the %s store\'s budget counters', (_kind, make) => {
+  const store = make();
+  const tag = `{${randomBytes(4).toString('hex')}}`;
+  afterAll(() => store.close());
+  const far = () => Date.now() + 60_000;
+
+  it('charges every counter or none: the first counter its amount would take past its limit is named, and refunds are never refused', async () => {
+    const a = `${tag}:a`;
+    const b = [`${tag}:b:2`, `${tag}:b:1`];
+    const charge = (amount: number) => store.chargeCounters({ counters: [{ keys: [a], amount: 1, limit: 3, expiresAt: far() }, { keys: b, amount, limit: 10, expiresAt: far() }] });
+    expect(await charge(4)).toEqual({ charged: true, used: [1, 4] });
+    expect(await charge(6)).toEqual({ charged: true, used: [2, 10] });
+    expect(await charge(1)).toEqual({ charged: false, refused: 1, used: [2, 10] });
+    expect(await store.chargeCounters({ counters: [{ keys: b, amount: -3, limit: 1, expiresAt: far() }] })).toEqual({ charged: true, used: [7] });
+    // A counter sums all its keys (a rolling window's buckets) and adds to the first.
+    expect(await store.chargeCounters({ counters: [{ keys: [b[1]!], amount: 2, expiresAt: far() }] })).toEqual({ charged: true, used: [2] });
+    expect((await store.chargeCounters({ counters: [{ keys: b, amount: 0, expiresAt: far() }] })).used).toEqual([9]);
+  });
+
+  it('admits exactly `limit` of many concurrent charges', async () => {
+    const key = `${tag}:race`;
+    const outcomes = await Promise.all(Array.from({ length: 60 }, () => store.chargeCounters({ counters: [{ keys: [key], amount: 1, limit: 25, expiresAt: far() }] })));
+    expect(outcomes.filter((outcome) => outcome.charged)).toHaveLength(25);
+  });
+
+  it('expires a counter at its expiry and ranks a tally, keeping its largest members', async () => {
+    const key = `${tag}:short`;
+    await store.chargeCounters({ counters: [{ keys: [key], amount: 5, expiresAt: Date.now() + 60 }] });
+    await sleep(120);
+    expect((await store.chargeCounters({ counters: [{ keys: [key], amount: 0, expiresAt: far() }] })).used).toEqual([0]);
+    const tally = `${tag}:tally`;
+    for (const [member, amount] of [['alice', 3], ['bob', 1], ['carol', 5], ['alice', 4]] as const) {
+      await store.chargeCounters({ counters: [], tallies: [{ key: tally, member, amount, expiresAt: far(), keep: 2 }] });
+    }
+    expect(await store.readTally(tally, 10)).toEqual([{ member: 'alice', amount: 7 }, { member: 'carol', amount: 5 }]);
+    expect(await store.readTally(tally, 1)).toEqual([{ member: 'alice', amount: 7 }]);
+  });
+});
+
 describe('the memory store clock', () => {
   it('expires lazily against an injected clock, with no timers', async () => {
     let t = 1_000;

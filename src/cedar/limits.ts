@@ -1,4 +1,4 @@
-// The bounds a tenant's Cedar policies and a call's arguments are held to (docs/governance.md#cedar-limits).
+// The bounds a tenant's Cedar policies and a call's arguments are held to (docs/governance.md#what-is-cached).
 // Policy text is outside input as much as arguments are: a set is measured before it is parsed, and parsed
 // first in a worker with a deadline, so a hostile set never holds the event loop other tenants share.
 

@@ -35,7 +35,7 @@ export interface AuditPluginOptions {
   registry: Registry;
 }
 
-/** The audit sink and what reads it back (docs/governance.md#audit); flushed and closed before the store. */
+/** The audit sink and what reads it back (docs/governance.md#the-audit-log); flushed and closed before the store. */
 export const auditPlugin = fp<AuditPluginOptions>(
   async (app, { config, recent, registry }) => {
     const { store, log } = app;

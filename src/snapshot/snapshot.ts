@@ -103,7 +103,7 @@ export async function buildSnapshot(
     // kept; every other tenant waits for its first request.
     const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
     const warm = new Set(previous ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
-    await checkTenants(changedTenants.filter((id) => !warm.has(id)), config, deps);
+    await checkTenants(changedTenants.filter((id) => !warm.has(id)), config, deps, catalog);
     await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
@@ -133,14 +133,15 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
  * Compiles the file tenants of `ids` as their first request would, keeping nothing: a bad one throws, named by
  * the first id holding it. Tenants of the same configuration (tenants made from one template) compile once.
  */
-async function checkTenants(ids: readonly string[], config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>): Promise<void> {
+async function checkTenants(ids: readonly string[], config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
   const checked = new Set<string>();
   for (const id of ids) {
     const tenant = config.tenants[id]!;
     const shape = canonicalJson(tenant);
     if (checked.has(shape)) continue;
     checked.add(shape);
-    await compileTenant(id, tenant, config, deps);
+    // With the catalog: a tenant's Cedar schema is typed from its tools' arguments, as at its first request.
+    await compileTenant(id, tenant, config, deps, catalog);
   }
 }
 

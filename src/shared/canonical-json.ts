@@ -26,7 +26,9 @@ const layouts = new Map<string, SortedLayout>();
 
 function layoutOf(own: string[]): SortedLayout {
   if (own.length <= MAX_LAYOUT_KEYS) {
-    const id = own.join('\u0000');
+    // A cheap id (count, first and last key), not the joined keys: hashing a fresh joined string cost more than the
+    // sort it saves. Layouts that share an id are told apart by the key-by-key check below (the later one uncached).
+    const id = `${own.length}\u0000${own[0]}\u0000${own[own.length - 1]}`;
     if (id.length <= MAX_LAYOUT_ID_CHARS) {
       const known = layouts.get(id);
       if (known && sameKeys(known.own, own)) return known;

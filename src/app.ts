@@ -149,7 +149,6 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     builtinPolicies,
     log: app.log,
     metrics,
-    agent,
     env,
     providerSpecs: providerSpecsFor({ log: app.log, agent, metrics, resolve: options.resolve, circuits: app.policyDeps.circuits, pins, credentialsFor: identity.credentialsFor }),
     userProvider,

@@ -1,31 +1,27 @@
-import type { Agent } from 'undici';
-import { codeModeCounter } from './code-mode/code-mode-metrics.js';
-import { createCodeModeTools } from './code-mode/tools.js';
 import type { GatewayConfig, TenantConfig } from './config/types.js';
 import { executeCall, type CallOptions, type CallRequest, type ExecutionScope } from './execution/execute.js';
 import { TenantInFlight } from './execution/tenant-in-flight.js';
 import { createSchemaValidator } from './execution/schema-validator.js';
 import type { GatewayMetrics } from './observability/gateway-metrics.js';
 import type { BuiltinPolicies, PolicyDeps } from './pipeline/types.js';
-import { callNeedsOwnTools, createShadowReporter, type Pool } from './registry/pool.js';
+import { createShadowReporter, type Pool } from './registry/pool.js';
 import type { McpService, UpstreamStatus, UserToolProvider } from './registry/tool-provider.js';
 import { resolveToolName } from './registry/resolve.js';
 import type { TenantView, Toolset } from './registry/tenant-view.js';
 import { createToolSearchTool } from './registry/tool-search.js';
 import { userNamespace } from './registry/user-names.js';
+import { CallerPools } from './snapshot/caller-pools.js';
 import { LiveSnapshot } from './snapshot/live-snapshot.js';
 import type { CodeModeSource, ToolsetHost, ToolsetView } from './snapshot/pool-cache.js';
 import { compileTenant, type ProviderSpec, type Snapshot, type StoredTenantSource } from './snapshot/snapshot.js';
-import type { CompiledTenant } from './snapshot/tenant-table.js';
 import { isStoreUnavailable } from './store/unavailable.js';
 import type { Logger, Tool, ToolMode, ToolResult } from './call/types.js';
 import type { Principal } from './call/principal.js';
-import { DomainError, errors } from './errors.js';
+import { errors } from './errors.js';
 
 export interface GatewayDeps {
   log: Logger;
   metrics: GatewayMetrics;
-  agent: Agent;
   env: NodeJS.ProcessEnv;
   /** Builds the tool providers a config asks for (function, built-in, RAG, MCP…). */
   providerSpecs: (config: GatewayConfig) => ProviderSpec[];
@@ -40,26 +36,31 @@ export interface GatewayDeps {
   codeMode: CodeModeSource;
 }
 
-/** The principal's tenant is not (or no longer) configured; its message names the tenant, for logs only. */
-export class UnknownTenantError extends DomainError {
-  readonly gatewayCode = 'TG_UNKNOWN_TENANT';
-  override readonly showsMessage = false;
-}
 
 /**
- * What routes ask of the live configuration: the caller's pool (src/snapshot/pool-cache.ts caches them on
- * the snapshot), the one execution path on it, the MCP services it reaches. The snapshot itself and its
- * replacement belong to src/snapshot/live-snapshot.ts.
+ * What routes ask of the live configuration: the caller's pool (owned by src/snapshot/caller-pools.ts), the one
+ * execution path on it, the MCP services it reaches. The snapshot itself and its replacement belong to
+ * src/snapshot/live-snapshot.ts.
  */
 export class Gateway {
-  private readonly validatorFor = createSchemaValidator();
   /** Calls in flight per tenant: requests that run calls (admission) and code mode's inner calls. */
   readonly inFlight = new TenantInFlight();
+  private readonly pools: CallerPools;
 
   private constructor(
     private readonly deps: GatewayDeps,
     private readonly live: LiveSnapshot,
-  ) {}
+  ) {
+    this.pools = new CallerPools({
+      log: deps.log,
+      metrics: deps.metrics,
+      audit: deps.policyDeps.audit,
+      validatorFor: createSchemaValidator(),
+      userProvider: deps.userProvider,
+      codeMode: deps.codeMode,
+      toolsetHost: (toolset) => this.toolsetHost(toolset),
+    });
+  }
 
   static async create(config: GatewayConfig, deps: GatewayDeps): Promise<Gateway> {
     // One tool_search for every catalog: it searches the pool its call was resolved in, which the
@@ -108,10 +109,8 @@ export class Gateway {
   }
 
   /** The principal's pool on the live snapshot, or its subset in one of the tenant's toolsets (404 for an unknown one). */
-  async poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string, view: ToolsetView = 'listed'): Promise<Pool> {
-    const snapshot = this.live.current;
-    const { pool, compiled } = await this.poolIn(snapshot, principal, requestedMode, true);
-    return toolset === undefined ? pool : this.subsetOf(compiled, pool, toolset, view);
+  poolFor(principal: Principal, requestedMode: ToolMode, toolset?: string, view: ToolsetView = 'listed'): Promise<Pool> {
+    return this.pools.poolFor(this.live.current, principal, requestedMode, toolset, view);
   }
 
   /** Throws TG_NOT_FOUND unless the principal's tenant has this toolset in the live config. */
@@ -119,79 +118,29 @@ export class Gateway {
     if (!this.tenant(principal.tenant)?.toolset(toolset)) throw new errors.TG_NOT_FOUND(`unknown toolset: ${toolset}`);
   }
 
-  private subsetOf(compiled: CompiledTenant, pool: Pool, name: string, view: ToolsetView): Pool {
-    const toolset = compiled.view.toolset(name);
-    // Another tenant's toolset is unknown here, exactly as a name nobody configured.
-    if (!toolset) throw new errors.TG_NOT_FOUND(`unknown toolset: ${name}`);
-    return compiled.pools.subset(pool, compiled.view.id, toolset, view, this.deps.codeMode, this.toolsetHost);
-  }
-
   /** How a code-mode toolset's scripts reach its subset: through the one call path, holding in-flight slots. */
-  private readonly toolsetHost = (toolset: Toolset): ToolsetHost => ({
-    poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
-    execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
-    holdSlot: (tenant) => {
-      const limit = this.tenant(tenant)?.config.limits.maxInFlight;
-      if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
-      return { release: () => this.inFlight.leave(tenant) };
-    },
-    // An inner call's arguments are bounded as a request body is: they are parsed and validated on this thread.
-    maxArgumentBytes: this.config.server.bodyLimit,
-  });
-
-  /**
-   * The principal's pool, with the caller's own MCP tools when `ownTools` asks for them; without them (and
-   * saying so) while the store cannot list them.
-   */
-  private async poolIn(
-    snapshot: Snapshot,
-    principal: Principal,
-    requestedMode: ToolMode,
-    ownTools: boolean,
-    known?: CompiledTenant,
-  ): Promise<{ pool: Pool; compiled: CompiledTenant; userToolsUnavailable?: true }> {
-    const compiled = known ?? (await this.compiledTenant(snapshot, principal.tenant));
-    const { view: tenant, pools } = compiled;
-    const mode = tenant.effectiveMode(requestedMode);
-    if (!ownTools || !this.deps.userProvider || !tenant.config.userMcp.enabled) return { pool: pools.shared(tenant, principal, mode), compiled };
-    let userTools: readonly Tool[];
-    try {
-      userTools = await this.deps.userProvider.toolsFor(principal, this.deps.log);
-    } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
-      return { pool: pools.shared(tenant, principal, mode), compiled, userToolsUnavailable: true };
-    }
-    return { pool: userTools.length > 0 ? pools.withUserTools(tenant, principal, mode, userTools) : pools.shared(tenant, principal, mode), compiled };
-  }
-
-  /** The tenant compiled on `snapshot` (now, on its first use); a tenant configured nowhere is unknown. */
-  private async compiledTenant(snapshot: Snapshot, id: string): Promise<CompiledTenant> {
-    const compiled = snapshot.tenants.get(id) ?? (await snapshot.tenants.load(id));
-    if (!compiled) throw new UnknownTenantError(id);
-    return compiled;
+  private toolsetHost(toolset: Toolset): ToolsetHost {
+    return {
+      poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
+      execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
+      holdSlot: (tenant) => {
+        const limit = this.tenant(tenant)?.config.limits.maxInFlight;
+        if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
+        return { release: () => this.inFlight.leave(tenant) };
+      },
+      // An inner call's arguments are bounded as a request body is: they are parsed and validated on this thread.
+      maxArgumentBytes: this.config.server.bodyLimit,
+    };
   }
 
   /** The one execution path, on the snapshot live when the call starts. */
   async execute(request: CallRequest, options: CallOptions, toolset?: string, view: ToolsetView = 'listed'): Promise<ToolResult> {
-    return executeCall(request, options, await this.scopeFor(this.live.current, options.principal, options.mode, [request.name], toolset, view));
+    return executeCall(request, options, await this.pools.scopeFor(this.live.current, options.principal, options.mode, [request.name], toolset, view));
   }
 
-  /**
-   * Resolves the snapshot-bound pieces of the calls of `names` once, e.g. for every call of a batch. The
-   * caller's own MCP tools are listed only when one of the names can need them (callNeedsOwnTools). While
-   * the store cannot say which MCP servers the caller registered, their tools are left out and everything
-   * else stays usable; a call to one of them answers why (see executeCall).
-   */
-  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
-    const compiled = await this.compiledTenant(snapshot, principal.tenant);
-    const { view: tenant, chain, pools } = compiled;
-    const ownTools = names.some((name) => callNeedsOwnTools(tenant, name));
-    const { pool: whole, userToolsUnavailable } = await this.poolIn(snapshot, principal, requestedMode, ownTools, compiled);
-    const pool = toolset === undefined ? whole : this.subsetOf(compiled, whole, toolset, view);
-    const scope =
-      pools.scopeOf(pool) ??
-      pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor: this.validatorFor, metrics: this.deps.metrics, audit: this.deps.policyDeps.audit });
-    return userToolsUnavailable ? { ...scope, userToolsUnavailable } : scope;
+  /** The snapshot-bound pieces of the calls of `names` on `snapshot`, resolved once (src/snapshot/caller-pools.ts). */
+  scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
+    return this.pools.scopeFor(snapshot, principal, requestedMode, names, toolset, view);
   }
 
   /**
@@ -230,7 +179,7 @@ export class Gateway {
    */
   async mcpServicesFor(principal: Principal): Promise<{ tenant: TenantView; services: McpService[] }> {
     const snapshot = this.live.current;
-    const { view: tenant } = await this.compiledTenant(snapshot, principal.tenant);
+    const { view: tenant } = await this.pools.compiledTenant(snapshot, principal.tenant);
     const allowed = new Set(tenant.config.mcpServices);
     const services = [...snapshot.providers.values()]
       .flatMap((provider) => provider.mcpServices?.() ?? [])

@@ -3,7 +3,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UnknownTenantError } from '../../src/gateway.js';
+import { UnknownTenantError } from '../../src/snapshot/caller-pools.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 
 const withGlobex = () => testConfig();

@@ -11,7 +11,7 @@ import { APPROVAL_ERROR_CODES, ApprovalError, type ApprovalErrorCode } from '../
 import { AuthenticationError } from '../../src/auth/authenticator.js';
 import { ConfigError } from '../../src/config/interpolate.js';
 import { DomainError, errors, gatewayErrorOf, type ErrorCode } from '../../src/errors.js';
-import { UnknownTenantError } from '../../src/gateway.js';
+import { UnknownTenantError } from '../../src/snapshot/caller-pools.js';
 import { SessionSignalsLimited } from '../../src/mcp/server/post-bounds.js';
 import { CatalogNotFound, CatalogRateLimited, CatalogUpstreamError } from '../../src/catalog/resource-catalog-errors.js';
 import { TraceSettingsError } from '../../src/observability/trace-settings.js';

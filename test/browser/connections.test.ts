@@ -1,14 +1,14 @@
 // The connect flow of upstream identity driven end to end in headless Chromium through the console: the
 // Connections page's Connect opens the authorization server, which sends the browser back to toolgate's
 // callback; the page then shows the connection, and the user's calls run as them at the upstream.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { bearer, buildTestApp, OPERATOR_KEY, signToken } from '../helpers/build.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { call, seen, startStage, type Stage } from '../integration/upstream-identity/setup.js';
 
 const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -33,12 +33,7 @@ beforeAll(async () => {
   publicUrl = base;
   const reloaded = await app.inject({ method: 'POST', url: '/v1/admin/reload', headers: bearer(OPERATOR_KEY) });
   if (reloaded.statusCode !== 200) throw new Error(`reload answered ${reloaded.statusCode}: ${reloaded.body}`);
-  profile = mkdtempSync(join(tmpdir(), 'tg-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ context, profile } = await launchChromium(CHROMIUM));
 });
 
 afterAll(async () => {

@@ -1,14 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { createTestState, echoTool, notifyToolsChanged, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
 import { API_KEY, buildTestApp, OPERATOR_KEY, signToken } from '../helpers/build.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { governedConfig } from '../helpers/governed.js';
 
 // Real headless Chromium (Debian's package) against a real listening gateway. Never downloads a browser.
@@ -90,13 +89,7 @@ beforeAll(async () => {
   tokens.alice = await signToken({ sub: 'alice', roles: [] }, { expiresIn: '10m' });
   tokens.bob = await signToken({ sub: 'bob', roles: ['approver'] }, { expiresIn: '10m' });
   tokens.erin = await signToken({ sub: 'erin', tenant: 'globex', roles: ['approver', 'admin'] }, { expiresIn: '10m' });
-  profile = mkdtempSync(join(tmpdir(), 'tg-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
+  ({ context, profile } = await launchChromium(CHROMIUM));
   browser = context.browser() ?? undefined;
 });
 

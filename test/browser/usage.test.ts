@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 // The console's Usage page in real headless Chromium (Debian's package) against a listening gateway: a bar
 // per budget, and for a tenant admin each budget's top users and tools. Never downloads a browser.
@@ -39,13 +38,7 @@ beforeAll(async () => {
   for (const [token, calls] of [[alice, 4], [admin, 2]] as const) {
     for (let i = 0; i < calls; i += 1) await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(token), payload: { name: 'get_weather', arguments: { city: 'Oslo' } } });
   }
-  profile = mkdtempSync(join(tmpdir(), 'toolgate-usage-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 900 },
-  });
+  ({ context, profile } = await launchChromium(CHROMIUM, { width: 1280, height: 900 }));
   browser = context.browser() ?? undefined;
 }, 60_000);
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../src/config/types.js';
 import type { ToolResult } from '../../../src/call/types.js';
-import { bearer, JWT_SECRET, testConfig } from '../../helpers/build.js';
+import { bearer, buildTestApp, JWT_SECRET, testConfig } from '../../helpers/build.js';
 import { startAuthServer, type TestAuthServer } from '../../helpers/oauth-as.js';
 import { startWhoamiApi, startWhoamiMcp, whoamiApiDocument, type ProtectedUpstream } from '../../helpers/protected-upstreams.js';
 
@@ -23,6 +23,14 @@ export interface Stage {
   wiki: ProtectedUpstream;
   config(overrides?: Record<string, unknown>): GatewayConfig;
   close(): Promise<void>;
+}
+
+/** The stage and a gateway on its config listening on a free loopback port; `close` ends both. */
+export async function startListeningStage(): Promise<{ stage: Stage; app: FastifyInstance; baseUrl: string; close(): Promise<void> }> {
+  const stage = await startStage();
+  const app = await buildTestApp(stage.config());
+  const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { stage, app, baseUrl, close: async () => void (await app.close(), await stage.close()) };
 }
 
 export async function startStage(): Promise<Stage> {

@@ -7,23 +7,19 @@ import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, signToken } from '../../helpers/build.js';
+import { bearer, signToken } from '../../helpers/build.js';
 import { MODERN_VERSION } from '../../helpers/mcp-modern.js';
-import { authorize, startStage, type Stage } from './setup.js';
+import { authorize, startListeningStage, type Stage } from './setup.js';
 
 let stage: Stage;
 let app: FastifyInstance;
 let baseUrl: string;
 
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  stage = await startStage();
-  app = await buildTestApp(stage.config());
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ stage, app, baseUrl, close } = await startListeningStage());
 });
-afterAll(async () => {
-  await app?.close();
-  await stage?.close();
-});
+afterAll(() => close?.());
 
 /** The SDK v2 client of `user` in the modern era; a URL elicitation is "opened" by logging in as `user`. */
 async function modernAgent(user: string, capabilities: ClientCapabilities, opened: Array<{ mode?: string; url?: string; message: string }>): Promise<Client> {

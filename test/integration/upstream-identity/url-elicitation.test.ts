@@ -8,23 +8,18 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, ErrorCode, UrlElicitationRequiredError, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, signToken } from '../../helpers/build.js';
-import { authorize, startStage, type Stage } from './setup.js';
+import { bearer, signToken } from '../../helpers/build.js';
+import { authorize, startListeningStage, type Stage } from './setup.js';
 
 let stage: Stage;
 let app: FastifyInstance;
 let baseUrl: string;
 
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  stage = await startStage();
-  app = await buildTestApp(stage.config());
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ stage, app, baseUrl, close } = await startListeningStage());
 });
-
-afterAll(async () => {
-  await app?.close();
-  await stage?.close();
-});
+afterAll(() => close?.());
 
 interface Agent {
   client: Client;

@@ -4,7 +4,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
 
 interface Probe {
@@ -163,6 +163,9 @@ describe('inner calls end with their script', () => {
         await new Promise((resolve) => setTimeout(resolve, 350));
         expect(probe().started).toBe(after);
         expect(probe().active).toBe(0);
+        // And every slot they and the scripts' requests held is given back (a loaded machine may take a moment
+        // to close the answered streams): the next round's requests are admitted, none refused as overloaded.
+        await vi.waitFor(() => expect(app.gateway.inFlight.of('acme')).toBe(0), { timeout: 5000, interval: 20 });
       }
     };
     const running = attack();

@@ -321,10 +321,10 @@ const textDigest = (text: string): string => hash('sha256', text, 'base64');
  * the last load's objects. Undefined when the file is not cut that way or a piece does not parse on its own:
  * the whole-file parse then reads it, and names any YAML error with its line.
  */
-function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string, source: string): GatewayConfig | undefined {
+function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string, source: string, parse: YamlParse): GatewayConfig | undefined {
   let head: unknown;
   try {
-    head = parseYaml(cut.head, YAML_OPTIONS);
+    head = parse(cut.head, YAML_OPTIONS);
   } catch {
     return undefined;
   }
@@ -338,7 +338,7 @@ function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string
     if (!entry) {
       let parsed: unknown;
       try {
-        parsed = parseYaml(dedent(chunk, cut.indent), YAML_OPTIONS);
+        parsed = parse(dedent(chunk, cut.indent), YAML_OPTIONS);
       } catch {
         return undefined;
       }
@@ -376,8 +376,11 @@ function entryOf(parsed: unknown): [string | undefined, unknown] {
   return keys.length === 1 ? [keys[0], parsed[keys[0]!]] : [undefined, undefined];
 }
 
+/** The YAML parser the loader uses: the `yaml` package's, or (in tests) one that watches what it is given. */
+export type YamlParse = (text: string, options: typeof YAML_OPTIONS) => unknown;
+
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */
-export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
+export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, parse: YamlParse = parseYaml): Promise<GatewayConfig> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -387,14 +390,14 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = proc
   }
   try {
     const cut = splitTenantChunks(text);
-    const byTenant = cut && cut.chunks.length > 0 ? loadByTenant(cut, env, dirname(absolute), absolute) : undefined;
+    const byTenant = cut && cut.chunks.length > 0 ? loadByTenant(cut, env, dirname(absolute), absolute, parse) : undefined;
     if (byTenant) return byTenant;
   } catch (error) {
     throw inConfigFile(error, absolute);
   }
   let parsed: unknown;
   try {
-    parsed = parseYaml(text, YAML_OPTIONS);
+    parsed = parse(text, YAML_OPTIONS);
   } catch (error) {
     throw new ConfigError(`config ${absolute}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -5,7 +5,14 @@
 type Table = Map<string, unknown>;
 
 function share(value: unknown, table: Table | undefined): { value: unknown; key: string } {
-  if (value === null || typeof value !== 'object') return { value, key: JSON.stringify(value) ?? 'null' };
+  if (value === null || typeof value !== 'object') {
+    const key = JSON.stringify(value) ?? 'null';
+    if (typeof value !== 'string') return { value, key };
+    // A string read from a file may be a slice of the file's whole text, keeping all of it alive: a copy of its own.
+    let shared = table?.get(key);
+    if (shared === undefined) table?.set(key, (shared = JSON.parse(key) as string));
+    return { value: shared, key };
+  }
   let key: string;
   let built: () => unknown;
   if (Array.isArray(value)) {

@@ -1,23 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadConfigFile } from '../../../src/config/load.js';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile, type YamlParse } from '../../../src/config/load.js';
 import { createValueSharing } from '../../../src/config/shared-values.js';
 import { dedent, splitTenantChunks } from '../../../src/config/tenant-chunks.js';
-
-// What the loader hands the YAML parser, to tell a tenant-by-tenant read from a whole-file one.
-const parsedTexts = vi.hoisted((): string[] => []);
-vi.mock('yaml', async (importOriginal) => {
-  const yaml = await importOriginal<typeof import('yaml')>();
-  return {
-    ...yaml,
-    parse: (...args: Parameters<typeof yaml.parse>) => {
-      parsedTexts.push(String(args[0]));
-      return yaml.parse(...args);
-    },
-  };
-});
 
 let dir: string;
 beforeAll(async () => {
@@ -84,8 +72,10 @@ describe('loadConfigFile, tenant by tenant', () => {
     await writeFile(path, TENANTS);
     const before = await loadConfigFile(path);
     await writeFile(path, TENANTS.replace('deny: [tool_9]', 'deny: [tool_8]'));
-    parsedTexts.length = 0;
-    const after = await loadConfigFile(path);
+    // What the loader hands the YAML parser tells a tenant-by-tenant read from a whole-file one.
+    const parsedTexts: string[] = [];
+    const watched: YamlParse = (text, options) => (parsedTexts.push(text), parse(text, options));
+    const after = await loadConfigFile(path, process.env, watched);
     // The file without its tenants, then the changed tenant alone.
     expect(parsedTexts.map((text) => text.split('\n')[0])).toEqual(['auth:', 'acme:']);
     expect(after.tenants['beta corp']).toBe(before.tenants['beta corp']);

@@ -83,6 +83,17 @@ export class Gateway {
     return this.live.current.tenants.get(id)?.view;
   }
 
+  /**
+   * The tenant's `limits.maxInFlight` on the live snapshot: at once from its compiled view, else once it is
+   * compiled again (the bounded cache may have dropped it since authentication compiled it); undefined for a
+   * tenant configured nowhere now.
+   */
+  inFlightLimit(id: string): number | undefined | Promise<number | undefined> {
+    const view = this.tenant(id);
+    if (view) return view.config.limits.maxInFlight;
+    return this.loadTenant(id).then((loaded) => loaded?.config.limits.maxInFlight);
+  }
+
   /** The tenant's view, compiled now on its first use; undefined for a tenant configured nowhere. */
   async loadTenant(id: string): Promise<TenantView | undefined> {
     return (await this.live.current.tenants.load(id))?.view;
@@ -123,8 +134,8 @@ export class Gateway {
     return {
       poolFor: (principal, mode) => this.poolFor(principal, mode, toolset.name, 'scripted'),
       execute: (request, options) => this.execute(request, options, toolset.name, 'scripted'),
-      holdSlot: (tenant) => {
-        const limit = this.tenant(tenant)?.config.limits.maxInFlight;
+      holdSlot: async (tenant) => {
+        const limit = await this.inFlightLimit(tenant);
         if (limit === undefined || !this.inFlight.tryEnter(tenant, limit)) return { refused: `the tenant has ${limit ?? 0} calls in flight; try again shortly` };
         return { release: () => this.inFlight.leave(tenant) };
       },

@@ -29,7 +29,7 @@ export interface CodeModeHost {
    * Takes one of the tenant's in-flight slots (`limits.maxInFlight`) for an inner call while it runs, or
    * says why not.
    */
-  holdSlot?(tenant: string): { release: () => void } | { refused: string };
+  holdSlot?(tenant: string): Promise<{ release: () => void } | { refused: string }>;
 }
 
 const DESCRIBE_MAX_NAMES = 20;
@@ -139,7 +139,7 @@ async function runScript(host: CodeModeHost, limits: SandboxLimits, code: string
     const safe = isSafe((await pool).byName.get(name), argsJson);
     return gate.run(safe, async () => {
       if (ended.aborted) return refuse('TIMEOUT', SCRIPT_ENDED, name, callId);
-      const slot = host.holdSlot?.(ctx.principal.tenant) ?? { release: noop };
+      const slot = (await host.holdSlot?.(ctx.principal.tenant)) ?? { release: noop };
       if ('refused' in slot) return refuse('RATE_LIMITED', slot.refused, name, callId);
       const cancellation = new Cancellation();
       const end = (): void => cancellation.abort(new ToolError('TIMEOUT', SCRIPT_ENDED));

@@ -1,10 +1,12 @@
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
 import { configSchema, tenantSchema } from './schema.js';
+import { createValueSharing } from './shared-values.js';
+import { dedent, splitTenantChunks, type TenantChunks } from './tenant-chunks.js';
 import { heldCredentialOf } from './discovered-issuers.js';
 import { coerceInterpolated } from './coerce-interpolated.js';
 import { inConfigFile } from './error-location.js';
@@ -55,40 +57,30 @@ function explain(errors: readonly ErrorObject[]): string {
 /**
  * The tenants the last load validated, by id and the canonical JSON of what the file said: a reload validates
  * (and fills the defaults of) only the tenants it changed, and hands the unchanged ones on as the same objects.
- * Holds the last load's tenants only.
+ * Holds the last load's tenants only (a file read tenant by tenant keeps its own, `tenantsByText`).
  */
 let validatedTenants = new Map<string, TenantConfig>();
 const isMapping = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** Validates a raw (env-resolved) config object and returns the complete GatewayConfig. */
-export function validateConfigObject(raw: unknown, baseDir: string, source: string | undefined): GatewayConfig {
+const invalidConfig = (source: string | undefined, errors: readonly ErrorObject[] | null | undefined): ConfigError =>
+  new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(errors ?? [])}`);
+
+/**
+ * Validates a raw (env-resolved) config object and returns the complete GatewayConfig. With `tenantsValidated`
+ * its tenants are validated already (a file read tenant by tenant) and taken as they are.
+ */
+export function validateConfigObject(raw: unknown, baseDir: string, source: string | undefined, tenantsValidated = false): GatewayConfig {
   const candidate = raw ?? {};
   if (typeof candidate !== 'object' || Array.isArray(candidate)) throw new ConfigError('config: the file must hold a mapping');
-  const invalid = (errors: readonly ErrorObject[] | null | undefined): ConfigError => new ConfigError(`config${source ? ` ${source}` : ''} is invalid: ${explain(errors ?? [])}`);
   const { tenants: rawTenants, ...rest } = candidate as Record<string, unknown>;
   if (!isMapping(rawTenants)) {
-    if (!validateConfig(candidate)) throw invalid(validateConfig.errors);
+    if (!validateConfig(candidate)) throw invalidConfig(source, validateConfig.errors);
     fillBranchDefaults(configSchema, candidate);
   } else {
     // Everything but the tenants, then the tenants not validated before, with the same schema and key paths.
-    if (!validateConfig(rest)) throw invalid(validateConfig.errors);
+    if (!validateConfig(rest)) throw invalidConfig(source, validateConfig.errors);
     fillBranchDefaults(configSchema, rest);
-    // Keyed before validation fills defaults into the fresh ones.
-    const keys = new Map(Object.keys(rawTenants).map((id) => [id, `${id}\u0000${canonicalJson(rawTenants[id])}`]));
-    const fresh: Record<string, unknown> = {};
-    for (const [id, key] of keys) if (!validatedTenants.has(key)) fresh[id] = rawTenants[id];
-    const checked = { tenants: fresh };
-    if (!validateOneTenant(checked)) throw invalid(validateOneTenant.errors);
-    const tenants: Record<string, TenantConfig> = {};
-    const next = new Map<string, TenantConfig>();
-    for (const [id, key] of keys) {
-      let tenant = validatedTenants.get(key);
-      if (!tenant) fillBranchDefaults(tenantSchema, (tenant = checked.tenants[id]!));
-      tenants[id] = tenant;
-      next.set(key, tenant);
-    }
-    validatedTenants = next;
-    Object.assign(rest, { tenants });
+    Object.assign(rest, { tenants: tenantsValidated ? rawTenants : validateTenants(rawTenants, source) });
   }
   const validated = (isMapping(rawTenants) ? rest : candidate) as Static<typeof configSchema>;
   const config: GatewayConfig = { ...validated, baseDir, source };
@@ -98,6 +90,29 @@ export function validateConfigObject(raw: unknown, baseDir: string, source: stri
   checkUpstreamAuth(config);
   checkAuditChain(config);
   return config;
+}
+
+function validateTenants(rawTenants: Record<string, unknown>, source: string | undefined): Record<string, TenantConfig> {
+  // Keyed before validation fills defaults into the fresh ones.
+  const keys = new Map(Object.keys(rawTenants).map((id) => [id, `${id}\u0000${canonicalJson(rawTenants[id])}`]));
+  const fresh: Record<string, unknown> = {};
+  for (const [id, key] of keys) if (!validatedTenants.has(key)) fresh[id] = rawTenants[id];
+  const checked = { tenants: fresh };
+  if (!validateOneTenant(checked)) throw invalidConfig(source, validateOneTenant.errors);
+  const shared = createValueSharing();
+  const tenants: Record<string, TenantConfig> = {};
+  const next = new Map<string, TenantConfig>();
+  for (const [id, key] of keys) {
+    let tenant = validatedTenants.get(key);
+    if (!tenant) {
+      fillBranchDefaults(tenantSchema, (tenant = checked.tenants[id]!));
+      tenant = shared(tenant);
+    }
+    tenants[id] = tenant;
+    next.set(key, tenant);
+  }
+  validatedTenants = next;
+  return tenants;
 }
 
 type SchemaNode = Readonly<Record<string, unknown>>;
@@ -290,8 +305,82 @@ export function validateTenantObject(id: string, raw: unknown, config: GatewayCo
   return tenant;
 }
 
+/**
+ * The file tenants of the last load read tenant by tenant, by a digest of their text (dedented) in the file:
+ * a reload parses and validates only the tenants whose text changed. A tenant whose text refers to a secret
+ * (`${`) is read again every time, as its secret may have changed.
+ */
+let tenantsByText = new Map<string, { id: string; tenant: TenantConfig }>();
+const FORBIDDEN_IDS = new Set(['__proto__', 'prototype', 'constructor']);
+const YAML_OPTIONS = { uniqueKeys: true, maxAliasCount: 100 } as const;
+const textDigest = (text: string): string => hash('sha256', text, 'base64');
+
+/**
+ * The file read tenant by tenant (src/config/tenant-chunks.ts): each tenant whose text is new is parsed, its
+ * secrets resolved and validated on its own (same schema and key paths as in the whole file), the others are
+ * the last load's objects. Undefined when the file is not cut that way or a piece does not parse on its own:
+ * the whole-file parse then reads it, and names any YAML error with its line.
+ */
+function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string, source: string, parse: YamlParse): GatewayConfig | undefined {
+  let head: unknown;
+  try {
+    head = parse(cut.head, YAML_OPTIONS);
+  } catch {
+    return undefined;
+  }
+  if (!isMapping(head) || head.tenants !== null) return undefined;
+  const shared = createValueSharing();
+  const tenants: Record<string, TenantConfig> = {};
+  const next = new Map<string, { id: string; tenant: TenantConfig }>();
+  for (const chunk of cut.chunks) {
+    const digest = chunk.includes('${') ? undefined : textDigest(chunk);
+    let entry = digest === undefined ? undefined : tenantsByText.get(digest);
+    if (!entry) {
+      let parsed: unknown;
+      try {
+        parsed = parse(dedent(chunk, cut.indent), YAML_OPTIONS);
+      } catch {
+        return undefined;
+      }
+      const [id, value] = entryOf(parsed);
+      if (id === undefined || FORBIDDEN_IDS.has(id)) return undefined;
+      entry = { id, tenant: validateFileTenant(id, value, { env, baseDir, source }, shared) };
+    }
+    if (Object.hasOwn(tenants, entry.id)) return undefined;
+    tenants[entry.id] = entry.tenant;
+    if (digest !== undefined) next.set(digest, entry);
+  }
+  const interpolated = new Set<string>();
+  const raw = interpolateSecrets({ ...head, tenants: {} }, { env, baseDir, interpolated }) as Record<string, unknown>;
+  coerceInterpolated(raw, interpolated, validateConfig);
+  const config = validateConfigObject({ ...raw, tenants }, baseDir, source, true);
+  tenantsByText = next;
+  return config;
+}
+
+/** One tenant of the file, secret-resolved and validated as `tenants.<id>`, its defaults filled. */
+function validateFileTenant(id: string, value: unknown, at: { env: NodeJS.ProcessEnv; baseDir: string; source: string }, shared: <T>(value: T) => T): TenantConfig {
+  const interpolated = new Set<string>();
+  const candidate = interpolateSecrets({ tenants: { [id]: value } }, { env: at.env, baseDir: at.baseDir, interpolated });
+  coerceInterpolated(candidate, interpolated, validateOneTenant);
+  if (!validateOneTenant(candidate)) throw invalidConfig(at.source, validateOneTenant.errors);
+  const tenant = candidate.tenants[id]!;
+  fillBranchDefaults(tenantSchema, tenant);
+  return shared(tenant);
+}
+
+/** The one key and value of a chunk's mapping; no id when it is anything else. */
+function entryOf(parsed: unknown): [string | undefined, unknown] {
+  if (!isMapping(parsed)) return [undefined, undefined];
+  const keys = Object.keys(parsed);
+  return keys.length === 1 ? [keys[0], parsed[keys[0]!]] : [undefined, undefined];
+}
+
+/** The YAML parser the loader uses: the `yaml` package's, or (in tests) one that watches what it is given. */
+export type YamlParse = (text: string, options: typeof YAML_OPTIONS) => unknown;
+
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */
-export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
+export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, parse: YamlParse = parseYaml): Promise<GatewayConfig> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -299,9 +388,16 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = proc
   } catch (error) {
     throw new ConfigError(`config ${absolute}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+  try {
+    const cut = splitTenantChunks(text);
+    const byTenant = cut && cut.chunks.length > 0 ? loadByTenant(cut, env, dirname(absolute), absolute, parse) : undefined;
+    if (byTenant) return byTenant;
+  } catch (error) {
+    throw inConfigFile(error, absolute);
+  }
   let parsed: unknown;
   try {
-    parsed = parseYaml(text, { uniqueKeys: true, maxAliasCount: 100 });
+    parsed = parse(text, YAML_OPTIONS);
   } catch (error) {
     throw new ConfigError(`config ${absolute}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -1,4 +1,4 @@
-import type { FastifyReply, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
 import type { TenantSlots } from '../http/tenant-slots.js';
@@ -60,9 +60,8 @@ export const admissionPlugin = fp(
 
     app.decorateRequest('holdSlot', null);
     app.decorateRequest('releaseSlot', null);
-    /** A slot of the tenant's bound, or the bound (undefined for a tenant a reload removed) when all are taken. */
-    const enterTenant = (tenant: string): { entered: true } | { entered: false; limit: number | undefined } => {
-      const limit = gateway.tenant(tenant)?.config.limits.maxInFlight;
+    /** A slot of the tenant's bound `limit`, or the bound (undefined for a tenant a reload removed) when all are taken. */
+    const enterTenant = (tenant: string, limit: number | undefined): { entered: true } | { entered: false; limit: number | undefined } => {
       if (limit === undefined || !tenantInFlight.tryEnter(tenant, limit)) {
         if (limit !== undefined) metrics.countOverload('tenant');
         return { entered: false, limit };
@@ -70,8 +69,8 @@ export const admissionPlugin = fp(
       return { entered: true };
     };
     app.decorate('tenantSlots', {
-      take(tenant) {
-        if (!enterTenant(tenant).entered) return undefined;
+      async take(tenant) {
+        if (!enterTenant(tenant, await gateway.inFlightLimit(tenant)).entered) return undefined;
         let held = true;
         return () => {
           if (held) tenantInFlight.leave(tenant);
@@ -122,6 +121,32 @@ export const admissionPlugin = fp(
       route.onRequest = [track, ...own];
       if (!bounded) return;
 
+      /** Takes the server slot (and the tenant's, taken already for a route that runs calls) and hands its release to the response. */
+      const admitted = (request: FastifyRequest, tenant: string, done: HookDone): void => {
+        inFlight += 1;
+        const release = (): void => {
+          inFlight -= 1;
+          if (runsCalls) tenantInFlight.leave(tenant);
+        };
+        // The client left while its body was read or its token verified: give the slot straight back.
+        if (!request.holdSlot?.(release)) release();
+        done();
+      };
+      /** A call route's request, once its tenant's bound is known; `late` when the tenant had to be compiled first. */
+      const enterCalls = (request: FastifyRequest, reply: FastifyReply, done: HookDone, limit: number | undefined, late: boolean): void => {
+        const tenant = request.principal.tenant;
+        const entry = enterTenant(tenant, limit);
+        // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
+        if (!entry.entered && entry.limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
+        if (!entry.entered) return done(overloaded(reply, `tenant has ${entry.limit} calls in flight`));
+        // Other requests may have taken the server's slots while the tenant compiled.
+        if (late && inFlight >= gateway.config.server.maxInFlight) {
+          tenantInFlight.leave(tenant);
+          metrics.countOverload('server');
+          return done(overloaded(reply, 'server is overloaded, retry later'));
+        }
+        admitted(request, tenant, done);
+      };
       const admit: preHandlerHookHandler = authenticated
         ? (request, reply, done) => {
             if (inFlight >= gateway.config.server.maxInFlight) {
@@ -129,24 +154,17 @@ export const admissionPlugin = fp(
               return done(overloaded(reply, 'server is overloaded, retry later'));
             }
             if (opensStream) return done();
-            const tenant = request.principal.tenant;
-            if (runsCalls) {
-              // Once a shutdown cancelled the running calls, a request only now reaching its calls has not started:
-              // 503 + Retry-After rather than a call cut short.
-              if (drain.cancelled) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
-              const entry = enterTenant(tenant);
-              // Removed by a reload while the body was read (authentication had found it): the tenant's answer.
-              if (!entry.entered && entry.limit === undefined) return done(new errors.TG_UNKNOWN_TENANT());
-              if (!entry.entered) return done(overloaded(reply, `tenant has ${entry.limit} calls in flight`));
-            }
-            inFlight += 1;
-            const release = (): void => {
-              inFlight -= 1;
-              if (runsCalls) tenantInFlight.leave(tenant);
-            };
-            // The client left while its body was read or its token verified: give the slot straight back.
-            if (!request.holdSlot?.(release)) release();
-            done();
+            if (!runsCalls) return admitted(request, request.principal.tenant, done);
+            // Once a shutdown cancelled the running calls, a request only now reaching its calls has not started:
+            // 503 + Retry-After rather than a call cut short.
+            if (drain.cancelled) return done(unavailable(reply, new errors.TG_NOT_READY('gateway is shutting down, retry later')));
+            // A tenant the bounded cache dropped since authentication compiled it is compiled again, not refused.
+            const limit = gateway.inFlightLimit(request.principal.tenant);
+            if (!(limit instanceof Promise)) return enterCalls(request, reply, done, limit, false);
+            limit.then(
+              (known) => enterCalls(request, reply, done, known, true),
+              (error: unknown) => done(error as Error),
+            );
           }
         : (request, reply, done) => {
             if (publicInFlight >= gateway.config.server.maxPublicInFlight) {
@@ -175,6 +193,8 @@ function unavailable(reply: FastifyReply, error: Error): Error {
 function overloaded(reply: FastifyReply, message: string): Error {
   return unavailable(reply, new errors.TG_OVERLOADED(message));
 }
+
+type HookDone = Parameters<preHandlerHookHandler>[2];
 
 function hooks<T>(own: T | T[] | undefined): T[] {
   return own === undefined ? [] : Array.isArray(own) ? own : [own];

@@ -19,7 +19,7 @@ export interface ToolsetHost {
   /** One call in that subset, as a direct call of the caller would run. */
   execute(request: CallRequest, options: CallOptions): Promise<ToolResult>;
   /** Takes one of the tenant's in-flight slots for an inner call while it runs, or says why not. */
-  holdSlot(tenant: string): { release: () => void } | { refused: string };
+  holdSlot(tenant: string): Promise<{ release: () => void } | { refused: string }>;
   /** The largest inner call's arguments, in bytes (a request body's limit). */
   maxArgumentBytes: number;
 }

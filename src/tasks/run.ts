@@ -31,7 +31,7 @@ export interface TaskStart extends Omit<TaskRun, 'task' | 'onEnd'> {
  */
 export async function startTask(start: TaskStart): Promise<{ task: TaskRecord; decided: Promise<void> }> {
   const { slots, input, limits, ...run } = start;
-  const release = slots.take(run.owner.tenant);
+  const release = await slots.take(run.owner.tenant);
   if (!release) throw new TaskError('LIMIT', 'your tenant has every call slot in use (limits.maxInFlight); retry once some calls finish');
   let task: TaskRecord;
   try {

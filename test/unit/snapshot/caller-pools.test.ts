@@ -58,7 +58,7 @@ function pools(userProvider?: UserToolProvider) {
   };
   const host = (toolset: { name: string }): ToolsetHost => {
     hosts.push(toolset.name);
-    return { poolFor: vi.fn(), execute: vi.fn(), holdSlot: () => ({ refused: 'no' }), maxArgumentBytes: 1024 };
+    return { poolFor: vi.fn(), execute: vi.fn(), holdSlot: async () => ({ refused: 'no' }), maxArgumentBytes: 1024 };
   };
   const owner = new CallerPools({ log: silentLog, metrics: createMetrics(), audit: makeDeps().audit, validatorFor: createSchemaValidator(), userProvider, codeMode, toolsetHost: host });
   return { owner, hosts };

@@ -14,7 +14,7 @@ const tenant = createTenantView(
   tenantConfig({ toolsets: { ab: { tools: ['alpha', 'beta'] }, scripted: { tools: ['gamma'], mode: 'code' } }, roles: { admin: { allow: ['*'] }, viewer: { allow: ['alpha'] } } }),
 );
 const names = (pool: Pool) => pool.tools.map((t) => t.name);
-const host = (): ToolsetHost => ({ poolFor: vi.fn(), execute: vi.fn(), holdSlot: () => ({ refused: 'no' }), maxArgumentBytes: 1024 });
+const host = (): ToolsetHost => ({ poolFor: vi.fn(), execute: vi.fn(), holdSlot: async () => ({ refused: 'no' }), maxArgumentBytes: 1024 });
 
 function codeMode(): CodeModeSource & { made: number } {
   const source = {

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { roundOrder } from './gateway/targets.js';
 import { BENCH_API_KEY } from './mcp-keys.js';
 import { start, type Server } from './mcp.js';
-import { hasTaskset, runLoad, stopChild } from './pinned.js';
+import { hasTaskset, processCpuMicros, runLoad, stopChild } from './pinned.js';
 import { aggregate, roundRatios, type MeasuredRun } from './summary.js';
 
 const SECONDS = Number(process.env.BENCH_MCP_ERAS_SECONDS ?? 2);
@@ -52,8 +52,12 @@ async function check(row: Row): Promise<void> {
 
 async function drive(row: Row, durationSec: number): Promise<MeasuredRun> {
   const { headers, body } = requests[row.era];
-  const run = await runLoad({ url: row.url, connections: CONNECTIONS, durationSec, headers: { ...common, ...headers }, body }, row.label);
+  const before = processCpuMicros(row.server.child.pid);
+  const run: MeasuredRun = await runLoad({ url: row.url, connections: CONNECTIONS, durationSec, headers: { ...common, ...headers }, body }, row.label);
   if (run.errors > 0 || run.non2xx > 0) throw new Error(`${row.label}: ${run.errors} errors, ${run.non2xx} non-2xx responses`);
+  // The server's own CPU per request (not its upstream's): steadier than req/s while neighbours take the core.
+  const after = processCpuMicros(row.server.child.pid);
+  if (before !== undefined && after !== undefined && run.requests > 0) run.serverCpuMicrosPerRequest = (after - before) / run.requests;
   return run;
 }
 
@@ -80,9 +84,9 @@ export async function bench(): Promise<string> {
       const [floorRow, toolgateRow] = rows.filter((row) => row.era === era) as [Row, Row];
       const ratios = roundRatios(toolgateRow.runs, floorRow.runs);
       for (const row of [floorRow, toolgateRow]) {
-        const { rps, p50, p99 } = aggregate(row.runs);
+        const { rps, p50, p99, cpuMicros } = aggregate(row.runs);
         const ratio = row === floorRow ? '1.00' : `**${fmt(ratios.median, 2)}** (${fmt(ratios.min, 2)}–${fmt(ratios.max, 2)})`;
-        lines.push(`| ${era} | ${row.label} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(p99, 2)} | ${ratio} |`);
+        lines.push(`| ${era} | ${row.label} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(p99, 2)} | ${ratio} | ${cpuMicros === undefined ? '–' : fmt(cpuMicros)} |`);
       }
     }
   } finally {
@@ -95,10 +99,11 @@ export async function bench(): Promise<string> {
     '',
     "The floor of each era is Fastify + the SDK v2 serving entry (`createMcpHandler`, `legacy: 'stateless'`) forwarding tools/call to one SDK v2 " +
       "stdio client; toolgate's upstream client batches the stdio writes of one event-loop turn, the floor's does not. The ratio is the median " +
-      "over rounds of toolgate's req/s over its era's floor in the same round (min–max in brackets); req/s is the mean over rounds.",
+      "over rounds of toolgate's req/s over its era's floor in the same round (min–max in brackets); req/s is the mean over rounds; server CPU " +
+      'is the server process alone (not its upstream) per request, the mean over rounds.',
     '',
-    '| era | target | req/s | p50 ms | p99 ms | ratio to floor (median of rounds) |',
-    '|---|---|---:|---:|---:|---:|',
+    '| era | target | req/s | p50 ms | p99 ms | ratio to floor (median of rounds) | server CPU µs/req |',
+    '|---|---|---:|---:|---:|---:|---:|',
     ...lines,
   ].join('\n');
 }

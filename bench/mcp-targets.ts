@@ -84,7 +84,8 @@ async function floorEras(): Promise<FastifyInstance> {
   return app;
 }
 
-async function toolgate(): Promise<FastifyInstance> {
+/** toolgate with the everything upstream (also built in process by bench/mcp-eras-cpu.ts). */
+export async function toolgate(): Promise<FastifyInstance> {
   const config = validateConfigObject(
     {
       auth: { apiKeys: [{ id: 'bench', sha256: createHash('sha256').update(BENCH_API_KEY).digest('hex'), tenant: 'bench', user: 'bench', roles: [] }] },

@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { MessageBus } from '../../store/bus.js';
 import type { Logger } from '../../call/types.js';
+import { Cancellation } from '../../shared/cancellation.js';
 
 /** A question of the upstream, as the caller's InputRequest carries it (the method and its params, untouched). */
 export interface HeldQuestion {
@@ -58,6 +59,8 @@ export interface HeldCall {
   readonly id: string;
   readonly owner: Owner;
   /** The call's own cancellation: the caller closed a request it was waiting on, the question expired, a shutdown. */
+  readonly cancellation: Cancellation;
+  /** `cancellation`'s signal, made when first read (most calls are never asked anything). */
   readonly signal: AbortSignal;
   /** The relay's ask: parks the question until the caller's answer arrives (or the signal / timeout ends it). */
   ask(question: HeldQuestion, signal: AbortSignal, timeoutMs: number): Promise<Record<string, unknown>>;
@@ -69,7 +72,7 @@ export interface HeldCall {
    * What the call does next: its open questions, its outcome, or `working` after `waitMs` (none: wait for one of
    * the two). A request that goes away while it waits (`attached` aborts) cancels the call, as for any call.
    */
-  next(attached: AbortSignal | undefined, waitMs: number | undefined): Promise<HeldOutcome>;
+  next(attached: Cancellation | undefined, waitMs: number | undefined): Promise<HeldOutcome>;
   abort(reason: string): void;
 }
 
@@ -79,7 +82,7 @@ export interface HeldCalls {
   /** A call that may be asked something; it is held (counted, findable) only from its first question on. */
   create(owner: Owner): HeldCall;
   /** Delivers `responses` to held call `id` on replica `holder` and returns what it did next. */
-  resume(holder: string, id: string, owner: Owner, responses: Record<string, unknown>, attached: AbortSignal): Promise<HeldOutcome>;
+  resume(holder: string, id: string, owner: Owner, responses: Record<string, unknown>, attached: Cancellation): Promise<HeldOutcome>;
   /** Held calls on this replica (for tests and the bounds). */
   size(): number;
   close(): void;
@@ -113,7 +116,7 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
     // Made when the call is first held: most calls are never asked anything, and 16 random bytes per call showed
     // in the modern era's profile (bench/results.md, issue 45).
     let id: string | undefined;
-    const controller = new AbortController();
+    const cancellation = new Cancellation();
     const pending = new Map<string, Pending>();
     const wakers = new Set<() => void>();
     let asked = 0;
@@ -133,7 +136,10 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
         return id;
       },
       owner,
-      signal: controller.signal,
+      cancellation,
+      get signal() {
+        return cancellation.signal;
+      },
       ask(question, signal, timeoutMs) {
         if (outcome) return Promise.reject(new Error('the call has ended'));
         if (!isHeld) {
@@ -171,9 +177,9 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
       },
       async next(attached, wait) {
         const cancel = (): void => call.abort('the client closed the request');
-        attached?.addEventListener('abort', cancel, { once: true });
+        // Called at once when the request has already gone.
+        const stop = attached?.follow(cancel);
         try {
-          if (attached?.aborted) cancel();
           for (;;) {
             const now = current();
             if (now) return now;
@@ -188,15 +194,17 @@ export function createHeldCalls(bus: MessageBus, log: Logger, options: { waitMs?
               wakers.add(waker);
             });
             if (!woken) return current() ?? { kind: 'working' };
+            // An outcome is final: nothing asked beside it is sent.
+            if (outcome) return outcome;
             // Questions asked together (a modern upstream's several inputRequests) go out together.
             await new Promise((resolve) => setImmediate(resolve));
           }
         } finally {
-          attached?.removeEventListener('abort', cancel);
+          stop?.();
         }
       },
       abort(reason) {
-        controller.abort(new Error(reason));
+        cancellation.abort(new Error(reason));
       },
     };
     return call;

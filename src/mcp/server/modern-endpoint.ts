@@ -2,7 +2,7 @@
 // served — by the SDK v2 serving entry, statelessly, one SDK server per request, on any replica.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpEndpointDeps } from './deps.js';
-import { createMcpHandler, InMemoryServerEventBus, isLegacyRequest, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, InMemoryServerEventBus, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
@@ -50,7 +50,7 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
   };
 
   return {
-    claims: async (request) => !(await isLegacyRequest(new Request('http://toolgate.invalid/mcp', { method: 'POST', headers: headersOf(request) }), request.body)),
+    claims: async (request) => !isLegacy(request),
     async serve(request, reply, toolset) {
       const web = toWebRequest(request, reply);
       if (!listensForChanges(request.body)) return exchange(handler, request, reply, toolset, web);
@@ -76,10 +76,14 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
 
 const listensForChanges = (body: unknown): boolean => typeof body === 'object' && body !== null && 'method' in body && body.method === 'subscriptions/listen';
 
-/** The headers that decide the era (the body decides the rest). */
-function headersOf(request: FastifyRequest): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+/**
+ * The SDK's era classification of a POST whose body Fastify has parsed, as `isLegacyRequest(request, body)` makes it
+ * (a body-less POST is legacy), through its public building block, so no web Request is built just to ask. The era
+ * is decided by the body and the MCP-Protocol-Version header alone.
+ */
+function isLegacy(request: FastifyRequest): boolean {
+  if (request.body === undefined) return true;
   const version = request.headers['mcp-protocol-version'];
-  if (typeof version === 'string') headers['mcp-protocol-version'] = version;
-  return headers;
+  const outcome = classifyInboundRequest({ httpMethod: 'POST', ...(typeof version === 'string' ? { protocolVersionHeader: version } : {}), body: request.body });
+  return outcome.kind === 'legacy';
 }

@@ -10,6 +10,7 @@ import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Ca
 import type { AuditSink } from '../../audit/types.js';
 import type { CredentialsConfig, TenantConfig } from '../../config/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical-json.js';
+import type { Cancellation } from '../../shared/cancellation.js';
 import type { Logger } from '../../call/types.js';
 import type { Principal } from '../../call/principal.js';
 import { FLOW_TTL_MS } from '../../upstream-auth/connections.js';
@@ -75,9 +76,9 @@ export interface ModernCall {
   /** The request's `clientCapabilities` envelope value, as sent. */
   capabilities: unknown;
   /** The request's own end (the client closed it, a shutdown). */
-  signal: AbortSignal;
-  /** The call through the execution path, cancelled by `signal`; the finished call as the wire's result. */
-  run(signal: AbortSignal): Promise<{ result: CallToolResult; connectUrl?: string; service?: string }>;
+  ended: Cancellation;
+  /** The call through the execution path, cancelled by `cancellation`; the finished call as the wire's result. */
+  run(cancellation: Cancellation): Promise<{ result: CallToolResult; connectUrl?: string; service?: string }>;
 }
 
 /** What a modern request's envelope declares that toolgate acts on (as relay-to-client.ts reads `initialize`). */
@@ -135,7 +136,7 @@ export async function answerModernCall(questions: ModernQuestions, call: ModernC
   // A connection the caller was asked to make: the call runs again, through the whole chain, as any call.
   if (payload.k === 'rerun') return runFresh(questions, call, binding);
   const named = payload;
-  return answer(questions, binding, () => named, await questions.held.resume(payload.h, payload.c, owner, inputResponses ?? {}, call.signal));
+  return answer(questions, binding, () => named, await questions.held.resume(payload.h, payload.c, owner, inputResponses ?? {}, call.ended));
 }
 
 /** Starts the call with a relay that parks its upstreams' questions, and waits for its first outcome. */
@@ -144,7 +145,7 @@ async function runFresh(questions: ModernQuestions, call: ModernCall, binding: R
   const declared = declaredInEnvelope(call.capabilities);
   const relay = call.tenant ? relayFor(call, call.tenant, declared, held) : undefined;
   const work = (): Promise<Settled> =>
-    call.run(held.signal).then(
+    call.run(held.cancellation).then(
       ({ result, connectUrl, service }): Settled =>
         connectUrl !== undefined && declared.includes('url-elicitation')
           ? { kind: 'connect', url: connectUrl, message: `${service ?? 'the service'} acts as you: connect your account, then the call runs again` }
@@ -152,7 +153,7 @@ async function runFresh(questions: ModernQuestions, call: ModernCall, binding: R
       (error: unknown): Settled => ({ kind: 'failed', error: wireErrorOf(error), cause: error }),
     );
   void (relay ? withRelay(relay, work) : work()).then((settled) => held.settle(settled));
-  const outcome = await held.next(call.signal, undefined);
+  const outcome = await held.next(call.ended, undefined);
   return answer(questions, binding, () => ({ k: 'held', h: questions.held.replica, c: held.id }), outcome);
 }
 
@@ -171,7 +172,10 @@ function relayFor(call: ModernCall, tenant: TenantConfig, declared: readonly Cli
       }
       return held.ask(question as HeldQuestion, signal, timeoutMs);
     },
-    signal: held.signal,
+    // Read only when an upstream asks: the held call's signal is made then.
+    get signal() {
+      return held.signal;
+    },
     audit: call.audit,
   });
 }

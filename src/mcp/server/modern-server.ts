@@ -16,6 +16,7 @@ import { modernTask, modernTaskDetail } from './modern-tasks.js';
 import { answerOnWire } from './wire-error.js';
 import { untaskedCallRefusal } from './task-support.js';
 import type { Tool } from '../../call/types.js';
+import { Cancellation } from '../../shared/cancellation.js';
 
 /** The Tasks extension (SEP-2663): an approval-gated call is a task for a client that declared it. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -104,9 +105,9 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
       arguments: input.arguments,
       toolset,
       capabilities: envelopeCapabilities(ctx.mcpReq.envelope),
-      signal: AbortSignal.any([clientGone.signal, ctx.mcpReq.signal]),
-      run: async (signal) => {
-        const options = callOptionsFor(request, callId, signal);
+      ended: requestEnded(clientGone, ctx.mcpReq.signal),
+      run: async (cancellation) => {
+        const options = callOptionsFor(request, callId, cancellation);
         // An upstream's progress goes to the client under its own token, on this request's stream (the SDK upgrades it).
         const token = call.params._meta?.progressToken;
         if (token !== undefined) {
@@ -136,6 +137,18 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
 
   registerResourcesAndPrompts(server, { reachable: () => deps.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
   return server;
+}
+
+/**
+ * Ends when the client closes the request or a shutdown begins (`clientGone`), or the SDK ends the exchange
+ * (`exchange`): followed through plain callbacks, as AbortSignal.any would cost a signal per call.
+ */
+function requestEnded(clientGone: Cancellation, exchange: AbortSignal): Cancellation {
+  const ended = new Cancellation();
+  const end = (reason: unknown): void => ended.abort(reason);
+  clientGone.follow(end);
+  if (!ended.aborted) Cancellation.of(exchange).follow(end);
+  return ended;
 }
 
 /** The tool, when the caller's approval policy holds it (judged from config: nothing runs); undefined otherwise, an unknown name included. */

@@ -30,11 +30,26 @@ export async function sendWebResponse(reply: FastifyReply, response: Response, e
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  raw.writeHead(response.status, headers);
   if (response.body === null) {
+    raw.writeHead(response.status, headers);
     raw.end();
     return;
   }
+  if (isJson(response)) {
+    // One JSON message: written whole with its length, not chunk by chunk through a reader.
+    let body: Buffer;
+    try {
+      body = Buffer.from(await response.arrayBuffer());
+    } catch {
+      raw.destroy();
+      return;
+    }
+    headers['content-length'] = String(body.byteLength);
+    raw.writeHead(response.status, headers);
+    raw.end(body);
+    return;
+  }
+  raw.writeHead(response.status, headers);
   const reader = response.body.getReader();
   // A client that leaves ends the stream on our side too (an SSE subscription would otherwise stay open).
   const gone = new Promise<void>((resolve) => raw.once('close', resolve));
@@ -50,3 +65,5 @@ export async function sendWebResponse(reply: FastifyReply, response: Response, e
     raw.destroy();
   }
 }
+
+const isJson = (response: Response): boolean => response.headers.get('content-type')?.startsWith('application/json') === true;

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHeldCalls, type HeldCalls } from '../../../../src/mcp/server/held-calls.js';
 import { createMemoryBus } from '../../../../src/store/bus.js';
+import { Cancellation } from '../../../../src/shared/cancellation.js';
 
 const log = { warn: () => undefined } as unknown as Parameters<typeof createHeldCalls>[1];
 const alice = { tenant: 'acme', user: 'alice' };
@@ -28,7 +29,7 @@ describe('held calls', () => {
     });
     expect(await call.next(undefined, undefined)).toEqual({ kind: 'input', questions: { q1: question } });
     expect(a.size()).toBe(1);
-    const outcome = await b.resume(a.replica, call.id, alice, { q1: { action: 'accept', content: { name: 'Ada' } } }, new AbortController().signal);
+    const outcome = await b.resume(a.replica, call.id, alice, { q1: { action: 'accept', content: { name: 'Ada' } } }, new Cancellation());
     expect(outcome).toEqual({ kind: 'done', result: { content: [{ type: 'text', text: 'hello Ada' }] } });
     await expect(answer).resolves.toMatchObject({ action: 'accept' });
   });
@@ -40,8 +41,8 @@ describe('held calls', () => {
     await call.next(undefined, undefined);
     const mallory = { tenant: 'acme', user: 'mallory' };
     const answers = { q1: { action: 'accept', content: { name: 'Mallory' } } };
-    expect(await b.resume(a.replica, call.id, mallory, answers, new AbortController().signal)).toEqual({ kind: 'gone' });
-    expect(await a.resume(a.replica, call.id, mallory, answers, new AbortController().signal)).toEqual({ kind: 'gone' });
+    expect(await b.resume(a.replica, call.id, mallory, answers, new Cancellation())).toEqual({ kind: 'gone' });
+    expect(await a.resume(a.replica, call.id, mallory, answers, new Cancellation())).toEqual({ kind: 'gone' });
     // Still waiting for alice.
     expect(await call.next(undefined, 10)).toEqual({ kind: 'input', questions: { q1: question } });
   });
@@ -51,9 +52,9 @@ describe('held calls', () => {
     const call = a.create(alice);
     void call.ask(question, new AbortController().signal, 5_000).catch(() => undefined);
     await call.next(undefined, undefined);
-    expect(await b.resume(a.replica, call.id, alice, { q1: { action: 'decline' } }, new AbortController().signal)).toEqual({ kind: 'working' });
+    expect(await b.resume(a.replica, call.id, alice, { q1: { action: 'decline' } }, new Cancellation())).toEqual({ kind: 'working' });
     a.close();
-    expect(await b.resume(a.replica, call.id, alice, {}, new AbortController().signal)).toEqual({ kind: 'gone' });
+    expect(await b.resume(a.replica, call.id, alice, {}, new Cancellation())).toEqual({ kind: 'gone' });
   });
 
   it('holds at most the bound of one tenant’s calls on a replica; another tenant is not affected', async () => {
@@ -72,7 +73,7 @@ describe('held calls', () => {
     const [a] = replicas();
     const call = a.create(alice);
     const request = new AbortController();
-    const waiting = call.next(request.signal, undefined);
+    const waiting = call.next(Cancellation.of(request.signal), undefined);
     request.abort();
     expect(call.signal.aborted).toBe(true);
     call.settle({ kind: 'failed', error: { code: -32603, message: 'cancelled' } });

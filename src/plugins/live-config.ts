@@ -34,7 +34,8 @@ export function createLiveConfig(started: GatewayConfig): LiveConfig {
     current,
     vault: liveVault(current),
     tenant(id) {
-      if (gateway) return gateway.tenant(id)?.config;
+      // A file tenant's config is known whether or not it is compiled now; a stored one only while it is.
+      if (gateway) return gateway.tenant(id)?.config ?? (Object.hasOwn(gateway.config.tenants, id) ? gateway.config.tenants[id] : undefined);
       return Object.hasOwn(started.tenants, id) ? started.tenants[id] : undefined;
     },
     reachesTools(tenant, service) {

@@ -10,6 +10,7 @@ import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from './req
 import { catalogEvent } from '../../audit/events.js';
 import { auditRefusal } from '../../audit/call-audit.js';
 import type { AuditSink } from '../../audit/types.js';
+import type { TenantConfig } from '../../config/types.js';
 import { failureResult } from '../../call/tool-result.js';
 import { mcpEntry } from '../../registry/formats.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
@@ -107,7 +108,8 @@ function serverFor(
         };
       }
       const run = () => tenantKnown(deps.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      const relay = relayFor(deps, request, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, signal: callSignal });
+      const tenant = deps.gateway.tenant(request.principal.tenant) ?? (await deps.gateway.loadTenant(request.principal.tenant));
+      const relay = tenant && relayFor(deps, request, tenant.config, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, signal: callSignal });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
       const elicitation = await elicitations.errorFor(result, request.principal, session && { id: session.id, declaresUrl: session.declared.includes('url-elicitation') });
@@ -133,22 +135,21 @@ async function refuseUntaskedApproval(deps: McpEndpointDeps, request: FastifyReq
 
 /**
  * The relay of one tools/call: an upstream's elicitation or sampling request during the call goes to this
- * call's client, on this call's response stream (relay-to-client.ts); undefined once the tenant is gone.
+ * call's client, on this call's response stream (relay-to-client.ts); none once the tenant is gone (the caller's `tenant`).
  */
 function relayFor(
   deps: McpEndpointDeps,
   request: FastifyRequest,
+  tenant: TenantConfig,
   session: { id: string; declared: readonly ClientCapability[]; requests: RelayRequests } | undefined,
   call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
-): Relay | undefined {
-  const tenant = deps.gateway.tenant(request.principal.tenant);
-  if (!tenant) return undefined;
+): Relay {
   const send = (message: JSONRPCRequest): Promise<void> => call.server.transport?.send(message, { relatedRequestId: call.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
   return relayToClient({
     principal: request.principal,
     requestId: request.id,
     callId: call.callId,
-    tenant: tenant.config,
+    tenant,
     declared: relayKindsOf(session?.declared ?? []),
     ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
     signal: call.signal,
@@ -254,8 +255,9 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   const stopWatching = deps.gateway.onChange(() => hub.poolsMayHaveChanged());
 
   /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
-  const endpoint = (request: McpRequest): string | undefined => {
-    if (!deps.gateway.tenant(request.principal.tenant)) throw new errors.TG_UNKNOWN_TENANT();
+  const endpoint = async (request: McpRequest): Promise<string | undefined> => {
+    // Compiled again if the bounded cache dropped it since authentication: only a tenant configured nowhere is unknown.
+    if (!(deps.gateway.tenant(request.principal.tenant) ?? (await deps.gateway.loadTenant(request.principal.tenant)))) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
     if (toolset !== undefined) deps.gateway.assertToolset(request.principal, toolset);
     return toolset;
@@ -285,7 +287,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   };
 
   const post = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
-    const toolset = endpoint(request);
+    const toolset = await endpoint(request);
     // The parser has consumed the body stream: the transport must not be left to read it again.
     if (request.body === undefined) throw new errors.TG_BAD_REQUEST('the body must be a JSON-RPC message');
     // Before anything of the body is handled: a batch is bounded whatever its messages are.
@@ -329,7 +331,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   const openStream = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
     const settings = deps.gateway.config.mcpServer;
     if (!settings.sessions) throw sessionsOff(reply);
-    const toolset = endpoint(request);
+    const toolset = await endpoint(request);
     const id = sessionHeader(request);
     if (id === undefined) throw new errors.TG_BAD_REQUEST('GET needs the Mcp-Session-Id that initialize returned');
     if (!(await sessions.resume(request.principal, id, toolset, settings))) throw sessionNotFound();
@@ -362,7 +364,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
 
   const endSession = async (request: McpRequest, reply: FastifyReply): Promise<void> => {
     if (!deps.gateway.config.mcpServer.sessions) throw sessionsOff(reply);
-    const toolset = endpoint(request);
+    const toolset = await endpoint(request);
     const id = sessionHeader(request);
     if (id === undefined) throw new errors.TG_BAD_REQUEST('DELETE needs the Mcp-Session-Id of the session to end');
     if (!(await sessions.end(request.principal, id, toolset))) throw sessionNotFound();

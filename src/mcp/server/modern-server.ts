@@ -99,7 +99,7 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
       principal,
       requestId: request.id,
       callId,
-      tenant: deps.gateway.tenant(principal.tenant)?.config,
+      tenant: (deps.gateway.tenant(principal.tenant) ?? (await deps.gateway.loadTenant(principal.tenant)))?.config,
       audit: deps.audit,
       name: input.name,
       arguments: input.arguments,

@@ -111,7 +111,8 @@ export function compileGuardrails(config: GuardrailsConfig | undefined): Compile
   }
   const rules = object.rules.map((rule, index) => compileRule(rule, index, custom));
   const limits = { ...DEFAULT_LIMITS, ...object.limits };
-  const cache = new Map<string, readonly CompiledRule[]>();
+  // Per side, by tool name: no key string built per call.
+  const cache = { arguments: new Map<string, readonly CompiledRule[]>(), result: new Map<string, readonly CompiledRule[]>() };
   const base = object.hashKey ?? processKey;
   // One key per tenant, made once: an HMAC per call would be spent on every call, hashed or not.
   const keys = new Map<string, Buffer>();
@@ -119,11 +120,11 @@ export function compileGuardrails(config: GuardrailsConfig | undefined): Compile
     rules,
     limits,
     rulesFor(tool, direction) {
-      const key = `${direction}\u0000${tool}`;
-      let found = cache.get(key);
+      const side = cache[direction];
+      let found = side.get(tool);
       if (!found) {
         found = rules.filter((rule) => rule.directions.has(direction) && rule.tools(tool));
-        if (cache.size < 10_000) cache.set(key, found);
+        if (side.size < 10_000) side.set(tool, found);
       }
       return found;
     },

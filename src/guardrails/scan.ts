@@ -182,6 +182,7 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
 
   let spentMs = 0;
   let sinceYield = 0;
+  /** The rule's findings in `text`, one chunk at a time; a turn of the event loop only once CHUNK_CHARS were read since the last. */
   const findIn = async (text: string, rule: CompiledRule): Promise<Finding[] | 'timeout' | 'cancelled'> => {
     const found: Finding[] = [];
     for (let from = 0; from < text.length || from === 0; from += CHUNK_CHARS) {
@@ -190,22 +191,31 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
         await yieldToLoop();
         if (request.cancelled?.()) return 'cancelled';
       }
-      const chunk = text.length <= CHUNK_CHARS ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
-      const started = performance.now();
-      const local: Finding[] = [];
-      detect(rule.detectors, chunk, local);
-      spentMs += performance.now() - started;
-      sinceYield += chunk.length;
-      for (const finding of local) {
-        // Kept by the chunk it starts in: a finding in the overlap belongs to the next chunk.
-        if (rule.kinds.has(finding.kind) && (text.length <= CHUNK_CHARS || finding.start < CHUNK_CHARS || from + CHUNK_CHARS >= text.length)) {
-          found.push(from === 0 ? finding : { ...finding, start: finding.start + from, end: finding.end + from });
-        }
-      }
-      if (spentMs > limits.maxScanMs) return 'timeout';
+      if (findChunk(text, from, rule, found)) return 'timeout';
       if (text.length <= CHUNK_CHARS) break;
     }
     return found;
+  };
+  /** Appends the rule's findings in the chunk of `text` at `from`; true once the scan is past its time bound. */
+  const findChunk = (text: string, from: number, rule: CompiledRule, found: Finding[]): boolean => {
+    const whole = text.length <= CHUNK_CHARS;
+    const chunk = whole ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
+    const started = performance.now();
+    const before = found.length;
+    detect(rule.detectors, chunk, found);
+    spentMs += performance.now() - started;
+    sinceYield += chunk.length;
+    // Kept by the chunk it starts in (a finding in the overlap belongs to the next chunk), and of the rule's kinds.
+    let kept = before;
+    for (let i = before; i < found.length; i += 1) {
+      const finding = found[i]!;
+      if (rule.kinds.has(finding.kind) && (whole || finding.start < CHUNK_CHARS || from + CHUNK_CHARS >= text.length)) {
+        found[kept] = from === 0 ? finding : { ...finding, start: finding.start + from, end: finding.end + from };
+        kept += 1;
+      }
+    }
+    found.length = kept;
+    return spentMs > limits.maxScanMs;
   };
 
   for (const rule of request.rules) {
@@ -226,11 +236,18 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
       }
       continue;
     }
-    const leaves = places ? [...new Set(places.flatMap((place) => range(place.from, place.to)))] : range(0, doc.texts.length);
-    for (const i of leaves) {
+    const leaves = places ? [...new Set(places.flatMap((place) => range(place.from, place.to)))] : undefined;
+    const count = leaves ? leaves.length : doc.texts.length;
+    for (let n = 0; n < count; n += 1) {
+      const i = leaves ? leaves[n]! : n;
       const text = doc.texts[i]!;
       if (text.length === 0) continue;
-      const found = await findIn(text, rule);
+      let found: Finding[] | 'timeout' | 'cancelled';
+      // A text within one chunk, read before the next turn is due, is scanned without a promise of its own.
+      if (text.length <= CHUNK_CHARS && sinceYield < CHUNK_CHARS) {
+        found = [];
+        if (findChunk(text, 0, rule, found)) found = 'timeout';
+      } else found = await findIn(text, rule);
       if (found === 'cancelled') return { kind: 'blocked', kinds: ['cancelled'], events: events.list() };
       if (found === 'timeout') return passOrBlock('timeout');
       let findings = found;

@@ -83,9 +83,10 @@ const findScheme = keywordFinder(['://']);
 
 /** `scheme://user:password@host`: the password is the finding (a connection string for databases and brokers). */
 function urlCredentials(text: string, out: Finding[]): void {
-  // No `@`, no userinfo: most texts with URLs are passed over without reading one of them.
+  // No `@`, no userinfo: most texts with URLs are passed over without reading one of them (indexOf first:
+  // V8's forward search is several times faster than lastIndexOf, which is only needed once there is an `@`).
+  if (text.indexOf('@') < 0) return;
   const lastAt = text.lastIndexOf('@');
-  if (lastAt < 0) return;
   findScheme(text, (index) => {
     if (index > lastAt) return text.length;
     let s = index;
@@ -121,7 +122,8 @@ function bearerTokens(text: string, out: Finding[]): void {
 }
 
 const ASSIGN_KEYWORDS = ['password', 'passwd', 'pwd', 'secret', 'token', 'api_key', 'apikey', 'api-key', 'access_key', 'accesskey', 'auth_key', 'private_key', 'client_secret', 'credentials'];
-const findAssignment = keywordFinder(ASSIGN_KEYWORDS, true);
+// Anchors: each keyword holds one; a text without any (most of them) is passed over by one quick search.
+const findAssignment = keywordFinder(ASSIGN_KEYWORDS, true, ['pass', 'pwd', 'secret', 'token', 'key', 'credential']);
 const KEY_TAIL = charClass('A-Za-z0-9_.-');
 const VALUE = charClass('A-Za-z0-9+/=_.~!@#$%^&*?:-');
 const MIN_GENERIC_CHARS = 12;

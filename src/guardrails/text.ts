@@ -46,13 +46,36 @@ export function keywordSource(literals: readonly string[]): string {
 }
 
 /**
- * Finds every occurrence of any of the literals, left to right (overlapping hits of different literals at
- * one position are reported once, the longest first). `ignoreCase`: ASCII case-insensitive.
+ * Where a search for `literals` may start: a regex of `anchors` (one of which each literal contains) and how
+ * far before an anchor's hit a literal can begin. Throws when a literal holds none of the anchors.
  */
-export function keywordFinder(literals: readonly string[], ignoreCase = false): (text: string, onHit: (index: number, literal: string) => number | void) => void {
+function keywordGate(literals: readonly string[], anchors: readonly string[], ignoreCase: boolean): { pattern: RegExp; back: number } {
+  const fold = (value: string) => (ignoreCase ? value.toLowerCase() : value);
+  let back = 0;
+  for (const literal of literals) {
+    const offsets = anchors.map((anchor) => fold(literal).indexOf(fold(anchor))).filter((at) => at >= 0);
+    if (offsets.length === 0) throw new Error(`keyword ${JSON.stringify(literal)} holds none of the anchors`);
+    back = Math.max(back, Math.min(...offsets));
+  }
+  return { pattern: new RegExp(keywordSource(anchors), ignoreCase ? 'i' : ''), back };
+}
+
+/**
+ * Finds every occurrence of any of the literals, left to right (overlapping hits of different literals at
+ * one position are reported once, the longest first). `ignoreCase`: ASCII case-insensitive. `anchors`: a few
+ * short literals, one inside each keyword, searched first (a small alternation V8 skips through several
+ * times faster than the keywords' own); no anchor, no keyword, and the keyword search starts at the first.
+ */
+export function keywordFinder(literals: readonly string[], ignoreCase = false, anchors?: readonly string[]): (text: string, onHit: (index: number, literal: string) => number | void) => void {
   const pattern = new RegExp(keywordSource(literals), ignoreCase ? 'gi' : 'g');
+  const gate = anchors && keywordGate(literals, anchors, ignoreCase);
   return (text, onHit) => {
     pattern.lastIndex = 0;
+    if (gate) {
+      const first = text.search(gate.pattern);
+      if (first < 0) return;
+      pattern.lastIndex = Math.max(0, first - gate.back);
+    }
     for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {
       // The detector may tell where to go on (past what it matched); never backwards.
       const resume = onHit(hit.index, hit[0]);

@@ -10,7 +10,7 @@ import { BUILTIN_DETECTORS, customDetector, detect } from '../../../src/guardrai
 import { parseSelector, selectPlaces } from '../../../src/guardrails/json-path.js';
 import { scan } from '../../../src/guardrails/scan.js';
 import { SECRET_RULES } from '../../../src/guardrails/secret-rules.js';
-import { keywordSource } from '../../../src/guardrails/text.js';
+import { keywordFinder, keywordSource } from '../../../src/guardrails/text.js';
 import type { Finding } from '../../../src/guardrails/types.js';
 
 const corpus = JSON.parse(readFileSync(new URL('../../fixtures/guardrails/corpus.json', import.meta.url), 'utf8')) as { positives: Array<{ text: string }> };
@@ -45,6 +45,25 @@ describe('secret rules', () => {
     const unescaped = source.replace(/\\./g, '');
     expect(unescaped).not.toMatch(/[*+?{}()[\]]/);
     expect(new RegExp(source).test('xx a+b yy')).toBe(true);
+  });
+});
+
+describe('keyword anchors', () => {
+  it('find every keyword an anchored search finds without anchors, wherever it lies past the first anchor', () => {
+    const keywords = ['client_secret', 'private_key', 'password'];
+    const plain = keywordFinder(keywords, true);
+    const anchored = keywordFinder(keywords, true, ['secret', 'key', 'pass']);
+    const hits = (find: typeof plain, text: string) => {
+      const found: string[] = [];
+      find(text, (index, literal) => void found.push(`${index}:${literal}`));
+      return found;
+    };
+    const texts = ['no keyword here at all', 'x CLIENT_SECRET=1 then private_key and Password', 'monkey then private_key', 'a private_key', 'secret'];
+    for (const text of texts) expect(hits(anchored, text), text).toEqual(hits(plain, text));
+    expect(hits(anchored, 'monkey then private_key')).toEqual(['12:private_key']);
+  });
+  it('refuse anchors that miss a keyword', () => {
+    expect(() => keywordFinder(['token', 'password'], true, ['token'])).toThrow(/"password" holds none of the anchors/);
   });
 });
 

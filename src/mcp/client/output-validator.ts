@@ -9,14 +9,23 @@ import type { JsonObject } from '../../call/types.js';
 
 export function createOutputValidator(): jsonSchemaValidator {
   const validatorFor = createSchemaValidator();
+  // The SDK asks again on every call given a listed definition (callTool's `toolDefinition`): one validator
+  // per schema object, not a walk of the schema per call (nor, where a pattern was taken out, a new copy
+  // that the compiled-schema cache would never find).
+  const validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
   return {
     getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-      // A schema ajv cannot compile leaves the output unchecked, as an input schema that does not compile does.
-      const check = validatorFor(withRunnablePatterns(schema as JsonObject));
-      return (input) => {
-        const result = check ? check(input as JsonObject) : { ok: true as const };
-        return result.ok ? { valid: true, data: input as T, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: result.message };
-      };
+      let validator = validators.get(schema);
+      if (validator === undefined) {
+        // A schema ajv cannot compile leaves the output unchecked, as an input schema that does not compile does.
+        const check = validatorFor(withRunnablePatterns(schema as JsonObject));
+        validator = (input) => {
+          const result = check ? check(input as JsonObject) : { ok: true as const };
+          return result.ok ? { valid: true, data: input, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: result.message };
+        };
+        validators.set(schema, validator);
+      }
+      return validator as JsonSchemaValidator<T>;
     },
   };
 }

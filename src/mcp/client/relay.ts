@@ -51,23 +51,30 @@ const NOT_ONE_CALL = 'a stdio upstream can ask only while exactly one call runs 
  * it is when the child asks between calls.
  */
 export interface InFlightCalls {
-  /** Runs one call on this connection, counted (and its relay known) until it settles. */
-  track<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * One call starts on this connection: counted (and its relay known) until `leave` with the returned id.
+   * A pair of calls, not a wrapper around the call: no promise or closure of its own on every upstream call.
+   */
+  enter(): number;
+  leave(id: number): void;
   /** The relay to answer a request that arrived outside any call's context, or the reason there is none. */
   soleRelay(): Relay | string;
 }
 
+/** A connection whose requests always carry their call's context (HTTP): nothing to count. */
+const UNCOUNTED: InFlightCalls = { enter: () => 0, leave: () => {}, soleRelay: () => NO_RELAY };
+
 function createInFlightCalls(): InFlightCalls {
-  const running = new Map<symbol, Relay | undefined>();
+  const running = new Map<number, Relay | undefined>();
+  let next = 0;
   return {
-    async track(work) {
-      const id = Symbol('call');
-      running.set(id, current.getStore());
-      try {
-        return await work();
-      } finally {
-        running.delete(id);
-      }
+    enter() {
+      next += 1;
+      running.set(next, current.getStore());
+      return next;
+    },
+    leave(id) {
+      running.delete(id);
     },
     soleRelay() {
       if (running.size === 0) return NO_RELAY;
@@ -103,9 +110,10 @@ export const RELAY_CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
  * the connection's in-flight calls, which tie a stdio child's requests to a call.
  */
 export function handleUpstreamRequests(client: Client, service: string, kind: OpenedTransport['kind']): InFlightCalls {
-  const calls = createInFlightCalls();
-  const untied = kind === 'stdio' ? calls : undefined;
+  // Only a stdio child's requests arrive outside their call's context; on the other transports they never
+  // consult the count, so their calls are not counted.
+  const untied = kind === 'stdio' ? createInFlightCalls() : undefined;
   client.setRequestHandler('elicitation/create', async (request, ctx) => (await relayed('elicitation', 'elicitation/create', request.params, service, ctx.mcpReq.signal, untied)) as ElicitResult);
   client.setRequestHandler('sampling/createMessage', async (request, ctx) => (await relayed('sampling', 'sampling/createMessage', request.params, service, ctx.mcpReq.signal, untied)) as CreateMessageResult);
-  return calls;
+  return untied ?? UNCOUNTED;
 }

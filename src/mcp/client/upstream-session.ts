@@ -217,11 +217,8 @@ function mapCallError(error: unknown, label: string, signal: AbortSignal | undef
   return new ToolError('UPSTREAM_ERROR', `${label}: upstream unreachable (${describeError(error)})`, { cause: error });
 }
 
-/** The listed definition for the SDK's output check, when the tool was listed on this connection. */
-function definition(session: UpstreamSession, name: string): { toolDefinition?: McpTool } {
-  const tool = session.listed.get(name);
-  return tool ? { toolDefinition: tool } : {};
-}
+/** What the SDK's callTool() takes besides the params. */
+type SdkCallOptions = NonNullable<Parameters<Client['callTool']>[1]>;
 
 export function callUpstreamTool(target: CallTarget, name: string, args: JsonObject, options: CallOptions = {}): Promise<CallToolResult> {
   if (!isTracing()) return callOnce(target, name, args, options, undefined);
@@ -243,12 +240,20 @@ async function callOnce(target: CallTarget, name: string, args: JsonObject, opti
     : trace === undefined
       ? { name, arguments: args }
       : { name, arguments: args, _meta: { ...trace } };
+  const sdkOptions: SdkCallOptions = { signal, timeout: target.timeoutMs ?? 300_000 };
+  const { onProgress } = options;
+  // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
+  if (onProgress) sdkOptions.onprogress = ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+  // The listed definition for the SDK's output check (and, on a modern HTTP connection, its header mirroring);
+  // without one the SDK would look the tool up in its own response cache, a promise more per call.
+  const tool = session.listed.get(name);
+  if (tool) sdkOptions.toolDefinition = tool;
+  const entry = session.calls.enter();
   try {
-    const { onProgress } = options;
-    // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
-    const progress = onProgress ? { onprogress: ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) }) } : {};
-    return await session.calls.track(() => session.client.callTool(params, { signal, timeout: target.timeoutMs ?? 300_000, ...progress, ...definition(session, name) }));
+    return await session.client.callTool(params, sdkOptions);
   } catch (error) {
     throw mapCallError(error, `${target.service}/${name}`, signal, target.onLost);
+  } finally {
+    session.calls.leave(entry);
   }
 }

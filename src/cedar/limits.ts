@@ -20,3 +20,7 @@ export const MAX_ARGUMENT_STRING_CHARS = 8_192;
 export const MAX_ARGUMENT_SET_ELEMENTS = 256;
 /** Listing decisions remembered per tenant and snapshot before the cache starts again. */
 export const MAX_LISTING_DECISIONS = 50_000;
+/** Call, read and get decisions remembered per tenant and compile before the cache starts again. */
+export const MAX_CALL_DECISIONS = 10_000;
+/** A decision whose key (principal, resource and the context policies read) is longer is not remembered. */
+export const MAX_DECISION_KEY_CHARS = 2_048;

@@ -2,6 +2,7 @@
 // and returns it split into policies under their ids, with the listing form of each (listing-set.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { listingPolicy } from './listing-set.js';
+import { addReads, type PolicyReads } from './reads.js';
 import { loadCedar, type CedarWasm } from './wasm.js';
 import type { ValidationReply, ValidationRequest } from './validate.js';
 
@@ -51,6 +52,7 @@ function reply(): ValidationReply {
   const policies: Record<string, string> = {};
   const listing: Record<string, CedarWasm.Policy> = {};
   const forbids: string[] = [];
+  const reads: PolicyReads = { attributes: [], context: [] };
   // A policy is known by its `@id` annotation when it has one (unique), by Cedar's id otherwise.
   const cedarIds = cedarIdsOf(parts.policies.length);
   parts.policies.forEach((text, index) => {
@@ -58,16 +60,18 @@ function reply(): ValidationReply {
     const id = header.id !== undefined && !Object.hasOwn(policies, header.id) ? header.id : cedarIds[index]!;
     policies[id] = text;
     if (header.forbid) forbids.push(id);
+    const json = cedar.policyToJson(text);
+    if (json.type === 'success') addReads(reads, json.json);
+    else reads.attributes = reads.context = 'all';
     // Only a policy that mentions the context can read what a listing does not know: the others list as written.
     if (!/\bcontext\b/.test(text)) {
       listing[id] = text;
       return;
     }
-    const json = cedar.policyToJson(text);
     const listed = json.type === 'success' ? listingPolicy(json.json) : undefined;
     if (listed) listing[id] = listed;
   });
-  return { ok: true, policies, listing, forbids };
+  return { ok: true, policies, listing, forbids, reads };
 }
 
 parentPort!.postMessage(reply());

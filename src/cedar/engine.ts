@@ -2,7 +2,6 @@
 // (docs/governance.md#cedar-policies): a call's with its arguments, a listing's per principal shape and tool
 // (cached), a resource read's and a prompt get's.
 import type { CedarConfig } from '../config/types.js';
-import { canonicalJson } from '../shared/canonical-json.js';
 import type { JsonObject, Tool, ToolMode } from '../call/types.js';
 import type { Principal } from '../call/principal.js';
 import { MAX_CALL_DECISIONS, MAX_DECISION_KEY_CHARS, MAX_LISTING_DECISIONS } from './limits.js';
@@ -144,7 +143,9 @@ export class CedarEngine {
     if (subject === undefined) {
       const entity = userEntity(principal, this.parts.config.claims ?? {});
       // Roles sorted: principals whose roles differ only in order share a shape (and a pool, src/snapshot/pool-cache.ts).
-      const key = canonicalJson([entity.uid, { ...entity.attrs, roles: [...principal.roles].sort() }]);
+      // JSON.stringify, not canonical JSON: the entity is built in one key order (request.ts), and these keys are
+      // only compared within this process.
+      const key = JSON.stringify([entity.uid, { ...entity.attrs, roles: [...principal.roles].sort() }]);
       subject = { key, entity: { ...entity, attrs: projectAttributes(entity.attrs, this.attributes) } };
       this.principals.set(principal, subject);
     }
@@ -161,7 +162,7 @@ export class CedarEngine {
   }
 
   private subject(entity: CedarWasm.EntityJson): Subject {
-    return { key: canonicalJson(entity), entity: { ...entity, attrs: projectAttributes(entity.attrs, this.attributes) } };
+    return { key: JSON.stringify(entity), entity: { ...entity, attrs: projectAttributes(entity.attrs, this.attributes) } };
   }
 
   /** One decision; `remember` false for listing's, which listable() caches by its own key. */
@@ -170,7 +171,8 @@ export class CedarEngine {
     const projected = projectContext(context, this.mask);
     let key: string | undefined;
     if (remember) {
-      key = `${action}\u0000${user.key}\u0000${resource.key}\u0000${canonicalJson(projected)}`;
+      // Another key order of the same context (a whole argument record in the caller's order) is a miss, never a wrong answer.
+      key = `${action}\u0000${user.key}\u0000${resource.key}\u0000${JSON.stringify(projected)}`;
       if (key.length > MAX_DECISION_KEY_CHARS) key = undefined;
       const known = key === undefined ? undefined : this.decided.get(key);
       if (known) {
@@ -194,11 +196,14 @@ export class CedarEngine {
       const { decision: outcome, diagnostics } = answer.response;
       // A forbid that errored (it read an argument the call did not carry, a value of the wrong type) might
       // have applied: the call is refused, fail closed. An errored permit permits nothing by itself.
-      const erroredForbids = diagnostics.errors.map((error) => error.policyId).filter((id) => this.parts.forbids.has(id));
-      decision =
-        erroredForbids.length > 0
-          ? { allowed: false, policies: erroredForbids, error: diagnostics.errors.find((error) => this.parts.forbids.has(error.policyId))!.error.message }
-          : { allowed: outcome === 'allow', policies: diagnostics.reason };
+      const erroredForbids: string[] = [];
+      let message = '';
+      for (const { policyId, error } of diagnostics.errors) {
+        if (!this.parts.forbids.has(policyId)) continue;
+        if (erroredForbids.length === 0) message = error.message;
+        erroredForbids.push(policyId);
+      }
+      decision = erroredForbids.length > 0 ? { allowed: false, policies: erroredForbids, error: message } : { allowed: outcome === 'allow', policies: diagnostics.reason };
     }
     if (key !== undefined) {
       if (this.decided.size >= MAX_CALL_DECISIONS) this.decided.clear();

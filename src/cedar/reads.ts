@@ -95,14 +95,20 @@ export function contextMask(reads: PolicyReads['context']): ContextMask {
 const isRecord = (value: unknown): value is Record<string, Value> =>
   value !== null && typeof value === 'object' && !Array.isArray(value) && !('__entity' in value) && !('__extn' in value);
 
-/** The part of a context record the mask reads (null-prototype records: a `__proto__` name stays a name). */
+/** Sets an own property, also one named `__proto__` (an assignment would set the prototype instead). */
+function put(out: Record<string, Value>, name: string, value: Value): void {
+  if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  else out[name] = value;
+}
+
+/** The part of a context record the mask reads. */
 export function projectContext(value: Record<string, Value>, mask: ContextMask): Record<string, Value> {
   if (mask === true) return value;
-  const out: Record<string, Value> = Object.create(null) as Record<string, Value>;
+  const out: Record<string, Value> = {};
   for (const [name, inner] of mask) {
     if (!Object.hasOwn(value, name)) continue;
     const child = value[name]!;
-    out[name] = inner !== true && isRecord(child) ? projectContext(child, inner) : child;
+    put(out, name, inner !== true && isRecord(child) ? projectContext(child, inner) : child);
   }
   return out;
 }
@@ -110,7 +116,7 @@ export function projectContext(value: Record<string, Value>, mask: ContextMask):
 /** An entity's attributes that some policy reads; the rest never reach Cedar. */
 export function projectAttributes(attrs: Record<string, Value>, names: ReadonlySet<string> | 'all'): Record<string, Value> {
   if (names === 'all') return attrs;
-  const out: Record<string, Value> = Object.create(null) as Record<string, Value>;
-  for (const name of Object.keys(attrs)) if (names.has(name)) out[name] = attrs[name]!;
+  const out: Record<string, Value> = {};
+  for (const name of Object.keys(attrs)) if (names.has(name)) put(out, name, attrs[name]!);
   return out;
 }

@@ -57,7 +57,7 @@ export async function bench(): Promise<string> {
   );
   const app = await buildServer(config, { logger: false, defaultMetrics: false });
   try {
-    const call = (key: string) => app.inject({ method: 'POST', url: '/v1/execute', headers: { authorization: `Bearer ${key}` }, payload: { name: 'tool_001', arguments: { q: 'x', n: 5 } } });
+    const call = (key: string, n: number) => app.inject({ method: 'POST', url: '/v1/execute', headers: { authorization: `Bearer ${key}` }, payload: { name: 'tool_001', arguments: { q: 'x', n } } });
     const list = (key: string) => app.inject({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${key}` } });
     // Listing, cold then warm, on the Cedar tenant: its first listing compiles it and evaluates every tool.
     await list(keys.plain);
@@ -75,34 +75,61 @@ export async function bench(): Promise<string> {
     const evaluationsAfter = engine?.listingEvaluations ?? 0;
     const listed = cold.json<{ tools: unknown[] }>().tools.length;
 
-    for (let i = 0; i < 200; i += 1) await Promise.all([call(keys.plain), call(keys.cedar)]);
-    const ratios: number[] = [];
-    const rates = { plain: [] as number[], cedar: [] as number[] };
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const order = round % 2 === 0 ? (['plain', 'cedar'] as const) : (['cedar', 'plain'] as const);
-      const rate: Record<string, number> = {};
-      for (const tenant of order) {
-        const began = performance.now();
-        for (let i = 0; i < CALLS; i += 1) await call(keys[tenant]);
-        rate[tenant] = CALLS / ((performance.now() - began) / 1000);
+    for (let i = 0; i < 200; i += 1) await Promise.all([call(keys.plain, i), call(keys.cedar, i)]);
+    // `same`: every call carries the same arguments (Cedar's decision cache answers after the first);
+    // `vary`: `n`, which the policies read, differs at every call, so every call is a Cedar decision.
+    const variants = ['same', 'vary'] as const;
+    type Series = Record<'plain' | 'cedar', { rate: number[]; cpu: number[] }> & { ratios: number[] };
+    const fresh = (): Series => ({ plain: { rate: [], cpu: [] }, cedar: { rate: [], cpu: [] }, ratios: [] });
+    const series: Record<(typeof variants)[number], Series> = { same: fresh(), vary: fresh() };
+    // Below every limit of the set (the calls stay allowed), and never the same twice.
+    let n = 0;
+    /** Calls/s and CPU µs per call of one tenant's CALLS sequential calls. */
+    async function phase(key: string, vary: boolean): Promise<[number, number]> {
+      const cpu = process.cpuUsage();
+      const began = performance.now();
+      for (let i = 0; i < CALLS; i += 1) {
+        n -= 1;
+        await call(key, vary ? n : 5);
       }
-      rates.plain.push(rate.plain!);
-      rates.cedar.push(rate.cedar!);
-      ratios.push(rate.cedar! / rate.plain!);
+      const rate = CALLS / ((performance.now() - began) / 1000);
+      const used = process.cpuUsage(cpu);
+      return [rate, (used.user + used.system) / CALLS];
+    }
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const plainFirst = round % 2 === 0;
+      for (const variant of variants) {
+        const row = series[variant];
+        const vary = variant === 'vary';
+        const first = await phase(plainFirst ? keys.plain : keys.cedar, vary);
+        const second = await phase(plainFirst ? keys.cedar : keys.plain, vary);
+        const [plain, cedar] = plainFirst ? [first, second] : [second, first];
+        row.plain.rate.push(plain[0]);
+        row.plain.cpu.push(plain[1]);
+        row.cedar.rate.push(cedar[0]);
+        row.cedar.cpu.push(cedar[1]);
+        row.ratios.push(cedar[0] / plain[0]);
+      }
     }
     const us = (values: number[]) => (1e6 / median(values)).toFixed(1);
+    const rows = variants.flatMap((variant) => {
+      const { plain, cedar, ratios } = series[variant];
+      return [
+        `| ${variant}: calls/s off, on (median of rounds) | ${median(plain.rate).toFixed(0)}, ${median(cedar.rate).toFixed(0)} |`,
+        `| ${variant}: µs per call off → on (median) | ${us(plain.rate)} → ${us(cedar.rate)} |`,
+        `| ${variant}: CPU µs per call off → on (process.cpuUsage, median) | ${median(plain.cpu).toFixed(1)} → ${median(cedar.cpu).toFixed(1)} |`,
+        `| ${variant}: on / off, median of per-round ratios | ${median(ratios).toFixed(3)} |`,
+        `| ${variant}: per-round ratios | ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} |`,
+      ];
+    });
     return [
       '## cedar',
       '',
-      `One app, two tenants with the same ${LIST_TOOLS} function tools; \`cedar\` has a ${POLICIES.split('\n').length}-policy set, \`plain\` none. ${ROUNDS} rounds of ${CALLS} sequential \`POST /v1/execute\` (app.inject) per tenant, alternating which goes first.`,
+      `One app, two tenants with the same ${LIST_TOOLS} function tools; \`cedar\` has a ${POLICIES.split('\n').length}-policy set, \`plain\` none. ${ROUNDS} rounds of ${CALLS} sequential \`POST /v1/execute\` (app.inject) per tenant and variant, alternating which tenant goes first.`,
       '',
       '| | value |',
       '|---|---:|',
-      `| calls/s, Cedar off (median of rounds) | ${median(rates.plain).toFixed(0)} |`,
-      `| calls/s, Cedar on (median of rounds) | ${median(rates.cedar).toFixed(0)} |`,
-      `| µs per call off → on (median) | ${us(rates.plain)} → ${us(rates.cedar)} |`,
-      `| on / off, median of per-round ratios | ${median(ratios).toFixed(3)} |`,
-      `| per-round ratios | ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} |`,
+      ...rows,
       `| listing ${LIST_TOOLS} tools, Cedar on, first (compile + ${evaluations} listing decisions) | ${coldMs.toFixed(1)} ms (${listed} listed) |`,
       `| listing again (cache): new listing decisions | ${warmMs.toFixed(1)} ms (${evaluationsAfter - evaluations}) |`,
       `| listing ${LIST_TOOLS} tools, Cedar off (warm) | ${plainListMs.toFixed(1)} ms |`,

@@ -89,6 +89,7 @@ export async function loadCedarEngine(options: CedarLoadOptions): Promise<CedarE
     setId,
     listingSetId,
     forbids: new Set(verdict.forbids),
+    reads: verdict.reads,
     policyCount: Object.keys(verdict.policies).length,
     onDecision: options.onDecision,
   });

@@ -2,8 +2,10 @@
 // and returns it split into policies under their ids, with the listing form of each (listing-set.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { listingPolicy } from './listing-set.js';
+import { likeBudget } from './like-bound.js';
+import { addReads, type PolicyReads } from './reads.js';
 import { loadCedar, type CedarWasm } from './wasm.js';
-import type { ValidationReply, ValidationRequest } from './validate.js';
+import type { ValidationProblem, ValidationReply, ValidationRequest } from './validate.js';
 
 const request = workerData as ValidationRequest;
 const cedar = await loadCedar();
@@ -51,23 +53,32 @@ function reply(): ValidationReply {
   const policies: Record<string, string> = {};
   const listing: Record<string, CedarWasm.Policy> = {};
   const forbids: string[] = [];
+  const reads: PolicyReads = { attributes: [], context: [] };
   // A policy is known by its `@id` annotation when it has one (unique), by Cedar's id otherwise.
   const cedarIds = cedarIdsOf(parts.policies.length);
+  const overLike = likeBudget();
+  let problem: ValidationProblem | undefined;
   parts.policies.forEach((text, index) => {
     const header = headerOf(text);
     const id = header.id !== undefined && !Object.hasOwn(policies, header.id) ? header.id : cedarIds[index]!;
     policies[id] = text;
     if (header.forbid) forbids.push(id);
+    const json = cedar.policyToJson(text);
+    // Every bound below reads the JSON form: a policy without one is refused rather than let through unmeasured.
+    const unread = json.type === 'failure' ? `the policy could not be read: ${json.errors[0]?.message ?? 'no JSON form'}` : undefined;
+    if (json.type === 'success') addReads(reads, json.json);
+    const like = unread ?? (json.type === 'success' ? overLike(json.json) : undefined);
+    if (like !== undefined && problem === undefined) problem = { policy: id, message: like };
     // Only a policy that mentions the context can read what a listing does not know: the others list as written.
     if (!/\bcontext\b/.test(text)) {
       listing[id] = text;
       return;
     }
-    const json = cedar.policyToJson(text);
     const listed = json.type === 'success' ? listingPolicy(json.json) : undefined;
     if (listed) listing[id] = listed;
   });
-  return { ok: true, policies, listing, forbids };
+  if (problem) return { ok: false, problems: [problem] };
+  return { ok: true, policies, listing, forbids, reads };
 }
 
 parentPort!.postMessage(reply());

@@ -3,6 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../shared/worker-entry.js';
 import { VALIDATE_DEADLINE_MS } from './limits.js';
+import type { PolicyReads } from './reads.js';
 import type { CedarWasm } from './wasm.js';
 
 export interface ValidationRequest {
@@ -28,6 +29,8 @@ export type ValidationReply =
       listing: Record<string, CedarWasm.Policy>;
       /** Ids of the `forbid` policies. */
       forbids: string[];
+      /** What the policies read of a request: decisions hand Cedar only that (reads.ts). */
+      reads: PolicyReads;
     }
   | { ok: false; problems: ValidationProblem[] };
 

@@ -22,6 +22,8 @@ const HOSTILE = {
   tenThousand: Array.from({ length: 10_000 }, (_, i) => `permit(principal, action, resource) when { ${i} == ${i} };`).join('\n'),
   brackets: `permit(principal, action, resource) when { ${'('.repeat(50_000)}true${')'.repeat(50_000)} };`,
   ifChain: `permit(principal, action, resource) when { ${'if true then '.repeat(9_000)}true${' else false'.repeat(9_000)} };`,
+  // Within the text and count caps, 2 s of CPU per call before `like` patterns were bounded (src/cedar/like-bound.ts).
+  like: Array.from({ length: 200 }, () => `permit(principal, action == Action::"call", resource) when { context.arguments.memo like "*${'a'.repeat(1_150)}b" };`).join('\n'),
 };
 
 let app: FastifyInstance;
@@ -53,7 +55,8 @@ describe('hostile Cedar policies', () => {
           }
           await app.gateway.reload(config(HEAVY));
           for (let i = 0; i < 20; i += 1) {
-            const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(evil), payload: { name: 'wire', arguments: { amount: 10, memo: 'x'.repeat(500_000) } } });
+            // Another amount each time: each call is a decision of its own, not one answered from the cache.
+            const res = await app.inject({ method: 'POST', url: '/v1/execute', headers: bearer(evil), payload: { name: 'wire', arguments: { amount: 10 + i, memo: 'x'.repeat(500_000) } } });
             expect(res.json()).toMatchObject({ ok: true });
             await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(evil) });
           }
@@ -65,5 +68,6 @@ describe('hostile Cedar policies', () => {
     expect(refusals.filter((message) => message === 'loaded')).toEqual([]);
     expect(refusals.some((message) => /\/tenants\/evil\/cedar/.test(message) && /262144|more than 200 policies/.test(message)), refusals.join('\n')).toBe(true);
     expect(refusals.some((message) => /\/tenants\/evil\/cedar: at policies:1:\d+: expressions are nested deeper than 32 brackets/.test(message))).toBe(true);
+    expect(refusals.some((message) => /\/tenants\/evil\/cedar: policy policy\d+: `like` patterns longer than 512 characters/.test(message)), refusals.join('\n')).toBe(true);
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCedarEngine } from '../../../src/cedar/load.js';
+import { loadCedarEngine, type CedarLoadOptions } from '../../../src/cedar/load.js';
 import type { CedarConfig } from '../../../src/config/types.js';
 import { principal, tool } from '../../helpers/registry.js';
 
@@ -9,8 +9,8 @@ const report = tool('export_report', 'function', { readOnly: true, inputSchema: 
 const tools = [wire, repoWrite, report];
 const facts = { mode: 'default' as const, depth: 0, now: Date.UTC(2026, 11, 7, 10, 0) }; // a Monday, 10:00 UTC
 
-const engine = (policies: string, extra: Partial<CedarConfig> = {}) =>
-  loadCedarEngine({ tenant: 'acme', config: { claims: { team: 'String', region: 'String' }, default: 'deny', policies, ...extra } as CedarConfig, tools, baseDir: process.cwd() });
+const engine = (policies: string, extra: Partial<CedarConfig> = {}, onDecision?: CedarLoadOptions['onDecision']) =>
+  loadCedarEngine({ tenant: 'acme', config: { claims: { team: 'String', region: 'String' }, default: 'deny', policies, ...extra } as CedarConfig, tools, baseDir: process.cwd(), onDecision });
 
 const clerk = principal({ tenant: 'acme', user: 'carol', roles: ['clerk'] });
 const treasurer = principal({ tenant: 'acme', user: 'tom', roles: ['clerk', 'treasurer'] });
@@ -89,6 +89,36 @@ describe('Cedar decisions', () => {
     expect(cedar.decideResource(clerk, 'mcp://hr/salaries', facts).allowed).toBe(false);
     expect(cedar.decidePrompt(clerk, 'docs__summary', facts).allowed).toBe(true);
     expect(cedar.decidePrompt(principal({ tenant: 'acme', user: 'z' }), 'docs__summary', facts).allowed).toBe(false);
+  });
+
+  it('answers a call again from its cache when nothing a policy reads differs, and counts it', async () => {
+    const outcomes: string[] = [];
+    const cedar = await engine(
+      `@id("everyone") permit(principal, action, resource);
+      @id("wire-limit") forbid(principal, action == Action::"call", resource == Tool::"wire") when { context.arguments.amount > 1000 };`,
+      {},
+      (_tenant, action, outcome) => outcomes.push(`${action}:${outcome}`),
+    );
+    expect(cedar.decideCall(clerk, wire, { amount: 500, memo: 'a' }, facts).allowed).toBe(true);
+    // The memo, the time and the depth are read by no policy: the same decision, not evaluated again.
+    expect(cedar.decideCall(clerk, wire, { amount: 500, memo: 'b' }, { ...facts, now: facts.now + 3_600_000, depth: 2 }).allowed).toBe(true);
+    expect(cedar.evaluations).toBe(1);
+    expect(cedar.decideCall(clerk, wire, { amount: 5000, memo: 'a' }, facts)).toMatchObject({ allowed: false, policies: ['wire-limit'] });
+    expect(cedar.decideCall(treasurer, wire, { amount: 500 }, facts).allowed).toBe(true);
+    expect(cedar.evaluations).toBe(3);
+    expect(outcomes).toEqual(['call:allow', 'call:allow', 'call:deny', 'call:allow']);
+  });
+
+  it('tells a missing argument from a present one in its cache (fail closed either way)', async () => {
+    const cedar = await engine(`
+      permit(principal, action, resource);
+      @id("memo") forbid(principal, action == Action::"call", resource == Tool::"wire") when { context.arguments.memo like "*urgent*" };`);
+    for (let round = 0; round < 2; round += 1) {
+      expect(cedar.decideCall(clerk, wire, { amount: 1, memo: 'hello' }, facts).allowed).toBe(true);
+      expect(cedar.decideCall(clerk, wire, { amount: 1 }, facts)).toMatchObject({ allowed: false, policies: ['memo'] });
+      expect(cedar.decideCall(clerk, wire, { amount: 1, memo: 'so urgent' }, facts).allowed).toBe(false);
+    }
+    expect(cedar.evaluations).toBe(3);
   });
 
   it('caches listing decisions per principal shape and tool', async () => {

@@ -34,6 +34,13 @@ describe('hostile policy sets are bounded at load', () => {
     expect(performance.now() - started).toBeLessThan(15_000);
   });
 
+  it('bounds the like patterns of a set together, naming the policy that passes the cap', async () => {
+    // One such pattern against an 8,192-character argument costs ~10 ms at every call; 200 of them, 2 s.
+    const like = (id: string, chars: number) => `@id("${id}") permit(principal, action == Action::"call", resource) when { resource.name like "*${'a'.repeat(chars - 2)}b" };`;
+    await expect(load([like('short', 200), like('long', 400)].join('\n'))).rejects.toThrow(/^policy long: `like` patterns longer than 512 characters in all/);
+    await expect(load([like('short', 200), like('fits', 312)].join('\n'))).resolves.toBeDefined();
+  });
+
   it('stops a validation past its deadline', async () => {
     // Enough text that parsing alone outlasts 1 ms on any machine (a one-line set validated within 1 ms on an idle one).
     const condition = Array.from({ length: 40 }, (_, index) => `${index} + ${index} == ${2 * index}`).join(' && ');

@@ -220,8 +220,10 @@ describe('hostile scripts', () => {
       expect(worst).toBeLessThan(1000);
       for (const answer of answers) {
         expect(answer.isError, answer.text).toBe(true);
-        // From its second forced stop its tenant's scripts are refused for a cooldown (docs/code-mode.md).
-        expect(answer.text).toMatch(/memory limit|CPU time limit|scripts are paused/);
+        // From its second forced stop its tenant's scripts are refused for a cooldown (docs/code-mode.md). A bomb
+        // sharing a worker another bomb forced to stop is run again once, and if that worker is stopped too it is
+        // told so (docs/code-mode.md, "a terminated worker's other scripts"): what a loaded machine may show.
+        expect(answer.text).toMatch(/memory limit|CPU time limit|scripts are paused|worker running the script was stopped/);
       }
     }
   });

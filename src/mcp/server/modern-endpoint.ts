@@ -6,7 +6,7 @@ import { classifyInboundRequest, createMcpHandler, InMemoryServerEventBus, type 
 import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
-import { modernServerFor, type ModernRequest } from './modern-server.js';
+import { modernServerFor, needsRequestSignal, type ModernRequest } from './modern-server.js';
 import { createModernQuestions } from './modern-questions.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
 import { asksDiscover, withLegacyVersions } from './discover-versions.js';
@@ -52,7 +52,7 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
   return {
     claims: async (request) => !isLegacy(request),
     async serve(request, reply, toolset) {
-      const web = toWebRequest(request, reply);
+      const web = toWebRequest(request, reply, needsRequestSignal(request.body));
       if (!listensForChanges(request.body)) return exchange(handler, request, reply, toolset, web);
       // A subscription stream has a handler of its own, whose bus carries only this caller's changes.
       const bus = new InMemoryServerEventBus();

@@ -47,10 +47,50 @@ function declaresTasks(ctx: ServerContext): boolean {
   return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
 }
 
-/** One request's SDK v2 server: tools, resources, prompts and the Tasks extension's tasks/get and tasks/cancel. */
+/** The handler groups of a modern server, by the methods they answer. */
+type HandlerGroup = 'tools/list' | 'tools/call' | 'tasks' | 'catalog';
+const GROUP_OF: Readonly<Record<string, HandlerGroup>> = {
+  'tools/list': 'tools/list',
+  'tools/call': 'tools/call',
+  'tasks/get': 'tasks',
+  'tasks/cancel': 'tasks',
+  'resources/list': 'catalog',
+  'resources/templates/list': 'catalog',
+  'resources/read': 'catalog',
+  'prompts/list': 'catalog',
+  'prompts/get': 'catalog',
+};
+const ALL_GROUPS: ReadonlySet<HandlerGroup> = new Set(Object.values(GROUP_OF));
+const ONE_GROUP = new Map([...ALL_GROUPS].map((group): [HandlerGroup, ReadonlySet<HandlerGroup>] => [group, new Set([group])]));
+
+/**
+ * The handler groups a request's body asks for. A server lives for one request, so it needs only those: the
+ * capabilities it declares stay whole, and a body naming anything else (or that is not a plain message) gets
+ * every handler, as a server built for any request would have.
+ */
+function groupsFor(body: unknown): ReadonlySet<HandlerGroup> {
+  const method = typeof body === 'object' && body !== null && !Array.isArray(body) && 'method' in body ? body.method : undefined;
+  const group = typeof method === 'string' && Object.hasOwn(GROUP_OF, method) ? GROUP_OF[method] : undefined;
+  return (group !== undefined && ONE_GROUP.get(group)) || ALL_GROUPS;
+}
+
+/**
+ * Whether the request's handlers need the web Request's signal to learn that the client left: tools/list and
+ * tools/call do not (a call follows the reply's close itself, `requestCancellation`); the rest read it.
+ */
+export function needsRequestSignal(body: unknown): boolean {
+  const groups = groupsFor(body);
+  return !(groups.size === 1 && (groups.has('tools/call') || groups.has('tools/list')));
+}
+
+/**
+ * One request's SDK v2 server: tools, resources, prompts and the Tasks extension's tasks/get and tasks/cancel,
+ * with the handlers of what the request asks (groupsFor).
+ */
 export function modernServerFor({ deps, catalog, questions, request, reply, toolset }: ModernRequest): Server {
   const { principal } = request;
   const server = new Server({ name: toolset === undefined ? 'toolgate' : `toolgate/${toolset}`, version: '0.1.0' }, { capabilities: MODERN_CAPABILITIES });
+  const groups = groupsFor(request.body);
   const tenantKnown = <T>(work: Promise<T>): Promise<T> => answerOnWire('tool', () => work);
   const tasks: TaskCallContext = {
     tasks: deps.tasks,
@@ -63,12 +103,30 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
     slots: deps.tenantSlots,
   };
 
-  server.setRequestHandler('tools/list', async () => {
-    const pool = await tenantKnown(deps.gateway.poolFor(principal, requestMode(request), toolset));
-    // The 2026-07-28 Tool has no `execution`: whether a call becomes a task is the server's choice per call.
-    return { tools: pool.tools.map((tool): McpTool => mcpEntry(pool, tool) as McpTool) };
-  });
+  if (groups.has('tools/list')) {
+    server.setRequestHandler('tools/list', async () => {
+      const pool = await tenantKnown(deps.gateway.poolFor(principal, requestMode(request), toolset));
+      // The 2026-07-28 Tool has no `execution`: whether a call becomes a task is the server's choice per call.
+      return { tools: pool.tools.map((tool): McpTool => mcpEntry(pool, tool) as McpTool) };
+    });
+  }
 
+  if (groups.has('tools/call')) serveCalls(server, { deps, questions, request, reply, toolset }, tasks, tenantKnown);
+  if (groups.has('tasks')) serveTasks(server, tasks, request.id);
+  if (groups.has('catalog')) {
+    registerResourcesAndPrompts(server, { reachable: () => deps.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
+  }
+  return server;
+}
+
+/** tools/call: an approval-gated call as a task where the client declared the extension, any other through the one path. */
+function serveCalls(
+  server: Server,
+  { deps, questions, request, reply, toolset }: Omit<ModernRequest, 'catalog'>,
+  tasks: TaskCallContext,
+  tenantKnown: <T>(work: Promise<T>) => Promise<T>,
+): void {
+  const { principal } = request;
   const clientGone = requestCancellation(reply, deps.drain);
   server.setRequestHandler('tools/call', async (call, ctx) => {
     const input = { name: call.params.name, arguments: call.params.arguments ?? {} };
@@ -122,6 +180,10 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
     return answerModernCall(questions, modernCall, ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses);
   });
 
+}
+
+/** The Tasks extension's tasks/get and tasks/cancel, for the caller's own tasks. */
+function serveTasks(server: Server, tasks: TaskCallContext, requestId: string): void {
   server.setRequestHandler('tasks/get', { params: taskIdParams }, async ({ taskId }) => {
     const task = await tasks.tasks.get(tasks.owner, taskId).catch((error: unknown) => {
       throw taskWireError(error);
@@ -129,14 +191,11 @@ export function modernServerFor({ deps, catalog, questions, request, reply, tool
     return modernTaskDetail(task);
   });
   server.setRequestHandler('tasks/cancel', { params: taskIdParams }, async ({ taskId }) => {
-    await tasks.tasks.cancel(tasks.owner, taskId, request.id).catch((error: unknown) => {
+    await tasks.tasks.cancel(tasks.owner, taskId, requestId).catch((error: unknown) => {
       throw taskWireError(error);
     });
     return {};
   });
-
-  registerResourcesAndPrompts(server, { reachable: () => deps.gateway.mcpServicesFor(principal), log: request.log, trace: request.traceContext, caller: { principal, requestId: request.id, via: 'mcp', governance: catalog } });
-  return server;
 }
 
 /**

@@ -5,14 +5,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * The web Request of one POST whose body Fastify has already parsed: the headers as sent, no body (the
- * parsed value is handed to the SDK beside it), and a signal that aborts when the client goes away.
+ * parsed value is handed to the SDK beside it), and a signal that aborts when the client goes away — unless
+ * `signal` is false, for a request whose handlers follow the client's leaving on their own.
  */
-export function toWebRequest(request: FastifyRequest, reply: FastifyReply): Request {
+export function toWebRequest(request: FastifyRequest, reply: FastifyReply, signal = true): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
+  const url = `${request.protocol}://${request.host}${request.url}`;
+  if (!signal) return new Request(url, { method: request.method, headers });
   const gone = new AbortController();
   const response = reply.raw;
   const onClose = (): void => {
@@ -20,7 +23,7 @@ export function toWebRequest(request: FastifyRequest, reply: FastifyReply): Requ
   };
   if (response.closed) onClose();
   else response.on('close', onClose);
-  return new Request(`${request.protocol}://${request.host}${request.url}`, { method: request.method, headers, signal: gone.signal });
+  return new Request(url, { method: request.method, headers, signal: gone.signal });
 }
 
 /** Writes a web Response on the raw reply (hijacked by the caller), streaming its body as it comes. */

@@ -6,6 +6,7 @@ import type { McpEndpointDeps } from './deps.js';
 import { Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type JSONRPCRequest, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
+import { Cancellation } from '../../shared/cancellation.js';
 import { checkedMessages, invalidParams, type JsonRpcErrorResponse } from './request-params.js';
 import { catalogEvent } from '../../audit/events.js';
 import { auditRefusal } from '../../audit/call-audit.js';
@@ -94,12 +95,15 @@ function serverFor(
     }
     if (deps.gateway.config.mcpServer.tasks.approvalCalls === 'required') await refuseUntaskedApproval(deps, request, toolset, call.params);
     // Cancelled by the MCP client (notifications/cancelled, which may arrive on any replica), by the HTTP
-    // connection going away or by a shutdown. AbortSignal.any adds no listener to its sources, so a
-    // JSON-RPC batch of calls piles none up.
+    // connection going away or by a shutdown. Followed through plain callbacks, let go when the call ends (so a
+    // JSON-RPC batch of calls piles none up): AbortSignal.any would cost a signal per call, and the SDK aborts
+    // the exchange's own signal after every answer.
     const tracked = session?.hub.trackCall(session.id, ctx.mcpReq.id);
+    const ended = new Cancellation();
+    const end = (reason: unknown): void => ended.abort(reason);
+    const unfollow = [clientGone.follow(end), Cancellation.of(ctx.mcpReq.signal).follow(end), ...(tracked ? [Cancellation.of(tracked.signal).follow(end)] : [])];
     try {
-      const callSignal = AbortSignal.any([clientGone.signal, ctx.mcpReq.signal, ...(tracked ? [tracked.signal] : [])]);
-      const options = callOptionsFor(request, defaultCallId(undefined, 0), callSignal);
+      const options = callOptionsFor(request, defaultCallId(undefined, 0), ended);
       // An upstream's progress is relayed under the client's own token, on this request's event stream.
       const token = call.params._meta?.progressToken;
       if (token !== undefined) {
@@ -109,13 +113,14 @@ function serverFor(
       }
       const run = () => tenantKnown(deps.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
       const tenant = deps.gateway.tenant(request.principal.tenant) ?? (await deps.gateway.loadTenant(request.principal.tenant));
-      const relay = tenant && relayFor(deps, request, tenant.config, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, signal: callSignal });
+      const relay = tenant && relayFor(deps, request, tenant.config, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, ended });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
       const elicitation = await elicitations.errorFor(result, request.principal, session && { id: session.id, declaresUrl: session.declared.includes('url-elicitation') });
       if (elicitation) throw elicitation;
       return toCallToolResult(result);
     } finally {
+      for (const stop of unfollow) stop();
       tracked?.done();
     }
   });
@@ -142,7 +147,7 @@ function relayFor(
   request: FastifyRequest,
   tenant: TenantConfig,
   session: { id: string; declared: readonly ClientCapability[]; requests: RelayRequests } | undefined,
-  call: { server: Server; requestId: string | number; callId: string; signal: AbortSignal },
+  call: { server: Server; requestId: string | number; callId: string; ended: Cancellation },
 ): Relay {
   const send = (message: JSONRPCRequest): Promise<void> => call.server.transport?.send(message, { relatedRequestId: call.requestId }) ?? Promise.reject(new Error('the call has no open stream'));
   return relayToClient({
@@ -152,7 +157,10 @@ function relayFor(
     tenant,
     declared: relayKindsOf(session?.declared ?? []),
     ask: (question, signal, timeoutMs) => (session ? session.requests.ask(session.id, send, question, signal, timeoutMs) : Promise.reject(new Error('no MCP session'))),
-    signal: call.signal,
+    // Made only if an upstream asks something during the call.
+    get signal() {
+      return call.ended.signal;
+    },
     audit: deps.audit,
   });
 }

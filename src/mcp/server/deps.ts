@@ -13,7 +13,7 @@ import type { TaskService } from '../../tasks/service.js';
 import type { Logger } from '../../call/types.js';
 
 /** The gateway's queries and its one execution path, as far as MCP uses them. */
-export type McpGateway = Pick<Gateway, 'config' | 'tenant' | 'loadTenant' | 'assertToolset' | 'poolFor' | 'execute' | 'toolCalled' | 'approvalGate' | 'mcpServicesFor' | 'onChange'>;
+export type McpGateway = Pick<Gateway, 'config' | 'loadTenant' | 'assertToolset' | 'poolFor' | 'execute' | 'toolCalled' | 'approvalGate' | 'mcpServicesFor' | 'onChange'>;
 
 export interface McpEndpointDeps {
   gateway: McpGateway;

@@ -112,7 +112,7 @@ function serverFor(
         };
       }
       const run = () => tenantKnown(deps.gateway.execute({ name: call.params.name, arguments: call.params.arguments ?? {} }, options, toolset));
-      const tenant = deps.gateway.tenant(request.principal.tenant) ?? (await deps.gateway.loadTenant(request.principal.tenant));
+      const tenant = await deps.gateway.loadTenant(request.principal.tenant);
       const relay = tenant && relayFor(deps, request, tenant.config, session, { server, requestId: ctx.mcpReq.id, callId: options.defaultCallId, ended });
       const result = relay ? await withRelay(relay, run) : await run();
       // A call needing the user's connection, from a client that declared URL-mode elicitation: the spec's error.
@@ -265,7 +265,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
   const endpoint = async (request: McpRequest): Promise<string | undefined> => {
     // Compiled again if the bounded cache dropped it since authentication: only a tenant configured nowhere is unknown.
-    if (!(deps.gateway.tenant(request.principal.tenant) ?? (await deps.gateway.loadTenant(request.principal.tenant)))) throw new errors.TG_UNKNOWN_TENANT();
+    if (!(await deps.gateway.loadTenant(request.principal.tenant))) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
     if (toolset !== undefined) deps.gateway.assertToolset(request.principal, toolset);
     return toolset;

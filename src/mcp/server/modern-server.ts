@@ -157,7 +157,7 @@ function serveCalls(
       principal,
       requestId: request.id,
       callId,
-      tenant: (deps.gateway.tenant(principal.tenant) ?? (await deps.gateway.loadTenant(principal.tenant)))?.config,
+      tenant: (await deps.gateway.loadTenant(principal.tenant))?.config,
       audit: deps.audit,
       name: input.name,
       arguments: input.arguments,

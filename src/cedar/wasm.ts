@@ -23,7 +23,20 @@ function warm(cedar: Cedar): Cedar {
   return cedar;
 }
 
+/**
+ * The bindings with `statefulIsAuthorized`, the per-call entry, behind a Proxy (issue 48). Node 20's V8 (11.3)
+ * inlines a JS→Wasm call into the optimized code of the function that makes it (the engine's `decide`, through
+ * the bindings' one-line wrapper), and when that code is deoptimized while Cedar runs (Cedar calls back into
+ * JSON.stringify and JSON.parse, and allocates), its deoptimizer cannot hand back the call's externref result:
+ * it aborts the process ("unreachable code" in Deoptimizer::DoComputeBuiltinContinuation, exit 133). TurboFan
+ * never inlines a call through a Proxy, so the wrapper and its Wasm call run in a frame of their own, whose
+ * optimized code has nothing the call can invalidate. About 10 ns per decision; Node 24 does not need it.
+ */
+function opaque(cedar: Cedar): Cedar {
+  return { ...cedar, statefulIsAuthorized: new Proxy(cedar.statefulIsAuthorized, {}) };
+}
+
 /** The bindings, loaded once per thread (each worker has its own module and its own preparsed sets). */
 export function loadCedar(): Promise<Cedar> {
-  return (loading ??= import('@cedar-policy/cedar-wasm/nodejs').then(warm));
+  return (loading ??= import('@cedar-policy/cedar-wasm/nodejs').then(warm).then(opaque));
 }

@@ -42,9 +42,9 @@ function layoutOf(own: string[]): SortedLayout {
 
 function sortedLayout(own: string[]): SortedLayout {
   const sorted = own.slice();
-  // Node 20's V8 aborted the process ("unreachable code" in Deoptimizer::DoComputeBuiltinContinuation, twice in a
-  // row under the Cedar bench) with the layout built by sort() and map(); plain loops do not. Insertion sort by
-  // UTF-16 code units (what sort() with no comparator does) for a layout of cacheable size, sort() past it.
+  // Plain loops where sort() and map() were: Node 20's V8 aborted twice under the Cedar bench with those, a cause
+  // later found in how Cedar's Wasm is called (src/cedar/wasm.ts). Insertion sort by UTF-16 code units (what
+  // sort() with no comparator does) for a layout of cacheable size, sort() past it.
   if (sorted.length > MAX_LAYOUT_KEYS) sorted.sort();
   else for (let index = 1; index < sorted.length; index += 1) {
     const key = sorted[index]!;

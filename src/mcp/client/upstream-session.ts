@@ -11,6 +11,7 @@ import { callHeadersMeta, DEPTH_HEADER } from './upstream-fetch.js';
 import { openTransport, type OpenedTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 import { collectPages } from '../../shared/pages.js';
 import { createOutputValidator } from './output-validator.js';
+import { callResultSchema, callsDirectly } from './direct-call.js';
 import { eraOf, MAX_INPUT_ROUNDS, negotiationFor, type UpstreamEra } from './upstream-era.js';
 
 export interface SessionHandlers {
@@ -69,6 +70,8 @@ export interface UpstreamSession {
    * (The SDK's client keeps such an index only from listings it pages itself; ours are bounded and paged here.)
    */
   readonly listed: Map<string, McpTool>;
+  /** The tools of the last listing whose calls skip `Client.callTool()` (direct-call.ts). */
+  readonly direct: Set<string>;
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ async function connectOver(config: UpstreamTransportConfig, options: OpenSession
     kind: opened.kind,
     calls,
     listed: new Map(),
+    direct: new Set(),
     unprobed: options.era === 'legacy',
     get pid() {
       return opened.pid;
@@ -179,7 +183,11 @@ export async function listAllTools(session: UpstreamSession, options: { timeoutM
     return { items: result.tools, nextCursor: result.nextCursor };
   }, options);
   session.listed.clear();
-  for (const tool of tools) session.listed.set(tool.name, tool);
+  session.direct.clear();
+  for (const tool of tools) {
+    session.listed.set(tool.name, tool);
+    if (callsDirectly(tool)) session.direct.add(tool.name);
+  }
   return tools;
 }
 
@@ -244,12 +252,13 @@ async function callOnce(target: CallTarget, name: string, args: JsonObject, opti
   const { onProgress } = options;
   // The upstream's token is the SDK's own, never the caller's: reports come back here and are relayed under the caller's token.
   if (onProgress) sdkOptions.onprogress = ({ progress: value, total, message }: Progress) => onProgress({ progress: value, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
-  // The listed definition for the SDK's output check (and, on a modern HTTP connection, its header mirroring);
-  // without one the SDK would look the tool up in its own response cache, a promise more per call.
-  const tool = session.listed.get(name);
-  if (tool) sdkOptions.toolDefinition = tool;
   const entry = session.calls.enter();
   try {
+    if (session.direct.has(name)) return await session.client.request({ method: 'tools/call', params }, callResultSchema(session.era), sdkOptions);
+    // The listed definition for the SDK's output check (and, on a modern HTTP connection, its header mirroring);
+    // without one the SDK would look the tool up in its own response cache, a promise more per call.
+    const tool = session.listed.get(name);
+    if (tool) sdkOptions.toolDefinition = tool;
     return await session.client.callTool(params, sdkOptions);
   } catch (error) {
     throw mapCallError(error, `${target.service}/${name}`, signal, target.onLost);

@@ -21,13 +21,11 @@ const INTEGER = /^(?:0|-?[1-9][0-9]{0,14})$/;
 const RESOLVED = /^(?:null|true|false|y|n|yes|no|on|off)$/i;
 const SPACE = 32;
 
-/** Thrown inside the reader when the text leaves the plain part it vouches for. */
-class NotPlain extends Error {}
-const notPlain = (): never => {
-  throw new NotPlain();
-};
+/** What the reader answers, at any depth, for a text it does not vouch for. */
+const NOT_PLAIN: unique symbol = Symbol('not plain YAML');
+type Read<T> = T | typeof NOT_PLAIN;
 
-function linesOf(text: string): Line[] {
+function linesOf(text: string): Read<Line[]> {
   const lines: Line[] = [];
   for (const raw of text.split('\n')) {
     let indent = 0;
@@ -35,46 +33,52 @@ function linesOf(text: string): Line[] {
     const content = raw.slice(indent);
     if (content === '' || content.startsWith('#')) continue;
     // Tabs, carriage returns and trailing spaces are where YAML's rules get subtle.
-    if (content.includes('\t') || content.includes('\r') || content.endsWith(' ')) notPlain();
+    if (content.includes('\t') || content.includes('\r') || content.endsWith(' ')) return NOT_PLAIN;
     lines.push({ indent, content });
   }
   return lines;
 }
 
-function scalar(text: string): unknown {
+function scalar(text: string): Read<unknown> {
   if (text === '{}') return {};
   if (text === '[]') return [];
   if (INTEGER.test(text)) return Number(text);
   if (WORD.test(text) && !RESOLVED.test(text)) return text;
-  return notPlain();
+  return NOT_PLAIN;
 }
 
 /** Reads the block whose lines start at `lines[at]` with that line's indentation; returns it and the next line. */
-function block(lines: readonly Line[], at: number): { value: unknown; next: number } {
+function block(lines: readonly Line[], at: number): Read<{ value: unknown; next: number }> {
   const indent = lines[at]!.indent;
+  let index = at;
   if (lines[at]!.content.startsWith('- ')) {
     const items: unknown[] = [];
-    let index = at;
     for (; index < lines.length && lines[index]!.indent === indent; index += 1) {
       const { content } = lines[index]!;
-      if (!content.startsWith('- ')) notPlain();
-      items.push(scalar(content.slice(2)));
+      const item = content.startsWith('- ') ? scalar(content.slice(2)) : NOT_PLAIN;
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      items.push(item);
     }
     return { value: items, next: index };
   }
   const mapping: Record<string, unknown> = {};
-  let index = at;
   while (index < lines.length && lines[index]!.indent === indent) {
-    const match = KEY.exec(lines[index]!.content) ?? notPlain();
-    const key = match[1]!;
-    if (RESOLVED.test(key) || key === '__proto__' || Object.hasOwn(mapping, key)) notPlain();
+    const match = KEY.exec(lines[index]!.content);
+    const key = match?.[1];
+    if (!match || key === undefined || RESOLVED.test(key) || key === '__proto__' || Object.hasOwn(mapping, key)) return NOT_PLAIN;
     index += 1;
     const below = lines[index];
-    if (match[2] !== undefined) mapping[key] = scalar(match[2]);
-    else if (below && below.indent > indent) ({ value: mapping[key], next: index } = block(lines, index));
+    let value: Read<unknown> = null;
+    if (match[2] !== undefined) value = scalar(match[2]);
+    else if (below && below.indent > indent) {
+      const inner = block(lines, index);
+      if (inner === NOT_PLAIN) return NOT_PLAIN;
+      ({ value, next: index } = inner);
+    }
     // A sequence at its key's own indentation is YAML too, but not read here.
-    else if (below && below.indent === indent && below.content.startsWith('-')) notPlain();
-    else mapping[key] = null;
+    else if (below && below.indent === indent && below.content.startsWith('-')) value = NOT_PLAIN;
+    if (value === NOT_PLAIN) return NOT_PLAIN;
+    mapping[key] = value;
   }
   return { value: mapping, next: index };
 }
@@ -84,14 +88,9 @@ function block(lines: readonly Line[], at: number): { value: unknown; next: numb
  * package's `parse` would give it; undefined when it is not (the caller then parses it with the package).
  */
 export function readPlainYaml(text: string): { value: unknown } | undefined {
-  try {
-    const lines = linesOf(text);
-    if (lines.length === 0 || lines[0]!.indent !== 0) return undefined;
-    const { value, next } = block(lines, 0);
-    // A line left over is indented where no block is (a multi-line scalar, or an error): not plain.
-    return next === lines.length ? { value } : undefined;
-  } catch (error) {
-    if (error instanceof NotPlain) return undefined;
-    throw error;
-  }
+  const lines = linesOf(text);
+  if (lines === NOT_PLAIN || lines.length === 0 || lines[0]!.indent !== 0) return undefined;
+  const read = block(lines, 0);
+  // A line left over is indented where no block is (a multi-line scalar, or an error): not plain.
+  return read !== NOT_PLAIN && read.next === lines.length ? { value: read.value } : undefined;
 }

@@ -4,7 +4,7 @@ import { ConfigError } from './interpolate.js';
 // and, where it is known, what would be right. The step that knows the path writes it; these add what the
 // step did not know (the file, the tenant) on the way out.
 
-const isConfigInvalid = (error: unknown): error is Error =>
+export const isConfigInvalid = (error: unknown): error is Error =>
   error instanceof Error && (error instanceof ConfigError || (error as { code?: unknown }).code === 'TG_CONFIG_INVALID');
 
 /** The first line of a message: a module's syntax error or a stack must not spill over several lines. */

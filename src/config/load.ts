@@ -5,8 +5,10 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
 import { configSchema, tenantSchema } from './schema.js';
+import { readPlainYaml } from './plain-yaml.js';
 import { createValueSharing } from './shared-values.js';
-import { dedent, splitTenantChunks, type TenantChunks } from './tenant-chunks.js';
+import { dedent, splitTenantChunks } from './tenant-chunks.js';
+import { readByTenantInWorker } from './read-in-worker.js';
 import { heldCredentialOf } from './discovered-issuers.js';
 import { coerceInterpolated } from './coerce-interpolated.js';
 import { inConfigFile } from './error-location.js';
@@ -310,10 +312,25 @@ export function validateTenantObject(id: string, raw: unknown, config: GatewayCo
  * a reload parses and validates only the tenants whose text changed. A tenant whose text refers to a secret
  * (`${`) is read again every time, as its secret may have changed.
  */
-let tenantsByText = new Map<string, { id: string; tenant: TenantConfig }>();
+let tenantsByText: { ids: Map<string, string>; tenants: Readonly<Record<string, TenantConfig>> } = { ids: new Map(), tenants: {} };
 const FORBIDDEN_IDS = new Set(['__proto__', 'prototype', 'constructor']);
 const YAML_OPTIONS = { uniqueKeys: true, maxAliasCount: 100 } as const;
-const textDigest = (text: string): string => hash('sha256', text, 'base64');
+// A digest as a string of 32 one-byte characters (48 bytes of heap, 64 in base64): one per file tenant.
+const textDigest = (text: string): string => hash('sha256', text, 'binary');
+
+/** Where a file's values come from: its secrets (env and files beside it) and its name in errors. */
+export interface FileAt {
+  readonly env: NodeJS.ProcessEnv;
+  readonly baseDir: string;
+  readonly source: string;
+}
+
+/** A file read tenant by tenant: the rest of it (parsed, `tenants` null) and its validated tenants, by digest of their text. */
+export interface ReadByTenant {
+  readonly head: Record<string, unknown>;
+  readonly ids: Map<string, string>;
+  readonly tenants: Record<string, TenantConfig>;
+}
 
 /**
  * The file read tenant by tenant (src/config/tenant-chunks.ts): each tenant whose text is new is parsed, its
@@ -321,7 +338,9 @@ const textDigest = (text: string): string => hash('sha256', text, 'base64');
  * the last load's objects. Undefined when the file is not cut that way or a piece does not parse on its own:
  * the whole-file parse then reads it, and names any YAML error with its line.
  */
-function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string, source: string, parse: YamlParse): GatewayConfig | undefined {
+export function readByTenant(text: string, at: FileAt, parse: YamlParse = parseConfigYaml): ReadByTenant | undefined {
+  const cut = splitTenantChunks(text);
+  if (!cut || cut.chunks.length === 0) return undefined;
   let head: unknown;
   try {
     head = parse(cut.head, YAML_OPTIONS);
@@ -331,35 +350,43 @@ function loadByTenant(cut: TenantChunks, env: NodeJS.ProcessEnv, baseDir: string
   if (!isMapping(head) || head.tenants !== null) return undefined;
   const shared = createValueSharing();
   const tenants: Record<string, TenantConfig> = {};
-  const next = new Map<string, { id: string; tenant: TenantConfig }>();
+  const ids = new Map<string, string>();
   for (const chunk of cut.chunks) {
     const digest = chunk.includes('${') ? undefined : textDigest(chunk);
-    let entry = digest === undefined ? undefined : tenantsByText.get(digest);
-    if (!entry) {
+    // The same text is the same id: its tenant is the last load's object.
+    let id = digest === undefined ? undefined : tenantsByText.ids.get(digest);
+    let tenant = id === undefined ? undefined : tenantsByText.tenants[id];
+    if (id === undefined || tenant === undefined) {
       let parsed: unknown;
       try {
         parsed = parse(dedent(chunk, cut.indent), YAML_OPTIONS);
       } catch {
         return undefined;
       }
-      const [id, value] = entryOf(parsed);
-      if (id === undefined || FORBIDDEN_IDS.has(id)) return undefined;
-      entry = { id, tenant: validateFileTenant(id, value, { env, baseDir, source }, shared) };
+      const [key, value] = entryOf(parsed);
+      if (key === undefined || FORBIDDEN_IDS.has(key)) return undefined;
+      id = key;
+      tenant = validateFileTenant(id, value, at, shared);
     }
-    if (Object.hasOwn(tenants, entry.id)) return undefined;
-    tenants[entry.id] = entry.tenant;
-    if (digest !== undefined) next.set(digest, entry);
+    if (Object.hasOwn(tenants, id)) return undefined;
+    tenants[id] = tenant;
+    if (digest !== undefined) ids.set(digest, id);
   }
+  return { head, ids, tenants };
+}
+
+/** The rest of the file secret-resolved and validated around tenants read by `readByTenant`; they become the last load's. */
+function configByTenant(read: ReadByTenant, at: FileAt): GatewayConfig {
   const interpolated = new Set<string>();
-  const raw = interpolateSecrets({ ...head, tenants: {} }, { env, baseDir, interpolated }) as Record<string, unknown>;
+  const raw = interpolateSecrets({ ...read.head, tenants: {} }, { env: at.env, baseDir: at.baseDir, interpolated }) as Record<string, unknown>;
   coerceInterpolated(raw, interpolated, validateConfig);
-  const config = validateConfigObject({ ...raw, tenants }, baseDir, source, true);
-  tenantsByText = next;
+  const config = validateConfigObject({ ...raw, tenants: read.tenants }, at.baseDir, at.source, true);
+  tenantsByText = { ids: read.ids, tenants: read.tenants };
   return config;
 }
 
 /** One tenant of the file, secret-resolved and validated as `tenants.<id>`, its defaults filled. */
-function validateFileTenant(id: string, value: unknown, at: { env: NodeJS.ProcessEnv; baseDir: string; source: string }, shared: <T>(value: T) => T): TenantConfig {
+function validateFileTenant(id: string, value: unknown, at: FileAt, shared: <T>(value: T) => T): TenantConfig {
   const interpolated = new Set<string>();
   const candidate = interpolateSecrets({ tenants: { [id]: value } }, { env: at.env, baseDir: at.baseDir, interpolated });
   coerceInterpolated(candidate, interpolated, validateOneTenant);
@@ -379,19 +406,48 @@ function entryOf(parsed: unknown): [string | undefined, unknown] {
 /** The YAML parser the loader uses: the `yaml` package's, or (in tests) one that watches what it is given. */
 export type YamlParse = (text: string, options: typeof YAML_OPTIONS) => unknown;
 
+/** The plain part of YAML read at once (src/config/plain-yaml.ts), the rest by the `yaml` package. */
+function parseConfigYaml(text: string, options: typeof YAML_OPTIONS): unknown {
+  const plain = readPlainYaml(text);
+  return plain ? plain.value : parseYaml(text, options);
+}
+
+/**
+ * From this size on, a file with no tenants read before (the start) is read tenant by tenant in a worker
+ * (src/config/read-in-worker.ts): at 100,000 tenants (28.5 MB) the read's garbage grew the heap by more than
+ * 100 MiB that V8 kept after the gateway was ready; a worker's heap goes with it. At 20,000 tenants (5.7 MB)
+ * the two measured alike (RSS after start 234 MiB with the worker, 268 MiB without on a busier machine;
+ * bench/results.md), and the worker is a second isolate to start: smaller files are read here.
+ */
+const IN_WORKER_BYTES = 16 * 1024 * 1024;
+
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */
-export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, parse: YamlParse = parseYaml): Promise<GatewayConfig> {
+export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, parse: YamlParse = parseConfigYaml): Promise<GatewayConfig> {
   const absolute = resolve(path);
-  let text: string;
+  const read = async (): Promise<Buffer> => {
+    try {
+      return await readFile(absolute);
+    } catch (error) {
+      throw new ConfigError(`config ${absolute}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
+  const at: FileAt = { env, baseDir: dirname(absolute), source: absolute };
+  let bytes = await read();
   try {
-    text = await readFile(absolute, 'utf8');
+    if (parse === parseConfigYaml && tenantsByText.ids.size === 0 && bytes.length >= IN_WORKER_BYTES) {
+      const answer = await readByTenantInWorker(bytes, at);
+      if (answer) return configByTenant(answer, at);
+      // Not read tenant by tenant (or the worker did not answer): read here, from the file again (its bytes went to the worker).
+      bytes = await read();
+    }
   } catch (error) {
-    throw new ConfigError(`config ${absolute}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw inConfigFile(error, absolute);
   }
+  // Decoded at once: read as text, a large file is pieced together and then copied whole by the first regular expression.
+  const text = bytes.toString('utf8');
   try {
-    const cut = splitTenantChunks(text);
-    const byTenant = cut && cut.chunks.length > 0 ? loadByTenant(cut, env, dirname(absolute), absolute, parse) : undefined;
-    if (byTenant) return byTenant;
+    const byTenant = readByTenant(text, at, parse);
+    if (byTenant) return configByTenant(byTenant, at);
   } catch (error) {
     throw inConfigFile(error, absolute);
   }

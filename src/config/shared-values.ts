@@ -49,3 +49,12 @@ export function createValueSharing(): <T>(value: T) => T {
     return Object.freeze(copy) as T;
   };
 }
+
+/** Freezes a JSON value and everything in it, as this module gives them: what a structured clone gives back unfrozen. */
+export function freezeAll<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) freezeAll(item);
+  }
+  return value;
+}

@@ -6,7 +6,7 @@
 // The split is by function name, and V8's collector also works inside other functions (write barriers,
 // marking steps): a window with a full collection counts more everywhere, so compare several runs per side
 // (bench/results.md records up to 20 % between runs of one build with 2,000 requests).
-// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|composition|bare|mcp|floor> [requests] [warm-up requests]
+// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|composition|bare|mcp|floor|mcp-modern|mcp-legacy|floor-modern|floor-legacy> [requests] [warm-up requests]
 // (npm run build first: the toolgate targets run the compiled output).
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -24,7 +24,23 @@ interface Spec {
   args: string[];
   env: Record<string, string>;
   mcp: boolean;
+  /** A request of its own, sent to `path` instead of the listening /v1/execute URL (the /mcp eras). */
+  request?: { path: string; headers: Record<string, string>; body: string };
 }
+
+// /mcp tools/call → echo in each era, as bench/mcp-eras.ts sends it.
+const mcpCall = { name: 'echo', arguments: { message: 'hello' } };
+const mcpEnvelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BENCH_API_KEY}` };
+const eraRequests = {
+  modern: {
+    path: '/mcp',
+    headers: { ...mcpHeaders, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...mcpCall, _meta: mcpEnvelope } }),
+  },
+  legacy: { path: '/mcp', headers: { ...mcpHeaders, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: mcpCall }) },
+};
+const eraTarget = (target: 'toolgate' | 'floor-eras', era: keyof typeof eraRequests): Spec => ({ script: join('bench', 'mcp-targets.ts'), args: [target], env: {}, mcp: true, request: eraRequests[era] });
 
 const gateway = (script: string, env: Record<string, string> = {}): Spec => ({ script: join('bench', 'gateway', script), args: [], env, mcp: false });
 const TARGETS: Record<string, Spec> = {
@@ -34,6 +50,10 @@ const TARGETS: Record<string, Spec> = {
   bare: gateway('bare-server.ts'),
   mcp: { script: join('bench', 'mcp-targets.ts'), args: ['toolgate'], env: {}, mcp: true },
   floor: { script: join('bench', 'mcp-targets.ts'), args: ['floor'], env: {}, mcp: true },
+  'mcp-modern': eraTarget('toolgate', 'modern'),
+  'mcp-legacy': eraTarget('toolgate', 'legacy'),
+  'floor-modern': eraTarget('floor-eras', 'modern'),
+  'floor-legacy': eraTarget('floor-eras', 'legacy'),
 };
 
 function listeningUrl(line: string): string | undefined {
@@ -95,8 +115,11 @@ export async function countInstructions(name: string, requests: number, warmup: 
   const child = spawn('valgrind', args, { cwd: checkout, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'ignore'] });
   try {
     // Generous: under valgrind on a busy machine a start-up takes minutes.
-    const url = await firstLine(child, name, 1_500_000, listeningUrl);
-    const request = spec.mcp
+    const listening = await firstLine(child, name, 1_500_000, listeningUrl);
+    const url = spec.request ? new URL(spec.request.path, listening).href : listening;
+    const request = spec.request
+      ? spec.request
+      : spec.mcp
       ? { headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_API_KEY}` }, body: JSON.stringify({ name: 'echo', arguments: { message: 'hello' } }) }
       : await benchRequest();
     await load(url, warmup, request.headers, request.body);

@@ -2,7 +2,7 @@
 // served — by the SDK v2 serving entry, statelessly, one SDK server per request, on any replica.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpEndpointDeps } from './deps.js';
-import { classifyInboundRequest, createMcpHandler, InMemoryServerEventBus, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import { createMcpHandler, InMemoryServerEventBus, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import type { SessionHub } from './session-hub.js';
 import { createListenStreams } from './listen-streams.js';
 import type { CatalogGovernance } from '../../catalog/resource-catalog-governance.js';
@@ -10,6 +10,7 @@ import { modernServerFor, needsRequestSignal, type ModernRequest } from './moder
 import { createModernQuestions } from './modern-questions.js';
 import { sendWebResponse, toWebRequest } from './web-exchange.js';
 import { asksDiscover, withLegacyVersions } from './discover-versions.js';
+import { isLegacyPost } from './era.js';
 
 export interface ModernEndpoint {
   /**
@@ -50,7 +51,10 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
   };
 
   return {
-    claims: async (request) => !isLegacy(request),
+    claims: async (request) => {
+      const version = request.headers['mcp-protocol-version'];
+      return !isLegacyPost(request.body, typeof version === 'string' ? version : undefined);
+    },
     async serve(request, reply, toolset) {
       const web = toWebRequest(request, reply, needsRequestSignal(request.body));
       if (!listensForChanges(request.body)) return exchange(handler, request, reply, toolset, web);
@@ -75,15 +79,3 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
 }
 
 const listensForChanges = (body: unknown): boolean => typeof body === 'object' && body !== null && 'method' in body && body.method === 'subscriptions/listen';
-
-/**
- * The SDK's era classification of a POST whose body Fastify has parsed, as `isLegacyRequest(request, body)` makes it
- * (a body-less POST is legacy), through its public building block, so no web Request is built just to ask. The era
- * is decided by the body and the MCP-Protocol-Version header alone.
- */
-function isLegacy(request: FastifyRequest): boolean {
-  if (request.body === undefined) return true;
-  const version = request.headers['mcp-protocol-version'];
-  const outcome = classifyInboundRequest({ httpMethod: 'POST', ...(typeof version === 'string' ? { protocolVersionHeader: version } : {}), body: request.body });
-  return outcome.kind === 'legacy';
-}

@@ -121,13 +121,16 @@ function parsePayload(raw: string): StatePayload | undefined {
  * -32602 "Invalid or expired requestState", the same for every reason.
  */
 export async function answerModernCall(questions: ModernQuestions, call: ModernCall, requestState: unknown, inputResponses: Record<string, unknown> | undefined): Promise<CallToolResult | InputRequiredResult> {
-  const binding = stateBindingOf(call.principal, call);
+  // Hashed only when a state is opened or sealed: a call that just answers needs none (a hash per call showed in
+  // the modern era's profile, bench/results.md). The execution path never changes a call's arguments in place.
+  let bound: RequestStateBinding | undefined;
+  const binding = (): RequestStateBinding => (bound ??= stateBindingOf(call.principal, call));
   const owner = { tenant: call.principal.tenant, user: call.principal.user };
   if (requestState === undefined) return runFresh(questions, call, binding);
   if (typeof requestState !== 'string') throw invalidRequestState();
   let payload: StatePayload | undefined;
   try {
-    payload = parsePayload(await questions.sealer.open(requestState, binding));
+    payload = parsePayload(await questions.sealer.open(requestState, binding()));
   } catch (error) {
     if (error instanceof RequestStateRefused) throw invalidRequestState();
     throw error;
@@ -140,7 +143,7 @@ export async function answerModernCall(questions: ModernQuestions, call: ModernC
 }
 
 /** Starts the call with a relay that parks its upstreams' questions, and waits for its first outcome. */
-async function runFresh(questions: ModernQuestions, call: ModernCall, binding: RequestStateBinding): Promise<CallToolResult | InputRequiredResult> {
+async function runFresh(questions: ModernQuestions, call: ModernCall, binding: () => RequestStateBinding): Promise<CallToolResult | InputRequiredResult> {
   const held = questions.held.create({ tenant: call.principal.tenant, user: call.principal.user });
   const declared = declaredInEnvelope(call.capabilities);
   const relay = call.tenant ? relayFor(call, call.tenant, declared, held) : undefined;
@@ -181,7 +184,7 @@ function relayFor(call: ModernCall, tenant: TenantConfig, declared: readonly Cli
 }
 
 /** What the caller hears of an outcome. */
-function answer(questions: ModernQuestions, binding: RequestStateBinding, where: () => Extract<StatePayload, { k: 'held' }>, outcome: HeldOutcome): CallToolResult | InputRequiredResult {
+function answer(questions: ModernQuestions, binding: () => RequestStateBinding, where: () => Extract<StatePayload, { k: 'held' }>, outcome: HeldOutcome): CallToolResult | InputRequiredResult {
   switch (outcome.kind) {
     case 'done':
       return outcome.result;
@@ -192,14 +195,14 @@ function answer(questions: ModernQuestions, binding: RequestStateBinding, where:
     case 'gone':
       return { content: [{ type: 'text', text: GONE_TEXT }], isError: true };
     case 'connect': {
-      const requestState = questions.sealer.seal(binding, JSON.stringify({ k: 'rerun' } satisfies StatePayload), FLOW_TTL_MS);
+      const requestState = questions.sealer.seal(binding(), JSON.stringify({ k: 'rerun' } satisfies StatePayload), FLOW_TTL_MS);
       const elicitation = { method: 'elicitation/create', params: { mode: 'url', elicitationId: randomUUID(), url: outcome.url, message: outcome.message } } as const;
       return { resultType: 'input_required', inputRequests: { connect: elicitation } as InputRequests, requestState };
     }
     case 'input':
     case 'working': {
       // A fresh state each round (each opens once), naming the same held call.
-      const requestState = questions.sealer.seal(binding, JSON.stringify(where()), RELAY_TIMEOUT_MS);
+      const requestState = questions.sealer.seal(binding(), JSON.stringify(where()), RELAY_TIMEOUT_MS);
       return outcome.kind === 'input' ? { resultType: 'input_required', inputRequests: outcome.questions as InputRequests, requestState } : { resultType: 'input_required', requestState };
     }
   }

@@ -153,6 +153,7 @@ function serveCalls(
     // Cancelled by the client closing this request (the modern era has no session to name a call in) or a shutdown;
     // a call its upstream asked something is held until the caller answers (modern-questions.ts).
     const callId = defaultCallId(undefined, 0);
+    const ended = requestEnded(clientGone, ctx.mcpReq.signal);
     const modernCall: ModernCall = {
       principal,
       requestId: request.id,
@@ -163,7 +164,7 @@ function serveCalls(
       arguments: input.arguments,
       toolset,
       capabilities: envelopeCapabilities(ctx.mcpReq.envelope),
-      ended: requestEnded(clientGone, ctx.mcpReq.signal),
+      ended: ended.cancellation,
       run: async (cancellation) => {
         const options = callOptionsFor(request, callId, cancellation);
         // An upstream's progress goes to the client under its own token, on this request's stream (the SDK upgrades it).
@@ -177,7 +178,11 @@ function serveCalls(
         return { result: toCallToolResult(result) as CallToolResult, ...connectionOf(result) };
       },
     };
-    return answerModernCall(questions, modernCall, ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses);
+    try {
+      return await answerModernCall(questions, modernCall, ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses);
+    } finally {
+      ended.stop();
+    }
   });
 
 }
@@ -200,14 +205,20 @@ function serveTasks(server: Server, tasks: TaskCallContext, requestId: string): 
 
 /**
  * Ends when the client closes the request or a shutdown begins (`clientGone`), or the SDK ends the exchange
- * (`exchange`): followed through plain callbacks, as AbortSignal.any would cost a signal per call.
+ * (`exchange`): followed through plain callbacks, as AbortSignal.any would cost a signal per call, and only
+ * until the call has answered (`stop`), as the SDK aborts every exchange's signal after its answer.
  */
-function requestEnded(clientGone: Cancellation, exchange: AbortSignal): Cancellation {
-  const ended = new Cancellation();
-  const end = (reason: unknown): void => ended.abort(reason);
-  clientGone.follow(end);
-  if (!ended.aborted) Cancellation.of(exchange).follow(end);
-  return ended;
+function requestEnded(clientGone: Cancellation, exchange: AbortSignal): { cancellation: Cancellation; stop: () => void } {
+  const cancellation = new Cancellation();
+  const end = (reason: unknown): void => cancellation.abort(reason);
+  const unfollow = [clientGone.follow(end)];
+  if (!cancellation.aborted) unfollow.push(Cancellation.of(exchange).follow(end));
+  return {
+    cancellation,
+    stop: () => {
+      for (const stop of unfollow) stop();
+    },
+  };
 }
 
 /** The tool, when the caller's approval policy holds it (judged from config: nothing runs); undefined otherwise, an unknown name included. */

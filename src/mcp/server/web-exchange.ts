@@ -1,6 +1,7 @@
 // The SDK v2 serving entry is fetch-shaped (a web Request in, a web Response out): this turns one Fastify
 // request into that Request and writes the Response back on the hijacked reply (docs/architecture.md#mcp-endpoint).
 import { once } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
@@ -9,11 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * `signal` is false, for a request whose handlers follow the client's leaving on their own.
  */
 export function toWebRequest(request: FastifyRequest, reply: FastifyReply, signal = true): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
+  const headers = webHeaders(request.headers);
   const url = `${request.protocol}://${request.host}${request.url}`;
   if (!signal) return new Request(url, { method: request.method, headers });
   const gone = new AbortController();
@@ -24,6 +21,26 @@ export function toWebRequest(request: FastifyRequest, reply: FastifyReply, signa
   if (response.closed) onClose();
   else response.on('close', onClose);
   return new Request(url, { method: request.method, headers, signal: gone.signal });
+}
+
+/**
+ * The headers as the web Request takes them: Node's own record when every value is one string (the Request copies
+ * it once, where a Headers built first was copied twice), else each value of a repeated header appended.
+ */
+function webHeaders(headers: IncomingHttpHeaders): HeadersInit {
+  if (allStrings(headers)) return headers;
+  const list: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) list.push([name, one]);
+  }
+  return list;
+}
+
+/** Every value one string, and no symbol key (which the Request would refuse to copy). */
+function allStrings(headers: IncomingHttpHeaders): headers is Record<string, string> {
+  for (const name in headers) if (typeof headers[name] !== 'string') return false;
+  return Object.getOwnPropertySymbols(headers).length === 0;
 }
 
 /** Writes a web Response on the raw reply (hijacked by the caller), streaming its body as it comes. */

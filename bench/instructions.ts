@@ -6,7 +6,7 @@
 // The split is by function name, and V8's collector also works inside other functions (write barriers,
 // marking steps): a window with a full collection counts more everywhere, so compare several runs per side
 // (bench/results.md records up to 20 % between runs of one build with 2,000 requests).
-// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|composition|bare|mcp|floor|mcp-modern|mcp-legacy|floor-modern|floor-legacy> [requests] [warm-up requests]
+// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|hot-path-2k|guardrails|composition|bare|mcp|floor|mcp-modern|mcp-legacy|floor-modern|floor-legacy> [requests] [warm-up requests]
 // (npm run build first: the toolgate targets run the compiled output).
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -45,6 +45,9 @@ const eraTarget = (target: 'toolgate' | 'floor-eras', era: keyof typeof eraReque
 const gateway = (script: string, env: Record<string, string> = {}): Spec => ({ script: join('bench', 'gateway', script), args: [], env, mcp: false });
 const TARGETS: Record<string, Spec> = {
   'hot-path': gateway('toolgate-server.ts', { BENCH_CHAIN: 'hot-path' }),
+  // Issue 50's pair: the hot path answering the 2 KiB result, without and with the guardrail rules (requests carry BENCH_TOOL=result_2k).
+  'hot-path-2k': gateway('toolgate-server.ts', { BENCH_CHAIN: 'hot-path' }),
+  guardrails: gateway('toolgate-server.ts', { BENCH_CHAIN: 'hot-path', BENCH_GUARDRAILS: 'on' }),
   full: gateway('toolgate-server.ts'),
   composition: gateway('composition-server.ts'),
   bare: gateway('bare-server.ts'),
@@ -144,6 +147,7 @@ export async function countInstructions(name: string, requests: number, warmup: 
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [name = 'hot-path', requests = '3000', warmup = '3000'] = process.argv.slice(2);
+  if (name === 'guardrails' || name === 'hot-path-2k') process.env.BENCH_TOOL ??= 'result_2k';
   const counts = await countInstructions(name, Number(requests), Number(warmup));
   const round = (value: number): string => String(Math.round(value));
   process.stdout.write(

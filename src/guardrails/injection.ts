@@ -30,52 +30,20 @@ const SIGNALS: readonly Signal[] = [
   { literals: ['<tool_call>', '</tool_call>', '<function_calls>', '<invoke name=', '<tool_use>', '"tool_calls":', '"function_call":', '<|tool_call|>', '<function=', '[tool_calls]'], weight: 0.5 },
 ];
 
-/** A phrase as it is searched: from its first letter (the anchor); the punctuation before it (the lead) is checked on a hit. */
-interface Phrase {
-  readonly literal: string;
-  readonly lead: string;
-  readonly signal: Signal;
-}
-
-/**
- * The phrases each anchor can stand for at a hit: those whose anchor is the hit's or a prefix of it (all match
- * there), longest lead first, then longest anchor — the order in which a search of the whole literals, leftmost
- * then longest first, would have found them.
- */
-const byAnchor = new Map<string, Phrase[]>();
-{
-  const phrases: Array<Phrase & { anchor: string }> = [];
-  for (const signal of SIGNALS) {
-    for (const literal of signal.literals) {
-      const at = literal.search(/[a-z]/);
-      phrases.push({ literal, lead: literal.slice(0, at), anchor: literal.slice(at), signal });
-    }
-  }
-  for (const { anchor } of phrases) {
-    const standing = phrases.filter((phrase) => anchor.startsWith(phrase.anchor));
-    byAnchor.set(anchor, standing.sort((a, b) => b.lead.length - a.lead.length || b.anchor.length - a.anchor.length));
-  }
-}
+/** Each phrase's signal, by the phrase (lower case). */
+const SIGNAL_OF = new Map<string, Signal>(SIGNALS.flatMap((signal) => signal.literals.map((literal) => [literal, signal] as const)));
 // Searched in the lower-cased text with a case-sensitive finder (about 2.5 times faster than V8's
 // case-insensitive alternation). Lower-casing may change the length of a few non-ASCII letters, shifting
 // positions after them: harmless here, since injection findings are only counted and scored, never rewritten.
-// The finder looks for the anchors, all of which start with a letter: V8's search then passes over digits and
-// punctuation at once (on a JSON listing, about a third fewer instructions than the literals' own alternation).
-// A lead is punctuation only, so no other anchor starts inside it and hits stay in text order.
-const findAnchor = keywordFinder([...byAnchor.keys()]);
+const findPhrase = keywordFinder([...SIGNAL_OF.keys()]);
 /** How far after a phrase its object may come ("ignore all the previous system instructions"). */
 const OBJECT_WINDOW = 48;
 
 function phrases(text: string, out: Finding[]): void {
   const lower = text.toLowerCase();
-  // Where the next phrase may start: past the last one found (or one past its start when it had no object).
-  let cursor = 0;
-  findAnchor(lower, (at, anchor) => {
-    const phrase = byAnchor.get(anchor)!.find((candidate) => at - candidate.lead.length >= cursor && lower.startsWith(candidate.lead, at - candidate.lead.length));
-    if (!phrase) return undefined;
-    const { literal, signal } = phrase;
-    const index = at - phrase.lead.length;
-    cursor = index + 1;
+  // A phrase found is skipped whole (with its object); one without its object is not a finding.
+  findPhrase(lower, (index, literal) => {
+    const signal = SIGNAL_OF.get(literal)!;
     let end = index + literal.length;
     if (signal.then) {
       const after = lower.slice(end, end + OBJECT_WINDOW);
@@ -84,7 +52,6 @@ function phrases(text: string, out: Finding[]): void {
       end += Math.min(...object);
     }
     out.push({ kind: 'injection', start: index, end, weight: signal.weight });
-    cursor = end;
     return end;
   });
 }

@@ -61,25 +61,86 @@ function keywordGate(literals: readonly string[], anchors: readonly string[], ig
 }
 
 /**
+ * Characters from the rarest to the commonest in what tools return (prose, JSON, URLs; letters by their
+ * frequency in English): a literal is searched from its rarest character. Characters not listed count as rarer
+ * than all of these.
+ */
+const COMMONNESS = 'QZXJKVBPYGFWMUCLDRHSNIOATE_zqxjkvbpygfwmucldrhsnioate=0123456789-/.:,"{} ';
+const commonness = (c: string): number => COMMONNESS.indexOf(c);
+/** Shorter anchors make V8's search of the alternation several times slower (it skips by the shortest alternative). */
+const MIN_ANCHOR_CHARS = 5;
+
+/** Where a literal is searched from: the suffix from its rarest character, at least five characters long (the whole of a shorter one). */
+function anchorAt(literal: string): number {
+  let best = 0;
+  for (let i = 1; i <= literal.length - MIN_ANCHOR_CHARS; i += 1) if (commonness(literal[i]!) < commonness(literal[best]!)) best = i;
+  return best;
+}
+
+/** Case-insensitive like V8's regexes without the `u` flag: ASCII letters fold, nothing else matches an ASCII character. */
+function foldedAt(text: string, at: number, literal: string): boolean {
+  if (at + literal.length > text.length) return false;
+  for (let k = 0; k < literal.length; k += 1) {
+    let c = text.charCodeAt(at + k);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== literal.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+interface Standing {
+  readonly literal: string;
+  /** Where the anchor lies in the literal. */
+  readonly offset: number;
+}
+
+/**
  * Finds every occurrence of any of the literals, left to right (overlapping hits of different literals at
- * one position are reported once, the longest first). `ignoreCase`: ASCII case-insensitive. `anchors`: a few
- * short literals, one inside each keyword, searched first (a small alternation V8 skips through several
- * times faster than the keywords' own); no anchor, no keyword, and the keyword search starts at the first.
+ * one position are reported once, the longest first): what a regex of the literals' alternation finds,
+ * searched from each literal's rarest character instead (an alternation whose first characters are rare is
+ * one V8 skips through about twice as fast). The hits are collected, then reported in text order, each
+ * after the last hit's resume point. `ignoreCase`: ASCII case-insensitive. `anchors`: a few short literals,
+ * one inside each keyword, searched first (a small alternation V8 skips through several times faster than
+ * the keywords' own); no anchor, no keyword, and the keyword search starts at the first.
  */
 export function keywordFinder(literals: readonly string[], ignoreCase = false, anchors?: readonly string[]): (text: string, onHit: (index: number, literal: string) => number | void) => void {
-  const pattern = new RegExp(keywordSource(literals), ignoreCase ? 'gi' : 'g');
+  const folded = [...new Set(literals.map((literal) => (ignoreCase ? literal.toLowerCase() : literal)))];
+  // A single literal is searched whole: V8 skips through one literal faster than through any part of it.
+  const offsets = new Map(folded.map((literal) => [literal, folded.length === 1 ? 0 : anchorAt(literal)]));
+  const anchorsOf = [...new Set(folded.map((literal) => literal.slice(offsets.get(literal))))];
+  // At a hit of an anchor, the literals whose anchor is it or a prefix of it (all match there), longest first.
+  const standing = new Map<string, Standing[]>();
+  for (const anchor of anchorsOf) {
+    const here = folded.filter((literal) => anchor.startsWith(literal.slice(offsets.get(literal))));
+    standing.set(anchor, here.sort((a, b) => b.length - a.length).map((literal) => ({ literal, offset: offsets.get(literal)! })));
+  }
+  const pattern = new RegExp(keywordSource(anchorsOf), ignoreCase ? 'gi' : 'g');
   const gate = anchors && keywordGate(literals, anchors, ignoreCase);
+  const matches = ignoreCase ? foldedAt : (text: string, at: number, literal: string) => text.startsWith(literal, at);
   return (text, onHit) => {
-    pattern.lastIndex = 0;
+    let from = 0;
     if (gate) {
       const first = text.search(gate.pattern);
       if (first < 0) return;
-      pattern.lastIndex = Math.max(0, first - gate.back);
+      from = Math.max(0, first - gate.back);
     }
+    const hits: Array<{ index: number; literal: string }> = [];
+    pattern.lastIndex = from;
     for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {
+      for (const { literal, offset } of standing.get(ignoreCase ? hit[0].toLowerCase() : hit[0])!) {
+        const index = hit.index - offset;
+        if (index >= from && matches(text, index, literal)) hits.push({ index, literal });
+      }
+      pattern.lastIndex = hit.index + 1;
+    }
+    if (hits.length === 0) return;
+    hits.sort((a, b) => a.index - b.index || b.literal.length - a.literal.length);
+    let next = from;
+    for (const { index, literal } of hits) {
+      if (index < next) continue;
       // The detector may tell where to go on (past what it matched); never backwards.
-      const resume = onHit(hit.index, hit[0]);
-      pattern.lastIndex = Math.max(hit.index + 1, typeof resume === 'number' ? resume : 0);
+      const resume = onHit(index, ignoreCase ? text.slice(index, index + literal.length) : literal);
+      next = Math.max(index + 1, typeof resume === 'number' ? resume : 0);
     }
   };
 }

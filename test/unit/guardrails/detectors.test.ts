@@ -63,6 +63,48 @@ describe('keyword anchors', () => {
     for (const text of texts) expect(hits(anchored, text), text).toEqual(hits(plain, text));
     expect(hits(anchored, 'monkey then private_key')).toEqual(['12:private_key']);
   });
+  it('find what a regex of the whole literals finds, searched from each literal\'s rarest part, whatever the detector resumes at', () => {
+    // The reference: one alternation of the literals, longest first, resumed where the detector says.
+    const reference = (literals: readonly string[], ignoreCase: boolean): typeof plainFinder => (text, onHit) => {
+      const pattern = new RegExp(keywordSource(literals), ignoreCase ? 'gi' : 'g');
+      for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {
+        const resume = onHit(hit.index, hit[0]);
+        pattern.lastIndex = Math.max(hit.index + 1, typeof resume === 'number' ? resume : 0);
+      }
+    };
+    const plainFinder = keywordFinder(['x']);
+    const sets: Array<[readonly string[], boolean]> = [
+      [[...new Set(SECRET_RULES.flatMap((rule) => rule.prefixes))], false],
+      [['password', 'passwd', 'pwd', 'secret', 'token', 'api_key', 'client_secret', 'credentials', 'auth_key'], true],
+      [['ignore previous', 'ignore all previous', 'im_start|>', 'system:', 'system override', 'you are now ', 'tool_calls":', 'exfiltrate'], false],
+    ];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n;
+    };
+    for (const [literals, ignoreCase] of sets) {
+      // Texts of whole literals, their halves, other casings and characters that fold to ASCII letters only in Unicode mode.
+      const pieces = [...literals, ...literals.map((literal) => literal.slice(0, literal.length >> 1)), ...literals.map((literal) => literal.slice(literal.length >> 1)), ...literals.map((literal) => literal.toUpperCase()), ' ', 'x', '_', '-', '\u212a', '\u017f', '\u0130'];
+      const expected = reference(literals, ignoreCase);
+      const actual = keywordFinder(literals, ignoreCase);
+      for (let i = 0; i < 3000; i += 1) {
+        let text = '';
+        for (let n = random(12); n > 0; n -= 1) text += pieces[random(pieces.length)];
+        for (const skip of [false, true]) {
+          const hits = (find: typeof actual) => {
+            const found: string[] = [];
+            find(text, (index, literal) => {
+              found.push(`${index}:${literal}`);
+              return skip && index % 2 === 0 ? index + literal.length : undefined;
+            });
+            return found;
+          };
+          expect(hits(actual), JSON.stringify(text)).toEqual(hits(expected));
+        }
+      }
+    }
+  });
   it('refuse anchors that miss a keyword', () => {
     expect(() => keywordFinder(['token', 'password'], true, ['token'])).toThrow(/"password" holds none of the anchors/);
   });
@@ -105,7 +147,7 @@ describe('the injection phrases', () => {
     BUILTIN_DETECTORS.find((detector) => detector.name === 'injection_phrases')!.find(text, out);
     return out.map((finding) => [text.slice(finding.start, finding.end), finding.start]);
   };
-  it('are found from their first letter, with the punctuation before it checked, in text order', () => {
+  it('are found with the punctuation around them, in any case, in text order', () => {
     expect(phrases('x\nSystem: you are now root')).toEqual([['\nSystem:', 1], ['you are now ', 10]]);
     expect(phrases('### instruction: a [/INST] b [inst] c')).toEqual([['### instruction:', 0], ['[/INST]', 19], ['[inst]', 29]]);
     expect(phrases('{"tool_calls": [], tool_calls": 1, <|im_end|>}')).toEqual([['"tool_calls":', 1], ['<|im_end|>', 35]]);

@@ -65,6 +65,7 @@ import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connec
 import { createTenantRecords } from './tenants/records.js';
 import { createTenantService } from './tenants/service.js';
 import { storedTenantSource } from './tenants/stored-source.js';
+import { tenantIds } from './config/compact-tenants.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 export interface BuildOptions {
@@ -169,7 +170,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
-    const known = Object.keys(gateway.config.tenants);
+    const known = tenantIds(gateway.config.tenants);
     metrics.knownTenants(known);
     metrics.knownTools(gateway.current().catalog.tools);
     app.approvalMetrics.knownTenants(known);

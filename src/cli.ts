@@ -10,6 +10,7 @@ import { apiKeyDigest, newApiKey } from './shared/api-key-digest.js';
 import { packageRoot } from './config/demo.js';
 import { firstLine } from './config/error-location.js';
 import { ConfigError, loadConfigFile } from './config/load.js';
+import { tenantIds } from './config/compact-tenants.js';
 import type { GatewayConfig } from './config/types.js';
 
 const USAGE = `usage:
@@ -67,7 +68,7 @@ async function check(args: string[], build: BuildCheck | undefined): Promise<str
   try {
     const config = await loadConfigFile(args[0]!);
     await build?.(config);
-    const tenants = Object.keys(config.tenants).length;
+    const tenants = tenantIds(config.tenants).length;
     return `config ${config.source} is valid: ${tenants} tenant${tenants === 1 ? '' : 's'}\n`;
   } catch (error) {
     if (error instanceof ConfigError || (error instanceof Error && (error as { code?: unknown }).code === 'TG_CONFIG_INVALID')) {

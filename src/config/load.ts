@@ -1,14 +1,16 @@
 import { createPrivateKey, hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { Type, type Static } from 'typebox';
 import { configSchema, tenantSchema } from './schema.js';
 import { readPlainYaml } from './plain-yaml.js';
-import { createValueSharing } from './shared-values.js';
+import { createValueSharing, freezeAll } from './shared-values.js';
 import { dedent, splitTenantChunks } from './tenant-chunks.js';
 import { readByTenantInWorker } from './read-in-worker.js';
+import { CompactTenants, CompactTenantsBuilder, compactOf, type CompactTenantData } from './compact-tenants.js';
 import { heldCredentialOf } from './discovered-issuers.js';
 import { coerceInterpolated } from './coerce-interpolated.js';
 import { inConfigFile } from './error-location.js';
@@ -263,7 +265,10 @@ function checkReferences(config: GatewayConfig): void {
     if (seen.has(service)) throw new ConfigError(`config /mcp: service id "${service}" is declared twice`);
     seen.add(service);
   }
-  for (const [name, tenant] of Object.entries(config.tenants)) checkTenantReferences(name, tenant, serviceIds);
+  const compact = compactOf(config.tenants);
+  if (!compact) for (const [name, tenant] of Object.entries(config.tenants)) checkTenantReferences(name, tenant, serviceIds);
+  // A tenant kept as text that does not name `mcpServices` has the default, none: only the others are read.
+  else for (let at = 0; at < compact.size; at += 1) if (compact.textAt(at).includes('"mcpServices"')) checkTenantReferences(compact.idAt(at), compact.tenantAt(at), serviceIds);
   const keyIds = new Set(config.auth.apiKeys.map((key) => key.id));
   for (const [index, operator] of config.auth.operators.entries()) {
     if ('apiKey' in operator && !keyIds.has(operator.apiKey)) {
@@ -308,11 +313,11 @@ export function validateTenantObject(id: string, raw: unknown, config: GatewayCo
 }
 
 /**
- * The file tenants of the last load read tenant by tenant, by a digest of their text (dedented) in the file:
- * a reload parses and validates only the tenants whose text changed. A tenant whose text refers to a secret
- * (`${`) is read again every time, as its secret may have changed.
+ * The file tenants of the last load read tenant by tenant (src/config/compact-tenants.ts), each with a digest of
+ * its text (dedented) in the file: a reload parses and validates only the tenants whose text changed. A tenant
+ * whose text refers to a secret (`${`) has no digest: it is read again every time, as its secret may have changed.
  */
-let tenantsByText: { ids: Map<string, string>; tenants: Readonly<Record<string, TenantConfig>> } = { ids: new Map(), tenants: {} };
+let tenantsByText: CompactTenants | undefined;
 const FORBIDDEN_IDS = new Set(['__proto__', 'prototype', 'constructor']);
 const YAML_OPTIONS = { uniqueKeys: true, maxAliasCount: 100 } as const;
 // A digest as a string of 32 one-byte characters (48 bytes of heap, 64 in base64): one per file tenant.
@@ -325,11 +330,10 @@ export interface FileAt {
   readonly source: string;
 }
 
-/** A file read tenant by tenant: the rest of it (parsed, `tenants` null) and its validated tenants, by digest of their text. */
+/** A file read tenant by tenant: the rest of it (parsed, `tenants` null) and its validated tenants as a table of texts. */
 export interface ReadByTenant {
   readonly head: Record<string, unknown>;
-  readonly ids: Map<string, string>;
-  readonly tenants: Record<string, TenantConfig>;
+  readonly tenants: CompactTenantData;
 }
 
 /**
@@ -348,31 +352,39 @@ export function readByTenant(text: string, at: FileAt, parse: YamlParse = parseC
     return undefined;
   }
   if (!isMapping(head) || head.tenants !== null) return undefined;
-  const shared = createValueSharing();
-  const tenants: Record<string, TenantConfig> = {};
-  const ids = new Map<string, string>();
+  const previous = tenantsByText;
+  // The last load's tenants by digest, for this read only.
+  const known = new Map<string, number>();
+  if (previous) {
+    for (let position = 0; position < previous.size; position += 1) {
+      const digest = previous.digestAt(position);
+      if (digest !== undefined) known.set(digest, position);
+    }
+  }
+  // The tenants' JSON is about as long as their YAML: the file's size is the table's first guess.
+  const tenants = new CompactTenantsBuilder(text.length - cut.head.length, cut.chunks.length);
   for (const chunk of cut.chunks) {
     const digest = chunk.includes('${') ? undefined : textDigest(chunk);
-    // The same text is the same id: its tenant is the last load's object.
-    let id = digest === undefined ? undefined : tenantsByText.ids.get(digest);
-    let tenant = id === undefined ? undefined : tenantsByText.tenants[id];
-    if (id === undefined || tenant === undefined) {
+    // The same text is the same id and tenant: the last load's text is kept as it is.
+    const position = digest === undefined ? undefined : known.get(digest);
+    let added: boolean;
+    if (previous && position !== undefined) added = tenants.add(previous.idAt(position), previous.textBytesAt(position), digest);
+    else {
       let parsed: unknown;
       try {
         parsed = parse(dedent(chunk, cut.indent), YAML_OPTIONS);
       } catch {
         return undefined;
       }
-      const [key, value] = entryOf(parsed);
-      if (key === undefined || FORBIDDEN_IDS.has(key)) return undefined;
-      id = key;
-      tenant = validateFileTenant(id, value, at, shared);
+      const [id, value] = entryOf(parsed);
+      if (id === undefined || FORBIDDEN_IDS.has(id)) return undefined;
+      const text = validateFileTenant(id, value, at);
+      if (text === undefined) return undefined;
+      added = tenants.add(id, text, digest);
     }
-    if (Object.hasOwn(tenants, id)) return undefined;
-    tenants[id] = tenant;
-    if (digest !== undefined) ids.set(digest, id);
+    if (!added) return undefined;
   }
-  return { head, ids, tenants };
+  return { head, tenants: tenants.build() };
 }
 
 /** The rest of the file secret-resolved and validated around tenants read by `readByTenant`; they become the last load's. */
@@ -380,20 +392,36 @@ function configByTenant(read: ReadByTenant, at: FileAt): GatewayConfig {
   const interpolated = new Set<string>();
   const raw = interpolateSecrets({ ...read.head, tenants: {} }, { env: at.env, baseDir: at.baseDir, interpolated }) as Record<string, unknown>;
   coerceInterpolated(raw, interpolated, validateConfig);
-  const config = validateConfigObject({ ...raw, tenants: read.tenants }, at.baseDir, at.source, true);
-  tenantsByText = { ids: read.ids, tenants: read.tenants };
+  const tenants = new CompactTenants(read.tenants, completeTenant);
+  const config = validateConfigObject({ ...raw, tenants: tenants.record }, at.baseDir, at.source, true);
+  tenantsByText = tenants;
   return config;
 }
 
-/** One tenant of the file, secret-resolved and validated as `tenants.<id>`, its defaults filled. */
-function validateFileTenant(id: string, value: unknown, at: FileAt, shared: <T>(value: T) => T): TenantConfig {
+/**
+ * One tenant of the file, secret-resolved and validated as `tenants.<id>`: the JSON of what it says (defaults
+ * not filled, so the text stays short), which `completeTenant` turns into the tenant when it is read;
+ * undefined when JSON cannot say it.
+ */
+function validateFileTenant(id: string, value: unknown, at: FileAt): string | undefined {
   const interpolated = new Set<string>();
   const candidate = interpolateSecrets({ tenants: { [id]: value } }, { env: at.env, baseDir: at.baseDir, interpolated });
   coerceInterpolated(candidate, interpolated, validateOneTenant);
+  // Before validation, which fills the defaults in place.
+  const raw = (candidate as { tenants: Record<string, unknown> }).tenants[id];
+  const text = JSON.stringify(raw);
   if (!validateOneTenant(candidate)) throw invalidConfig(at.source, validateOneTenant.errors);
+  // A value JSON has no text for (YAML's `.inf`) would come back as null: such a file is read whole.
+  return text.includes('null') && !isDeepStrictEqual(JSON.parse(text), raw) ? undefined : text;
+}
+
+/** A file tenant's JSON (validated when the file was read) as the tenant: defaults filled, frozen. */
+function completeTenant(id: string, raw: unknown): TenantConfig {
+  const candidate = { tenants: { [id]: raw } };
+  if (!validateOneTenant(candidate)) throw new ConfigError(`config /tenants/${id} is invalid: ${explain(validateOneTenant.errors ?? [])}`);
   const tenant = candidate.tenants[id]!;
   fillBranchDefaults(tenantSchema, tenant);
-  return shared(tenant);
+  return freezeAll(tenant);
 }
 
 /** The one key and value of a chunk's mapping; no id when it is anything else. */
@@ -413,13 +441,12 @@ function parseConfigYaml(text: string, options: typeof YAML_OPTIONS): unknown {
 }
 
 /**
- * From this size on, a file with no tenants read before (the start) is read tenant by tenant in a worker
- * (src/config/read-in-worker.ts): at 100,000 tenants (28.5 MB) the read's garbage grew the heap by more than
- * 100 MiB that V8 kept after the gateway was ready; a worker's heap goes with it. At 20,000 tenants (5.7 MB)
- * the two measured alike (RSS after start 234 MiB with the worker, 268 MiB without on a busier machine;
- * bench/results.md), and the worker is a second isolate to start: smaller files are read here.
+ * From this size on (about 3,500 tenants), a file with no tenants read before (the start) is read tenant by
+ * tenant in a worker (src/config/read-in-worker.ts): the read's garbage grows the heap of the thread it runs
+ * in, and V8 keeps those pages after the gateway is ready; the worker's heap is bounded and goes with it.
+ * Smaller files are read here: a worker is a second isolate to start.
  */
-const IN_WORKER_BYTES = 16 * 1024 * 1024;
+const IN_WORKER_BYTES = 1024 * 1024;
 
 /** Reads, secret-resolves (env and files) and validates a YAML config file. Throws ConfigError naming the bad key. */
 export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, parse: YamlParse = parseConfigYaml): Promise<GatewayConfig> {
@@ -434,7 +461,7 @@ export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv = proc
   const at: FileAt = { env, baseDir: dirname(absolute), source: absolute };
   let bytes = await read();
   try {
-    if (parse === parseConfigYaml && tenantsByText.ids.size === 0 && bytes.length >= IN_WORKER_BYTES) {
+    if (parse === parseConfigYaml && tenantsByText === undefined && bytes.length >= IN_WORKER_BYTES) {
       const answer = await readByTenantInWorker(bytes, at);
       if (answer) return configByTenant(answer, at);
       // Not read tenant by tenant (or the worker did not answer): read here, from the file again (its bytes went to the worker).

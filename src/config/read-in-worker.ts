@@ -1,17 +1,21 @@
 // A large file read at start is read tenant by tenant in a worker: the read's short-lived objects (a few
 // hundred bytes per tenant, 100,000 tenants) filled the heap before V8 collected them, and V8 kept those
 // pages after the gateway was ready (bench/results.md, issue 46). A worker's heap goes when it ends; the
-// gateway's heap gets only the validated tenants.
+// gateway gets the validated tenants as one table of texts (src/config/compact-tenants.ts), its buffers moved,
+// not copied.
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../shared/worker-entry.js';
 import { ConfigError } from './interpolate.js';
 import type { FileAt, ReadByTenant } from './load.js';
-import { freezeAll } from './shared-values.js';
 
 const ENTRY = workerEntry('./read-worker', import.meta.url);
 // The read's objects die young: a small young generation is enough, where Node 24 let it grow to 128 MiB
 // (pages the process kept for seconds after the worker ended).
 const YOUNG_MB = 8;
+// Node 24 keeps a worker's heap pages resident after it ends: its old generation is kept near what the read
+// holds (the file's text is outside the heap; its cut pieces and the tenants' ids are in it), so V8 collects
+// instead of growing. A file that needs more ends the worker out of memory, and is read in the caller's thread.
+const oldGenerationMb = (bytes: number): number => 32 + Math.ceil(bytes / (1024 * 1024));
 
 /** What the worker answers: the file read tenant by tenant (undefined: not cut that way), or the message of the configuration error it found. */
 export type ReadAnswer = { readonly read: ReadByTenant | undefined } | { readonly configError: string };
@@ -26,13 +30,11 @@ export function readByTenantInWorker(bytes: Buffer, at: FileAt): Promise<ReadByT
   const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes.buffer : Uint8Array.from(bytes).buffer;
   const workerData = { bytes: owned, at: { env: { ...at.env }, baseDir: at.baseDir, source: at.source } };
   return new Promise((resolve, reject) => {
-    const worker = new Worker(ENTRY.entry, { ...ENTRY.options, workerData, transferList: [owned], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
+    const worker = new Worker(ENTRY.entry, { ...ENTRY.options, workerData, transferList: [owned], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB, maxOldGenerationSizeMb: oldGenerationMb(owned.byteLength) } });
     let answered = false;
     worker.once('message', (answer: ReadAnswer) => {
       answered = true;
       if ('configError' in answer) return reject(new ConfigError(answer.configError));
-      // A structured clone keeps the shared values shared, but not frozen (src/config/shared-values.ts).
-      if (answer.read) for (const tenant of Object.values(answer.read.tenants)) freezeAll(tenant);
       resolve(answer.read);
     });
     const unanswered = (): void => {

@@ -1,5 +1,5 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig } from '../config/types.js';
+import { sameConfig } from '../config/compact-tenants.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
 import { buildSnapshot, withFreshCatalog, type Snapshot, type SnapshotDeps } from './snapshot.js';
@@ -56,8 +56,8 @@ export class LiveSnapshot {
       const kept = new Set(snapshot.providers.values());
       const retired = [...previous.providers.values()].filter((provider) => !kept.has(provider));
       await Promise.allSettled(retired.map((provider) => provider.close?.()));
-      // Unchanged tenants are the same objects in both (src/config/load.ts): compared by identity, not walked.
-      return { changed: !isDeepStrictEqual(previous.config, next) };
+      // Tenants read tenant by tenant are compared by their texts (src/config/compact-tenants.ts), not made.
+      return { changed: !sameConfig(previous.config, next) };
     });
     this.reloading = run.catch(() => undefined);
     return run;

@@ -1,9 +1,9 @@
-import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { inConfigFile, inConfigPath } from '../config/error-location.js';
 import { loadTenantCedar } from '../cedar/tenant.js';
 import { canonicalJson } from '../shared/canonical-json.js';
+import { changedTenantIds, compactOf, type CompactTenants } from '../config/compact-tenants.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -80,7 +80,7 @@ export async function buildSnapshot(
   deps: SnapshotDeps,
   onProviderChange: (provider: ToolProvider) => void,
 ): Promise<Snapshot> {
-  const changedTenants = Object.keys(config.tenants).filter((id) => !previous || !isDeepStrictEqual(previous.config.tenants[id], config.tenants[id]));
+  const changedTenants = changedTenantIds(previous?.config.tenants, config.tenants);
   await refuseStoredIds(changedTenants.filter((id) => !previous || !Object.hasOwn(previous.config.tenants, id)), deps);
   const providers = new Map<string, ToolProvider>();
   const started: ToolProvider[] = [];
@@ -135,13 +135,21 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
  */
 async function checkTenants(ids: readonly string[], config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
   const checked = new Set<string>();
-  for (const id of ids) {
-    const tenant = config.tenants[id]!;
-    const shape = canonicalJson(tenant);
+  const compact = compactOf(config.tenants);
+  // Tenants kept as text are told apart by their text, without making each one (nor looking each id up).
+  const shapes: Iterable<[string, string]> = compact ? textsOf(compact, new Set(ids)) : ids.map((id) => [id, canonicalJson(config.tenants[id])]);
+  for (const [id, shape] of shapes) {
     if (checked.has(shape)) continue;
     checked.add(shape);
     // With the catalog: a tenant's Cedar schema is typed from its tools' arguments, as at its first request.
-    await compileTenant(id, tenant, config, deps, catalog);
+    await compileTenant(id, config.tenants[id]!, config, deps, catalog);
+  }
+}
+
+function* textsOf(compact: CompactTenants, ids: ReadonlySet<string>): Generator<[string, string]> {
+  for (let position = 0; position < compact.size; position += 1) {
+    const id = compact.idAt(position);
+    if (ids.has(id)) yield [id, compact.textAt(position)];
   }
 }
 

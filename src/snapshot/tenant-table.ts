@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
+import { sameTenant } from '../config/compact-tenants.js';
 import type { PolicyChain } from '../pipeline/chain.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { ShadowReport } from '../registry/pool.js';
@@ -136,7 +137,7 @@ export class TenantTable {
     // Oldest first, so the new table's recency order is the old one's.
     for (const [id, entry] of [...this.cache.entries()].reverse()) {
       if (!sameBase) break;
-      if (entry.origin.source === 'file' && !isDeepStrictEqual(this.config.tenants[id], next.tenants[id])) continue;
+      if (entry.origin.source === 'file' && !sameTenant(this.config.tenants, next.tenants, id)) continue;
       if (entry.origin.source === 'store' && Object.hasOwn(next.tenants, id)) continue;
       table.cache.set(id, table.entryOf(entry.parts, entry.origin, entry.checkedAt));
     }

@@ -1,6 +1,7 @@
 import { auditSecurityEvent } from '../audit/events.js';
 import type { AuditSink } from '../audit/types.js';
 import { validateTenantObject } from '../config/load.js';
+import { compactOf } from '../config/compact-tenants.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { JsonObject, Logger } from '../call/types.js';
@@ -211,7 +212,7 @@ const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 const fileIds = new WeakMap<GatewayConfig, string[]>();
 function sortedFileIds(config: GatewayConfig): string[] {
   let ids = fileIds.get(config);
-  if (!ids) fileIds.set(config, (ids = Object.keys(config.tenants).sort(byteOrder)));
+  if (!ids) fileIds.set(config, (ids = compactOf(config.tenants)?.sortedIds().slice() ?? Object.keys(config.tenants).sort(byteOrder)));
   return ids;
 }
 

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile, type YamlParse } from '../../../src/config/load.js';
 import { createValueSharing } from '../../../src/config/shared-values.js';
+import { compactOf } from '../../../src/config/compact-tenants.js';
 import { dedent, splitTenantChunks } from '../../../src/config/tenant-chunks.js';
 
 let dir: string;
@@ -107,13 +108,16 @@ describe('loadConfigFile, tenant by tenant', () => {
     await expect(loadConfigFile(path)).rejects.toThrow(/invalid YAML: Map keys must be unique/);
   });
 
-  it('tenants of one template share their equal parts, frozen', async () => {
-    const path = file('shared.yaml');
+  it('keeps its tenants as text and gives each one frozen, its defaults filled, when read', async () => {
+    const path = file('compact.yaml');
     await writeFile(path, 'tenants:\n  a: { tools: { deny: [x] } }\n  b: { tools: { deny: [y] } }\n');
     const { tenants } = await loadConfigFile(path);
-    expect(tenants.a!.userMcp).toBe(tenants.b!.userMcp);
-    expect(tenants.a!.tools).not.toBe(tenants.b!.tools);
-    expect(Object.isFrozen(tenants.a) && Object.isFrozen(tenants.a!.userMcp)).toBe(true);
+    const compact = compactOf(tenants)!;
+    expect(compact.textAt(compact.positionOf('b'))).toBe('{"tools":{"deny":["y"]}}');
+    expect(tenants.b!.tools.deny).toEqual(['y']);
+    expect(tenants.a!.userMcp).toEqual(tenants.b!.userMcp);
+    expect(tenants.a).toBe(tenants.a);
+    expect(Object.isFrozen(tenants.a) && Object.isFrozen(tenants.a!.userMcp) && Object.isFrozen(tenants.a!.tools.deny)).toBe(true);
   });
 });
 

@@ -39,7 +39,22 @@ export function isUserToolName(name: string): boolean {
   return USER_TOOL_NAME.test(name);
 }
 
-/** The caller's view of user tool namespaces, for name resolution (src/registry/resolve.ts). */
+/**
+ * The caller's view of user tool namespaces, for name resolution (src/registry/resolve.ts). Made for every
+ * call, but its prefix is read only for a name the caller's pool does not hold: worked out then, not before.
+ */
+class CallerNamespace implements UserNamespace {
+  constructor(private readonly sub: string) {}
+
+  get ownPrefix(): string {
+    return userToolPrefix(this.sub);
+  }
+
+  isUserToolName(name: string): boolean {
+    return isUserToolName(name);
+  }
+}
+
 export function userNamespace(sub: string): UserNamespace {
-  return { ownPrefix: userToolPrefix(sub), isUserToolName };
+  return new CallerNamespace(sub);
 }

@@ -4,7 +4,7 @@ import type { PrepareScope } from '../execution/prepare.js';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { callNeedsOwnTools, type Pool } from '../registry/pool.js';
 import type { UserToolProvider } from '../registry/tool-provider.js';
-import type { Toolset } from '../registry/tenant-view.js';
+import type { TenantView, Toolset } from '../registry/tenant-view.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Principal } from '../call/principal.js';
 import type { Logger, Tool, ToolMode } from '../call/types.js';
@@ -61,26 +61,56 @@ export class CallerPools {
    * store cannot say which MCP servers the caller registered, their tools are left out and everything else
    * stays usable; a call to one of them answers why (src/execution/execute.ts).
    */
-  async scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
-    const compiled = await this.compiledTenant(snapshot, principal.tenant);
-    const { view: tenant, chain, pools } = compiled;
-    const ownTools = names.some((name) => callNeedsOwnTools(tenant, name));
-    const { pool: whole, userToolsUnavailable } = await this.whole(compiled, principal, requestedMode, ownTools);
-    const pool = toolset === undefined ? whole : this.subsetOf(compiled, whole, toolset, view);
-    const { metrics, audit, validatorFor } = this.deps;
-    const scope = pools.scopeOf(pool) ?? pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor, metrics, audit });
+  scopeFor(snapshot: Snapshot, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset?: string, view: ToolsetView = 'listed'): Promise<ExecutionScope> {
+    const compiled = snapshot.tenants.get(principal.tenant);
+    // Most calls find their tenant compiled and list no tools of the caller's own: nothing to wait for, so
+    // no async step (each one a frame and promises per call on every request path).
+    if (compiled === undefined || this.listsOwnTools(compiled.view, names)) return this.scopeAfterLoading(snapshot, compiled, principal, requestedMode, names, toolset, view);
+    try {
+      return Promise.resolve(this.scopeOn(snapshot, compiled, this.shared(compiled, principal, requestedMode), toolset, view));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** scopeFor with a wait: the tenant compiled first (`known` when it is already), or the caller's own tools listed. */
+  private async scopeAfterLoading(snapshot: Snapshot, known: CompiledTenant | undefined, principal: Principal, requestedMode: ToolMode, names: readonly unknown[], toolset: string | undefined, view: ToolsetView): Promise<ExecutionScope> {
+    const compiled = known ?? (await this.compiledTenant(snapshot, principal.tenant));
+    const { pool, userToolsUnavailable } = await this.whole(compiled, principal, requestedMode, this.listsOwnTools(compiled.view, names));
+    const scope = this.scopeOn(snapshot, compiled, pool, toolset, view);
     return userToolsUnavailable ? { ...scope, userToolsUnavailable } : scope;
   }
 
+  /** The execution scope of `whole` (or of its subset in `toolset`), kept once per pool. */
+  private scopeOn(snapshot: Snapshot, compiled: CompiledTenant, whole: Pool, toolset: string | undefined, view: ToolsetView): ExecutionScope {
+    const { view: tenant, chain, pools } = compiled;
+    const pool = toolset === undefined ? whole : this.subsetOf(compiled, whole, toolset, view);
+    const { metrics, audit, validatorFor } = this.deps;
+    return pools.scopeOf(pool) ?? pools.keepScope(pool, { catalog: snapshot.catalog, tenant, pool, chain, validatorFor, metrics, audit });
+  }
+
+  /** Whether a call of one of `names` lists the caller's own MCP tools: only where the tenant has them at all. */
+  private listsOwnTools(tenant: TenantView, names: readonly unknown[]): boolean {
+    if (this.deps.userProvider === undefined || !tenant.config.userMcp.enabled) return false;
+    for (const name of names) if (callNeedsOwnTools(tenant, name)) return true;
+    return false;
+  }
+
+  /** The pool of a principal without tools of its own. */
+  private shared(compiled: CompiledTenant, principal: Principal, requestedMode: ToolMode): Pool {
+    const { view: tenant, pools } = compiled;
+    return pools.shared(tenant, principal, tenant.effectiveMode(requestedMode));
+  }
+
   /**
-   * The principal's whole pool, with its own MCP tools when `ownTools` asks for them; without them (and saying
-   * so) while the store cannot list them.
+   * The principal's whole pool, with its own MCP tools when `ownTools` asks for them (listsOwnTools); without
+   * them (and saying so) while the store cannot list them.
    */
   private async whole(compiled: CompiledTenant, principal: Principal, requestedMode: ToolMode, ownTools: boolean): Promise<{ pool: Pool; userToolsUnavailable?: true }> {
     const { view: tenant, pools } = compiled;
-    const mode = tenant.effectiveMode(requestedMode);
     const { userProvider, log } = this.deps;
-    if (!ownTools || !userProvider || !tenant.config.userMcp.enabled) return { pool: pools.shared(tenant, principal, mode) };
+    if (!ownTools || !userProvider || !tenant.config.userMcp.enabled) return { pool: this.shared(compiled, principal, requestedMode) };
+    const mode = tenant.effectiveMode(requestedMode);
     let userTools: readonly Tool[];
     try {
       userTools = await userProvider.toolsFor(principal, log);

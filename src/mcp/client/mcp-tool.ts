@@ -7,7 +7,7 @@ import type { Principal } from '../../call/principal.js';
 import type { ServiceCredentials } from '../../call/upstream-credential.js';
 import { recordCredential } from '../../observability/tracing.js';
 import { toToolOutput } from './result.js';
-import type { UpstreamClient } from './upstream-client.js';
+import type { CallOptions, UpstreamClient } from './upstream-client.js';
 import { holdCredential } from './upstream-fetch.js';
 
 export interface McpToolOptions {
@@ -48,8 +48,10 @@ export function toolFromMcp(upstream: McpTool, options: McpToolOptions): Tool {
       }
       const identity = options.headersFor?.(ctx.principal);
       if (!options.credentials) {
-        const result = await client.callTool(upstream.name, args, { signal: ctx.signal, depth: ctx.depth, onProgress: ctx.onProgress, ...(identity ? { headers: identity } : {}) });
-        return toToolOutput(result);
+        // Assigned rather than spread in: no throwaway objects on the path of every call.
+        const callOptions: CallOptions = { signal: ctx.signal, depth: ctx.depth, onProgress: ctx.onProgress };
+        if (identity) callOptions.headers = identity;
+        return toToolOutput(await client.callTool(upstream.name, args, callOptions));
       }
       const credential = await options.credentials.forCall(ctx.principal, ctx.signal);
       const held = holdCredential(credential.authorization);

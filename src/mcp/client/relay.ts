@@ -65,21 +65,28 @@ export interface InFlightCalls {
 const UNCOUNTED: InFlightCalls = { enter: () => 0, leave: () => {}, soleRelay: () => NO_RELAY };
 
 function createInFlightCalls(): InFlightCalls {
-  const running = new Map<number, Relay | undefined>();
+  let running = 0;
+  // Only the calls that have a relay are kept by id (a REST caller's has none): such a call's enter and leave
+  // touch a counter and nothing else.
+  const relays = new Map<number, Relay>();
   let next = 0;
   return {
     enter() {
       next += 1;
-      running.set(next, current.getStore());
+      running += 1;
+      const relay = current.getStore();
+      if (relay !== undefined) relays.set(next, relay);
       return next;
     },
     leave(id) {
-      running.delete(id);
+      running -= 1;
+      relays.delete(id);
     },
     soleRelay() {
-      if (running.size === 0) return NO_RELAY;
-      if (running.size > 1) return NOT_ONE_CALL;
-      const [relay] = running.values();
+      if (running === 0) return NO_RELAY;
+      if (running > 1) return NOT_ONE_CALL;
+      // The one call running is the one with a relay, if any call kept one.
+      const [relay] = relays.values();
       return relay ?? NO_RELAY;
     },
   };

@@ -21,6 +21,8 @@ export interface StdioServer {
   cwd?: string | undefined;
 }
 
+const WRITTEN: Promise<void> = Promise.resolve();
+
 /** How long close() waits for the child after ending its stdin, and again after SIGTERM. */
 const EXIT_GRACE_MS = 2_000;
 
@@ -95,10 +97,9 @@ export class CoalescingStdioTransport implements Transport {
         stdin.uncork();
       });
     }
-    return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
-    });
+    // A write the pipe took is done for the caller: one settled promise serves them all.
+    if (stdin.write(serializeMessage(message))) return WRITTEN;
+    return new Promise((resolve) => stdin.once('drain', resolve));
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,7 @@ import { ToolError } from '../../call/tool-error.js';
 import type { UpstreamStatus } from '../../registry/tool-provider.js';
 import type { JsonObject, Logger } from '../../call/types.js';
 import { backoffDelay, type BackoffOptions } from '../../shared/backoff.js';
-import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type UpstreamSession } from './upstream-session.js';
+import { callUpstreamTool, describeError, listAllTools, openSession, type CallOptions, type CallTarget, type UpstreamSession } from './upstream-session.js';
 import { isHttpTransport, type UpstreamTransportConfig } from './upstream-transport.js';
 import type { UpstreamEra } from './upstream-era.js';
 
@@ -110,6 +110,8 @@ interface Current {
   session: UpstreamSession;
   generation: number;
   relister: Relister;
+  /** What every call on this session is made against: built once per connect, not per call. */
+  target: CallTarget;
 }
 
 class ManagedUpstream implements UpstreamClient {
@@ -154,13 +156,7 @@ class ManagedUpstream implements UpstreamClient {
     if (this.state !== 'ready' || !current) {
       throw new ToolError('UPSTREAM_ERROR', `upstream ${this.service} is ${this.state}${this.lastError ? `: ${this.lastError}` : ''}`);
     }
-    const target = {
-      session: current.session,
-      service: this.service,
-      onLost: (error: unknown) => this.lost(error, current.generation),
-      ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
-    };
-    return callUpstreamTool(target, name, args, callOptions);
+    return callUpstreamTool(current.target, name, args, callOptions);
   }
 
   sdkClient(): Client | undefined {
@@ -279,7 +275,13 @@ class ManagedUpstream implements UpstreamClient {
       await session.close();
       throw new Error('upstream connection replaced during start-up');
     }
-    const created: Current = { session, generation, relister: new Relister(() => this.relist(created)) };
+    const target: CallTarget = {
+      session,
+      service: this.service,
+      onLost: (error: unknown) => this.lost(error, generation),
+      ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
+    };
+    const created: Current = { session, generation, relister: new Relister(() => this.relist(created)), target };
     current = created;
     this.current = created;
     if (session.kind === 'sse' && config.transport === 'streamable-http') this.fellBackToSse = true;

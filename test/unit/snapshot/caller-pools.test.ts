@@ -117,6 +117,17 @@ describe('CallerPools', () => {
     expect((foreign as Error).message.replace('secret', 'X')).toBe((unknown as Error).message.replace('nothing', 'X'));
   });
 
+  it('answers a scope with a promise on the warm path too: an unknown toolset or tenant rejects, never throws', async () => {
+    const snap = await snapshot();
+    const { owner } = pools();
+    await owner.scopeFor(snap, alice, 'default', ['alpha']);
+    // The tenant is compiled now: the scope is found without waiting, and its failures still come as rejections.
+    let pending: Promise<unknown> | undefined;
+    expect(() => (pending = owner.scopeFor(snap, alice, 'default', ['alpha'], 'nothing'))).not.toThrow();
+    await expect(pending).rejects.toMatchObject({ code: 'TG_NOT_FOUND' });
+    await expect(owner.scopeFor(snap, principal({ tenant: 'nobody' }), 'default', ['alpha'])).rejects.toBeInstanceOf(UnknownTenantError);
+  });
+
   it("serves a code-mode toolset's listing through the injected source (its host made once) and its scripts' view as the plain subset", async () => {
     const snap = await snapshot();
     const { owner, hosts } = pools();

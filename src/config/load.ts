@@ -23,7 +23,14 @@ import { isLoopbackHost } from '../shared/loopback-host.js';
 export { ConfigError };
 
 // `verbose`: an error carries the schema around it, so an unknown key can be matched against the known ones.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true, verbose: true });
+// `optimize: false`: ajv's optimizer makes a `{}` per generated variable name (err0…err531 for this schema),
+// and V8 keeps one shape transition per distinct first key on the empty object's shape, up to 1,536 (dead
+// ones are dropped by a full collection only). This schema's names with the rest of start-up filled that
+// table, and then every `{}` the request path shapes anew (response headers, log bindings, nextTick records)
+// got a shape of its own, so their property accesses missed their inline caches on every request.
+// Config validation runs at start and on reload only.
+const SCHEMA_CODE = { optimize: false } as const;
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true, verbose: true, code: SCHEMA_CODE });
 const validateConfig = ajv.compile<Static<typeof configSchema>>(configSchema);
 // One tenant as it sits in the file: the same schema (and so the same messages and key paths) as `tenants.<id>`.
 const oneTenantSchema = Type.Object({ tenants: configSchema.properties.tenants }, { additionalProperties: false });
@@ -123,7 +130,7 @@ type SchemaNode = Readonly<Record<string, unknown>>;
 const isNode = (value: unknown): value is SchemaNode => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Without defaults: it only tells which `oneOf` branch a valid value took. */
-const branchAjv = new Ajv({ strict: false, allowUnionTypes: true });
+const branchAjv = new Ajv({ strict: false, allowUnionTypes: true, code: SCHEMA_CODE });
 const branchValidators = new WeakMap<SchemaNode, { matches: ValidateFunction; fill: ValidateFunction }>();
 
 function validatorsOf(branch: SchemaNode): { matches: ValidateFunction; fill: ValidateFunction } {

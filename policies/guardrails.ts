@@ -9,7 +9,9 @@ import { errors } from '../src/errors.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 
 // Not the policies' strict compiler (src/pipeline/options.ts): the schema's defaults sit inside `oneOf` branches.
-const validateGuardrails = new Ajv({ strict: false }).compile(GuardrailsSchema);
+// `optimize: false`: compiled at start-up, where the optimizer's `{}` per generated name would crowd V8's
+// empty-object shape table (src/config/load.ts says why that costs the request path).
+const validateGuardrails = new Ajv({ strict: false, code: { optimize: false } }).compile(GuardrailsSchema);
 
 /**
  * Guardrails on what flows through a call (docs/governance.md#guardrails): the tenant's rules scan the

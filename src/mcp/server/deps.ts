@@ -11,9 +11,10 @@ import type { MessageBus } from '../../store/bus.js';
 import type { StateStore } from '../../store/types.js';
 import type { TaskService } from '../../tasks/service.js';
 import type { Logger } from '../../call/types.js';
+import type { TenantView } from '../../registry/tenant-view.js';
 
 /** The gateway's queries and its one execution path, as far as MCP uses them. */
-export type McpGateway = Pick<Gateway, 'config' | 'loadTenant' | 'assertToolset' | 'poolFor' | 'execute' | 'toolCalled' | 'approvalGate' | 'mcpServicesFor' | 'onChange'>;
+export type McpGateway = Pick<Gateway, 'config' | 'tenant' | 'loadTenant' | 'assertToolset' | 'poolFor' | 'execute' | 'toolCalled' | 'approvalGate' | 'mcpServicesFor' | 'onChange'>;
 
 export interface McpEndpointDeps {
   gateway: McpGateway;
@@ -30,4 +31,13 @@ export interface McpEndpointDeps {
   tenantSlots: TenantSlots;
   metrics: Pick<GatewayMetrics, 'watchMcpStreams' | 'countMcpSession'>;
   log: Logger;
+}
+
+/**
+ * The tenant's view: at once when it is compiled already (every request's tenant is, authentication compiled it),
+ * else once compiled again (the bounded cache may have dropped it); undefined for a tenant configured nowhere now.
+ * `loadTenant` answers the same, always through a promise.
+ */
+export function tenantView(gateway: Pick<McpGateway, 'tenant' | 'loadTenant'>, id: string): TenantView | undefined | Promise<TenantView | undefined> {
+  return gateway.tenant(id) ?? gateway.loadTenant(id);
 }

@@ -2,7 +2,7 @@
 // authenticated and validated it — the session lifecycle, the GET stream's keep-alive and the wiring of
 // the session hub (docs/architecture.md#mcp-sessions).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { McpEndpointDeps } from './deps.js';
+import { tenantView, type McpEndpointDeps } from './deps.js';
 import { Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type JSONRPCRequest, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { errors } from '../../errors.js';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
@@ -265,7 +265,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   /** Checks the tenant (a reload may have removed it after authentication) and the toolset (404 for an unknown one). */
   const endpoint = async (request: McpRequest): Promise<string | undefined> => {
     // Compiled again if the bounded cache dropped it since authentication: only a tenant configured nowhere is unknown.
-    if (!(await deps.gateway.loadTenant(request.principal.tenant))) throw new errors.TG_UNKNOWN_TENANT();
+    if (!(await tenantView(deps.gateway, request.principal.tenant))) throw new errors.TG_UNKNOWN_TENANT();
     const toolset = request.params.toolset;
     if (toolset !== undefined) deps.gateway.assertToolset(request.principal, toolset);
     return toolset;
@@ -308,7 +308,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
     }
     // A 2026-07-28 request is answered statelessly by the SDK v2 entry; everything else (initialize,
     // sessions, a client that never heard of the modern era) by the legacy path below, unchanged.
-    if (await modern.claims(request)) return modern.serve(request, reply, toolset);
+    if (modern.claims(request)) return modern.serve(request, reply, toolset);
     const session = await sessionOf(request, reply, toolset);
     if (session === null) throw sessionNotFound();
     if (session !== undefined) {

@@ -17,7 +17,7 @@ export interface ModernEndpoint {
    * The request is of the 2026-07-28 era, as the SDK's own classification says (the `_meta` protocol-version
    * claim, or a modern MCP-Protocol-Version header): the modern path owns its answer, errors included.
    */
-  claims(request: FastifyRequest): Promise<boolean>;
+  claims(request: FastifyRequest): boolean;
   /** Serves one modern POST (the reply is hijacked). */
   serve(request: FastifyRequest, reply: FastifyReply, toolset: string | undefined): Promise<void>;
   /** Ends the modern exchanges in flight (before the listener closes). */
@@ -25,8 +25,9 @@ export interface ModernEndpoint {
 }
 
 export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGovernance, hub: SessionHub): ModernEndpoint {
-  // The entry builds each request's server through one factory, which finds its Fastify request by the web Request.
-  const pending = new WeakMap<Request, ModernRequest>();
+  // The entry builds each request's server through one factory, which finds its Fastify request by the web Request
+  // (held only while the entry serves it: a Map entry dropped at once, not a WeakMap entry left to the collector).
+  const pending = new Map<Request, ModernRequest>();
   const questions = createModernQuestions({ bus: deps.bus, store: deps.store, log: deps.log, credentials: () => deps.gateway.config.credentials });
   const factory: McpServerFactory = ({ requestInfo }) => {
     const context = requestInfo && pending.get(requestInfo);
@@ -43,7 +44,12 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
 
   const exchange = async (target: McpHttpHandler, request: FastifyRequest, reply: FastifyReply, toolset: string | undefined, web: Request): Promise<void> => {
     pending.set(web, { deps, catalog, questions, request, reply, toolset });
-    const answered = await target.fetch(web, { parsedBody: request.body });
+    let answered: Response;
+    try {
+      answered = await target.fetch(web, { parsedBody: request.body });
+    } finally {
+      pending.delete(web);
+    }
     // server/discover also names the legacy revisions this endpoint serves through initialize.
     const response = asksDiscover(request.body) ? await withLegacyVersions(answered) : answered;
     reply.hijack();
@@ -51,7 +57,7 @@ export function createModernEndpoint(deps: McpEndpointDeps, catalog: CatalogGove
   };
 
   return {
-    claims: async (request) => {
+    claims: (request) => {
       const version = request.headers['mcp-protocol-version'];
       return !isLegacyPost(request.body, typeof version === 'string' ? version : undefined);
     },

@@ -2,7 +2,7 @@
 // handlers are the legacy era's, over the same pool, execution path, catalog and tasks. The SDK does the
 // protocol (server/discover, the `_meta` envelope, resultType, cache fields); toolgate supplies the rest.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { McpEndpointDeps } from './deps.js';
+import { tenantView, type McpEndpointDeps } from './deps.js';
 import { CLIENT_CAPABILITIES_META_KEY, Server, type CallToolResult, type ServerContext, type Tool as McpTool } from '@modelcontextprotocol/server';
 import { callOptionsFor, defaultCallId, requestCancellation, requestMode } from '../../http/call-options.js';
 import { mcpEntry } from '../../registry/formats.js';
@@ -158,7 +158,7 @@ function serveCalls(
       principal,
       requestId: request.id,
       callId,
-      tenant: (await deps.gateway.loadTenant(principal.tenant))?.config,
+      tenant: (await tenantView(deps.gateway, principal.tenant))?.config,
       audit: deps.audit,
       name: input.name,
       arguments: input.arguments,

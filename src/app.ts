@@ -65,7 +65,7 @@ import { clientMetadataDocumentRoutes, connectionRoutes } from '../routes/connec
 import { createTenantRecords } from './tenants/records.js';
 import { createTenantService } from './tenants/service.js';
 import { storedTenantSource } from './tenants/stored-source.js';
-import { tenantIds } from './config/compact-tenants.js';
+import { tenantIdView } from './config/compact-tenants.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 export interface BuildOptions {
@@ -170,7 +170,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   });
   // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
-    const known = tenantIds(gateway.config.tenants);
+    const known = tenantIdView(gateway.config.tenants);
     metrics.knownTenants(known);
     metrics.knownTools(gateway.current().catalog.tools);
     app.approvalMetrics.knownTenants(known);

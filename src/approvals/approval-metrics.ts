@@ -12,7 +12,7 @@ export interface ApprovalMetrics {
   decided(record: ApprovalRecord): void;
   /** Reports the backlog of `approvals` from now on (read when metrics are scraped). */
   watch(approvals: ApprovalService): void;
-  /** The configured tenants (the whole list, on every change): decision counts start at 0, and the backlog gauges report them. */
+  /** The configured tenants (the whole list, on every change; a view that can be read again is kept, not copied): decision counts start at 0, and the backlog gauges report them. */
   knownTenants(tenants: Iterable<string>): void;
 }
 
@@ -38,7 +38,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
     return merged;
   };
   let approvals: ApprovalService | undefined;
-  let tenants: readonly string[] = [];
+  let tenants: Iterable<string> = [];
   let backlog: { at: number; read: Promise<Backlog> } | undefined;
   // A store that cannot answer leaves the gauges empty for that scrape (alerts on the store see why).
   const readBacklog = (): Promise<Backlog> => {
@@ -76,8 +76,18 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
       approvals = service;
     },
     knownTenants(known) {
-      tenants = [...known];
-      for (const tenant of new Set(tenants.map(tenantLabel))) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
+      // A view read again at each scrape is kept as it is (at 100,000 tenants a copy of every id stayed in the
+      // heap); an iterator, which reads once, is copied.
+      tenants = isIterator(known) ? [...known] : known;
+      const labels = new Set<string>();
+      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const tenant of labels) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };
+}
+
+/** Whether `items` is a one-pass iterator (its iterator is itself) rather than something read again on each pass. */
+function isIterator(items: Iterable<string>): boolean {
+  const iterator: unknown = items[Symbol.iterator]();
+  return iterator === items;
 }

@@ -138,7 +138,9 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     },
     knownTenants(tenants) {
       // Past the bound most tenants share one label: each label is started once.
-      for (const label of new Set(Array.from(tenants, tenantLabel))) {
+      const labels = new Set<string>();
+      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const label of labels) {
         for (const outcome of OUTCOMES) tenantChild(label, outcome);
         mcpSessions.inc({ tenant: label }, 0);
       }

@@ -83,7 +83,9 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     rateLimited: (tenant) => rateLimits.inc({ tenant: tenantLabel(tenant) }),
     budget: (event, tenant, unit, period) => (event === 'warned' ? budgetWarnings : budgetRefusals).inc({ tenant: tenantLabel(tenant), unit, period }),
     knownTenants: (tenants) => {
-      for (const tenant of new Set(Array.from(tenants, tenantLabel))) rateLimits.inc({ tenant }, 0);
+      const labels = new Set<string>();
+      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const tenant of labels) rateLimits.inc({ tenant }, 0);
     },
     cedarDecision: (tenant, action, outcome) => cedar.inc({ tenant: tenantLabel(tenant), action, outcome }),
     upstreamCall: (tool, result, seconds) => {

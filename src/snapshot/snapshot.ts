@@ -3,7 +3,7 @@ import type { GatewayConfig, TenantConfig } from '../config/types.js';
 import { inConfigFile, inConfigPath } from '../config/error-location.js';
 import { loadTenantCedar } from '../cedar/tenant.js';
 import { canonicalJson } from '../shared/canonical-json.js';
-import { changedTenantIds, compactOf, type CompactTenants } from '../config/compact-tenants.js';
+import { changedTenantIds, compactOf, tenantIdView, type CompactTenants } from '../config/compact-tenants.js';
 import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
@@ -37,8 +37,8 @@ export interface Snapshot {
 export interface StoredTenantSource {
   load: TenantTableDeps['loadStored'];
   revision: TenantTableDeps['storedRevision'];
-  /** Which of `ids` the store holds a tenant of. */
-  existing(ids: readonly string[]): Promise<string[]>;
+  /** Which of `ids` the store holds a tenant of (read once, in order). */
+  existing(ids: Iterable<string>): Promise<string[]>;
 }
 
 export interface SnapshotDeps {
@@ -80,8 +80,10 @@ export async function buildSnapshot(
   deps: SnapshotDeps,
   onProviderChange: (provider: ToolProvider) => void,
 ): Promise<Snapshot> {
-  const changedTenants = changedTenantIds(previous?.config.tenants, config.tenants);
-  await refuseStoredIds(changedTenants.filter((id) => !previous || !Object.hasOwn(previous.config.tenants, id)), deps);
+  // At start every tenant is new: read from the table as needed, not listed (at 100,000 file tenants a list of
+  // every id, and a set of it, kept through the start's awaits counted toward what grew Node 24's young generation).
+  const changedTenants = previous ? changedTenantIds(previous.config.tenants, config.tenants) : undefined;
+  await refuseStoredIds(previous && changedTenants ? changedTenants.filter((id) => !Object.hasOwn(previous.config.tenants, id)) : tenantIdView(config.tenants), deps);
   const providers = new Map<string, ToolProvider>();
   const started: ToolProvider[] = [];
   try {
@@ -102,8 +104,8 @@ export async function buildSnapshot(
     // distinct configuration compiled once and dropped. A changed tenant that was compiled is compiled again and
     // kept; every other tenant waits for its first request.
     const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
-    const warm = new Set(previous ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
-    await checkTenants(changedTenants.filter((id) => !warm.has(id)), config, deps, catalog);
+    const warm = new Set(previous && changedTenants ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
+    await checkTenants(changedTenants?.filter((id) => !warm.has(id)), config, deps, catalog);
     await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
@@ -130,14 +132,17 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
 }
 
 /**
- * Compiles the file tenants of `ids` as their first request would, keeping nothing: a bad one throws, named by
- * the first id holding it. Tenants of the same configuration (tenants made from one template) compile once.
+ * Compiles the file tenants of `ids` (undefined: all of them) as their first request would, keeping nothing: a
+ * bad one throws, named by the first id holding it. Tenants of the same configuration (tenants made from one
+ * template) compile once.
  */
-async function checkTenants(ids: readonly string[], config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
+async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
   const checked = new Set<string>();
   const compact = compactOf(config.tenants);
   // Tenants kept as text are told apart by their text, without making each one (nor looking each id up).
-  const shapes: Iterable<[string, string]> = compact ? textsOf(compact, new Set(ids)) : ids.map((id) => [id, canonicalJson(config.tenants[id])]);
+  const shapes: Iterable<[string, string]> = compact
+    ? textsOf(compact, ids && new Set(ids))
+    : (ids ?? Object.keys(config.tenants)).map((id) => [id, canonicalJson(config.tenants[id])]);
   for (const [id, shape] of shapes) {
     if (checked.has(shape)) continue;
     checked.add(shape);
@@ -146,16 +151,17 @@ async function checkTenants(ids: readonly string[], config: GatewayConfig, deps:
   }
 }
 
-function* textsOf(compact: CompactTenants, ids: ReadonlySet<string>): Generator<[string, string]> {
+/** The id and text of each tenant of `ids` (undefined: every tenant) in the table's order. */
+function* textsOf(compact: CompactTenants, ids: ReadonlySet<string> | undefined): Generator<[string, string]> {
   for (let position = 0; position < compact.size; position += 1) {
     const id = compact.idAt(position);
-    if (ids.has(id)) yield [id, compact.textAt(position)];
+    if (!ids || ids.has(id)) yield [id, compact.textAt(position)];
   }
 }
 
 /** A file tenant whose id the store holds too is refused, naming it: one id, one source. */
-async function refuseStoredIds(added: readonly string[], deps: SnapshotDeps): Promise<void> {
-  if (!deps.storedTenants || added.length === 0) return;
+async function refuseStoredIds(added: Iterable<string>, deps: SnapshotDeps): Promise<void> {
+  if (!deps.storedTenants) return;
   const clashing = await deps.storedTenants.existing(added);
   if (clashing.length > 0) {
     const named = clashing.slice(0, 10).join(', ');

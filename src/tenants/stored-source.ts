@@ -29,8 +29,8 @@ export function storedTenantSource(records: TenantRecords, log: Logger): StoredT
     async existing(ids) {
       const found: string[] = [];
       try {
-        for (let start = 0; start < ids.length; start += CHECK_BATCH) {
-          const batch = ids.slice(start, start + CHECK_BATCH);
+        // In batches taken from `ids` as they come: at start it is every file tenant, read from its table.
+        for (const batch of batches(ids, CHECK_BATCH)) {
           const held = await Promise.all(batch.map((id) => records.get(id)));
           batch.forEach((id, index) => held[index] && found.push(id));
         }
@@ -42,4 +42,16 @@ export function storedTenantSource(records: TenantRecords, log: Logger): StoredT
       return found;
     },
   };
+}
+
+function* batches(items: Iterable<string>, size: number): Generator<string[]> {
+  let batch: string[] = [];
+  for (const item of items) {
+    batch.push(item);
+    if (batch.length === size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }

@@ -106,6 +106,8 @@ describe.skipIf(!REDIS_URL)('tenants in Redis on two replicas', () => {
     expect((await replicaA.inject({ method: 'PUT', url: '/v1/admin/tenants/initech', headers: operator, payload: {} })).statusCode).toBe(201);
     const next = testConfig({ store: { kind: 'redis', url: REDIS_URL, prefix }, tenants: { acme: {}, globex: {}, initech: {} } });
     await expect(replicaA.gateway.reload(next)).rejects.toThrow(/initech already kept in the state store/);
+    // A replica starting with that file is refused the same way (at start every file id is checked against the store).
+    await expect(buildTestApp(next)).rejects.toThrow(/initech already kept in the state store/);
     expect(replicaA.gateway.config.tenants).not.toHaveProperty('initech');
     const user = await signToken({ tenant: 'initech', sub: 'ida' });
     expect(await toolNames(replicaA, user)).toContain('get_weather');

@@ -66,4 +66,32 @@ describe('approval metrics', () => {
     expect(text).toMatch(/toolgate_approvals_next_expiry_seconds\{tenant="acme"\} (59|60)/);
     expect(reads).toEqual([]);
   });
+
+  it('reads the tenants of a view that can be read again at each scrape, and copies a one-pass iterator', async () => {
+    const approvals = createApprovalService({ store: createMemoryStore() });
+    const asked: string[][] = [];
+    const watched = { ...approvals, pendingByTenant: (tenants: Iterable<string>) => (asked.push([...tenants]), approvals.pendingByTenant(tenants)) };
+    let now = 0;
+    const known = ['acme'];
+    const view: Iterable<string> = { [Symbol.iterator]: () => known[Symbol.iterator]() };
+    const registry = new Registry();
+    const viewed = createApprovalMetrics(registry, () => now);
+    viewed.watch(watched);
+    viewed.knownTenants(view);
+    await registry.metrics();
+    known.push('globex');
+    now += 5_000;
+    await registry.metrics();
+    expect(asked).toEqual([['acme'], ['acme', 'globex']]);
+
+    const onceRegistry = new Registry();
+    const once = createApprovalMetrics(onceRegistry, () => now);
+    once.watch(watched);
+    once.knownTenants(['initech', 'hooli'].values());
+    asked.length = 0;
+    await onceRegistry.metrics();
+    now += 5_000;
+    await onceRegistry.metrics();
+    expect(asked).toEqual([['initech', 'hooli'], ['initech', 'hooli']]);
+  });
 });

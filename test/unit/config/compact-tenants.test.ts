@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changedTenantIds, CompactTenants, CompactTenantsBuilder, compactOf, sameConfig, sameTenant, tenantIds } from '../../../src/config/compact-tenants.js';
+import { changedTenantIds, CompactTenants, CompactTenantsBuilder, compactOf, sameConfig, sameTenant, tenantIds, tenantIdView } from '../../../src/config/compact-tenants.js';
 import type { GatewayConfig, TenantConfig } from '../../../src/config/types.js';
 
 // Stands in for the loader's completion (validation with defaults): marks what it made, frozen.
@@ -87,5 +87,16 @@ describe('CompactTenants', () => {
     expect([second.idAt(0), second.textAt(0), second.digestAt(0)]).toEqual(['b', textOf('b'), undefined]);
     expect(second.textAt(1)).toBe('{"mode":"readonly"}');
     expect(sameTenant(first.record, second.record, 'b')).toBe(true);
+  });
+
+  it('lists the ids in file order again on every pass, without making a tenant', () => {
+    const table = tableOf(IDS);
+    const before = completed;
+    const view = tenantIdView(table.record);
+    expect(Array.isArray(view)).toBe(false);
+    expect([...view]).toEqual(IDS);
+    expect([...view]).toEqual(IDS);
+    expect(completed).toBe(before);
+    expect(tenantIdView({ b: {} as TenantConfig, a: {} as TenantConfig })).toEqual(['b', 'a']);
   });
 });

@@ -14,6 +14,8 @@
 // issue 50's guardrail rules on B, both answering the 2 KiB result of bench/gateway/result-2k.mjs, or `budget`: the hot
 // path on A, the hot path with one budget on B, also `. .`), BENCH_ONLY (`gateway`, `mcp`: one comparison), BENCH_ROUNDS (default 6), BENCH_DURATION,
 // BENCH_WARMUP, BENCH_CONNECTIONS (hot path, default 32) as for `npm run bench`, BENCH_MCP_CONNECTIONS (16).
+// BENCH_AB_NODE_OPTIONS_B: NODE_OPTIONS for B's hot-path server only, e.g. `--max-semi-space-size=16` with `. .`
+// (what a V8 flag of the start script or the image costs the hot path; docs/configuration.md).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -104,8 +106,10 @@ function gatewayComparison(checkoutA: string, checkoutB: string, chain: AbOption
   const script = 'bench/gateway/toolgate-server.ts';
   const env: Record<string, string> = chain === 'hot-path' || chain === 'guardrails' || chain === 'budget' ? { BENCH_CHAIN: 'hot-path' } : {};
   // audit-chain, guardrails, budget: one build twice, B with the audit chain, the guardrails or one budget on (bench/gateway/toolgate-server.ts).
-  const envB: Record<string, string> =
+  const chainB: Record<string, string> =
     chain === 'audit-chain' ? { BENCH_AUDIT_CHAIN: 'on' } : chain === 'guardrails' ? { ...env, BENCH_GUARDRAILS: 'on' } : chain === 'budget' ? { ...env, BENCH_BUDGET: 'on' } : env;
+  const nodeOptionsB = process.env.BENCH_AB_NODE_OPTIONS_B;
+  const envB = nodeOptionsB ? { ...chainB, NODE_OPTIONS: nodeOptionsB } : chainB;
   const titles: Record<AbOptions['chain'], string> = {
     'hot-path': 'hot path',
     full: 'full chain',
@@ -127,7 +131,8 @@ function gatewayComparison(checkoutA: string, checkoutB: string, chain: AbOption
           : chain === 'audit-chain'
             ? 'The full policy chain with file audit and an active rate limit; B also hash-chains every event and signs checkpoints into a second file.'
             : 'The full policy chain with file audit and an active rate limit.') +
-        ' The bare route is a Fastify route doing the same JSON work. CPU: the server process.',
+        ' The bare route is a Fastify route doing the same JSON work. CPU: the server process.' +
+        (nodeOptionsB ? ` B's server runs with NODE_OPTIONS=${nodeOptionsB}.` : ''),
     ],
     targets: [
       { label: 'bare Fastify route', script: 'bare-server.ts', env: {}, runs: [] },

@@ -8,7 +8,7 @@
 // median of rounds and of per-round B / A. CPU time moves less with a loaded machine's neighbours than req/s.
 // Env: BENCH_MCP_CPU_CALLS (per batch, default 3000), BENCH_MCP_CPU_ROUNDS (default 8), BENCH_MCP_CPU_CONCURRENCY
 // (default 16), BENCH_MCP_CPU_PROFILE=<dir> (each child writes a V8 CPU profile and a sampling heap profile of its
-// measured batches there).
+// measured batches there; BENCH_MCP_CPU_PROFILE_INTERVAL its sampling interval in µs, default 1000).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,8 @@ const CALLS = Math.max(1, Number(process.env.BENCH_MCP_CPU_CALLS ?? 3000));
 const ROUNDS = Math.max(1, Number(process.env.BENCH_MCP_CPU_ROUNDS ?? 8));
 const CONCURRENCY = Math.max(1, Number(process.env.BENCH_MCP_CPU_CONCURRENCY ?? 16));
 const PROFILE = process.env.BENCH_MCP_CPU_PROFILE;
+/** The CPU profile's sampling interval in µs (V8's default is 1000: too few samples for one call's parts). */
+const PROFILE_INTERVAL_US = Math.max(10, Number(process.env.BENCH_MCP_CPU_PROFILE_INTERVAL ?? 1000));
 
 interface Injectable {
   ready(): Promise<unknown>;
@@ -80,6 +82,7 @@ async function child(checkout: string, label: string): Promise<void> {
   if (session) {
     session.connect();
     await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
     await session.post('Profiler.start');
     // Every allocation sampled, also those collected since: where the bytes per call come from.
     await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });

@@ -1,5 +1,6 @@
 // The client side of a stdio MCP server, behind the SDK's public Transport interface: spawn the child,
-// newline-delimited JSON-RPC over its stdin/stdout (the SDK's own ReadBuffer and serializeMessage),
+// newline-delimited JSON-RPC over its stdin/stdout (the SDK's serializeMessage out; in, ReadBuffer's framing
+// without its redundant schema parse, json-lines.ts),
 // its stderr to the log line by line, and the SDK's close sequence (end stdin, then SIGTERM, then SIGKILL).
 //
 // Unlike the SDK's StdioClientTransport, the writes of one event-loop turn reach the child together.
@@ -11,8 +12,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { JsonLineReader } from './json-lines.js';
 
 export interface StdioServer {
   command: string;
@@ -42,7 +44,7 @@ export class CoalescingStdioTransport implements Transport {
   onerror?: Transport['onerror'];
   onmessage?: Transport['onmessage'];
   private child: ChildProcess | undefined;
-  private readonly reads = new ReadBuffer();
+  private readonly reads = new JsonLineReader();
   private corked = false;
 
   constructor(
@@ -128,17 +130,8 @@ export class CoalescingStdioTransport implements Transport {
       void this.close().catch(() => {});
       return;
     }
-    // Bounded by the bytes just appended: each message consumes its line.
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.reads.readMessage();
-      } catch (error) {
-        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
+    // Bounded by the bytes just appended: each message consumes its line. What arrives is JSON, not yet a
+    // checked message: the client's Protocol classifies each one with the SDK's schema guards before any use.
+    for (let line = this.reads.next(); line !== undefined; line = this.reads.next()) this.onmessage?.(line.value as JSONRPCMessage);
   }
 }

@@ -1,5 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { callResultSchema } from '../../../../src/mcp/client/direct-call.js';
 import { CoalescingStdioTransport } from '../../../../src/mcp/client/stdio-transport.js';
 
 // A child that answers each chunk it reads from stdin with a notification counting the messages in it.
@@ -65,5 +67,38 @@ describe('CoalescingStdioTransport', () => {
     const pid = transport.pid!;
     await transport.close();
     await vi.waitFor(() => expect(() => process.kill(pid, 0)).toThrow(), { timeout: 2_000 });
+  }, 15_000);
+});
+
+// A legacy server over stdio that answers each tools/call first with a body that is no JSON-RPC message (a result
+// that is not an object), then with a line that is not JSON, then with the real answer.
+const BAD_THEN_GOOD = `
+const { createInterface } = require('node:readline');
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const request = JSON.parse(line);
+  if (request.method === 'initialize') send({ jsonrpc: '2.0', id: request.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bad', version: '1' } } });
+  if (request.method === 'tools/call') {
+    send({ jsonrpc: '2.0', id: request.id, result: 5 });
+    process.stdout.write('not json\\n');
+    send({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: 'fine' }] } });
+  }
+});`;
+
+describe('CoalescingStdioTransport under the SDK client', () => {
+  it('leaves message checks to the client: a malformed message is reported and dropped, the valid answer after it is the result', async () => {
+    const transport = new CoalescingStdioTransport({ command: process.execPath, args: ['-e', BAD_THEN_GOOD], env: {} }, () => {});
+    const client = new Client({ name: 'test', version: '1' }, { versionNegotiation: { mode: 'legacy' } });
+    const errors: string[] = [];
+    client.onerror = (error) => errors.push(error.message);
+    try {
+      await client.connect(transport);
+      const result = await client.request({ method: 'tools/call', params: { name: 'any', arguments: {} } }, callResultSchema('legacy'), { timeout: 10_000 });
+      expect(result.content).toEqual([{ type: 'text', text: 'fine' }]);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/Unknown message type/);
+    } finally {
+      await client.close();
+    }
   }, 15_000);
 });

@@ -2,6 +2,7 @@
 // cards (Luhn), IBANs (mod-97) and US social security numbers (the ranges the SSA never issues are
 // refused). Hand-written forward scans around a trigger character: linear in the text, no regex over it.
 import { IBAN_LENGTHS, ibanValid, luhnValid } from './checksums.js';
+import type { Census } from './census.js';
 import { ALNUM, charClass, inClass, runOf } from './text.js';
 import type { Detector, Finding } from './types.js';
 
@@ -261,8 +262,20 @@ function endAfter(text: string, from: number, count: number): number {
   return at;
 }
 
+const COUNTRIES = Object.keys(IBAN_LENGTHS).map((code) => [code.charCodeAt(0), code.charCodeAt(1)] as const);
+
+/** Whether an IBAN may start in the counted text: a country code of IBAN_LENGTHS, its second letter followed by a digit. */
+function mayHoldIban(census: Census): boolean {
+  for (const [first, second] of COUNTRIES) {
+    if (!census.pair(first, second)) continue;
+    for (let digit = 48; digit <= 57; digit += 1) if (census.pair(second, digit)) return true;
+  }
+  return false;
+}
+
 export const PII_DETECTORS: readonly Detector[] = [
-  { name: 'email', group: 'pii', kinds: ['email'], find: emails },
+  { name: 'email', group: 'pii', kinds: ['email'], find: emails, gate: (census) => census.at },
   // One pass over the digits finds cards, SSNs, phones and IBANs (whose check digits follow the country code).
-  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers },
+  // Gate (census.ts): a card, SSN or phone has nine digits among number characters; an IBAN starts with a country code and a digit.
+  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.nineDigits || mayHoldIban(census) },
 ];

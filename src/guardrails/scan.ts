@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { GuardrailLimits } from '../config/guardrails.js';
+import { censusTaker } from './census.js';
 import type { CompiledRule } from './compile.js';
 import { detect } from './detectors.js';
 import { injectionScore } from './injection.js';
@@ -182,6 +183,8 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
 
   let spentMs = 0;
   let sinceYield = 0;
+  // One census per text for all the rules (a rewritten text gets its own).
+  const censusOf = censusTaker();
   /** The rule's findings in `text`, one chunk at a time; a turn of the event loop only once CHUNK_CHARS were read since the last. */
   const findIn = async (text: string, rule: CompiledRule): Promise<Finding[] | 'timeout' | 'cancelled'> => {
     const found: Finding[] = [];
@@ -202,7 +205,7 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
     const chunk = whole ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
     const started = performance.now();
     const before = found.length;
-    detect(rule.detectors, chunk, found);
+    detect(rule.detectors, chunk, found, censusOf);
     spentMs += performance.now() - started;
     sinceYield += chunk.length;
     // Kept by the chunk it starts in (a finding in the overlap belongs to the next chunk), and of the rule's kinds.

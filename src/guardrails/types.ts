@@ -1,5 +1,6 @@
 // The vocabulary of guardrails (docs/governance.md#guardrails): what a detector reports and how a rule
 // acts on it. A finding names its kind and where it is; nothing that leaves this folder carries the text.
+import type { Census } from './census.js';
 
 /** The detector groups a rule names in `detect` (besides single detector names). */
 export const DETECTOR_GROUPS = ['secrets', 'pii', 'injection'] as const;
@@ -25,4 +26,9 @@ export interface Detector {
   /** The kinds its findings carry (a rule may name a kind in `detect` to keep only those). */
   readonly kinds: readonly string[];
   find(text: string, out: Finding[]): void;
+  /**
+   * False only when the text cannot hold a finding of this detector, judged from its census (a necessary
+   * condition, never a guess): the detector is then not run. Absent: always run.
+   */
+  readonly gate?: (census: Census) => boolean;
 }

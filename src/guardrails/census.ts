@@ -1,0 +1,205 @@
+// A census of a text, taken before the built-in detectors read it (docs/governance.md#guardrails): one forward
+// pass over the text's bytes records which pairs of adjacent ASCII characters occur, whether any character lies
+// past ASCII, whether an `@`, `:` or `=` occurs, and whether a run of number characters holds nine digits. A
+// detector whose every finding needs something the census did not see cannot find anything in the text and is
+// not run: the findings are the same, and a clean text is read once instead of once per detector. The pass does
+// the same few table loads, stores and additions for every byte, with no branch on what the byte is, so it
+// costs about the same on a text the branch predictor has not learnt (a tool result in a busy server) as on one
+// it has; the detectors' regex searches and skipping scans do not.
+
+/** What a gate reads: the census of the text a detector is about to scan. */
+export interface Census {
+  /** Whether `first` is followed somewhere by `second` (ASCII codes); true for anything when the text was too long to count. */
+  pair(first: number, second: number): boolean;
+  /** Whether one of the set's literals may occur: the pairs of adjacent characters tested for one of them seen (see literalSet). */
+  mayHold(set: LiteralSet): boolean;
+  /** A character past ASCII occurs (lower-casing one may give ASCII letters; hidden text is all past it). */
+  readonly nonAscii: boolean;
+  /** An `@` occurs. */
+  readonly at: boolean;
+  /** A `:` or `=` occurs. */
+  readonly assignment: boolean;
+  /** A run of the number characters `[0-9 .()+-]` holds at least nine digits (the fewest a phone, SSN or card has). */
+  readonly nineDigits: boolean;
+}
+
+// A byte's table entry: what the flags need to know of it.
+const NUMBER = 1;
+const DIGIT = 2;
+const AT = 4;
+const ASSIGN = 8;
+const TABLE = new Uint8Array(256);
+for (const c of '0123456789 .()+-') TABLE[c.charCodeAt(0)] |= NUMBER;
+for (const c of '0123456789') TABLE[c.charCodeAt(0)] |= DIGIT;
+TABLE['@'.charCodeAt(0)] |= AT;
+TABLE[':'.charCodeAt(0)] |= ASSIGN;
+TABLE['='.charCodeAt(0)] |= ASSIGN;
+
+/** Texts whose UTF-8 is longer are not counted (every gate then passes): the census is for the many small results. */
+const MAX_CENSUS_BYTES = 64 * 1024;
+
+/** Set in `count`'s answer once a run of number characters held nine digits. */
+const NINE_DIGITS = 16;
+
+/** Stamps the pairs of `bytes[0, length)` and answers the or of their table entries, with NINE_DIGITS. */
+function count(bytes: Uint8Array, length: number, pairs: Uint8Array, stamp: number): number {
+  let previous = 0;
+  let seen = 0;
+  let digits = 0;
+  let nine = 0;
+  for (let i = 0; i < length; i += 1) {
+    // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs and
+    // lengthen runs, so a gate sees more than the text holds, never less.
+    const byte = bytes[i]! & 127;
+    pairs[previous | byte] = stamp;
+    previous = byte << 7;
+    const entry = TABLE[byte]!;
+    seen |= entry;
+    // Digits in the current run of number characters (no branch: a mask of all ones or none).
+    digits = (digits + ((entry >>> 1) & 1)) & (0 - (entry & NUMBER));
+    nine |= digits + 7; // 16 or more once digits >= 9
+  }
+  return seen | (nine >= 16 ? NINE_DIGITS : 0);
+}
+
+class Taken implements Census {
+  /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it: no clearing between censuses. */
+  private readonly pairs = new Uint8Array(128 * 128);
+  private readonly bytes = new Uint8Array(MAX_CENSUS_BYTES);
+  private readonly encoder = new TextEncoder();
+  private stamp = 0;
+  private complete = true;
+  nonAscii = false;
+  at = false;
+  assignment = false;
+  nineDigits = false;
+  /** Counts the censuses taken, so a scan knows whether the shared one still describes its text. */
+  generation = 0;
+
+  pair(first: number, second: number): boolean {
+    return !this.complete || this.pairs[(first << 7) | second] === this.stamp;
+  }
+
+  mayHold(set: LiteralSet): boolean {
+    return !this.complete || mayHoldIn(set, this.pairs, this.stamp);
+  }
+
+  take(text: string): void {
+    this.generation += 1;
+    this.stamp = this.stamp === 255 ? 1 : this.stamp + 1;
+    if (this.stamp === 1) this.pairs.fill(0);
+    const { read, written } = this.encoder.encodeInto(text, this.bytes);
+    this.complete = read === text.length;
+    this.nonAscii = written !== read;
+    if (!this.complete) {
+      this.nonAscii = this.at = this.assignment = this.nineDigits = true;
+      return;
+    }
+    const seen = count(this.bytes, written, this.pairs, this.stamp);
+    // The copy may hold a secret: it does not outlive the census.
+    this.bytes.fill(0, 0, written);
+    this.at = (seen & AT) !== 0;
+    this.assignment = (seen & ASSIGN) !== 0;
+    this.nineDigits = (seen & NINE_DIGITS) !== 0;
+  }
+}
+
+/** The one census there is: taking one is synchronous, and a scan checks the generation before reusing it. */
+const shared = new Taken();
+
+/** Takes the census of `text` (overwriting the last one taken). */
+export function takeCensus(text: string): Census {
+  shared.take(text);
+  return shared;
+}
+
+/** A census taker for one scan: the text it counted last is not read again while no one else took a census since. */
+export function censusTaker(): (text: string) => Census {
+  let last: string | undefined;
+  let generation = -1;
+  return (text) => {
+    if (text !== last || generation !== shared.generation) {
+      shared.take(text);
+      last = text;
+      generation = shared.generation;
+    }
+    return shared;
+  };
+}
+
+const foldings = (code: number): number[] => (code >= 65 && code <= 90 ? [code, code + 32] : code >= 97 && code <= 122 ? [code - 32, code] : [code]);
+
+/** Characters from the commonest to the rarer in what tools return (JSON, prose); unlisted ones count as rarest. */
+const COMMON = ' e"taoinsrhl:,dcu0123456789mf.pgw/ybv-k_xjqz';
+const rarity = (code: number): number => {
+  const at = COMMON.indexOf(String.fromCharCode(code).toLowerCase());
+  return at < 0 ? COMMON.length : at;
+};
+
+/** Pairs tested per literal, its rarest. */
+const PAIRS_TESTED = 3;
+
+/**
+ * Literals compiled for `Census.mayHold`: per literal, its rarest pairs of adjacent characters (at most
+ * PAIRS_TESTED, the rarest first, so a literal is usually ruled out by its first test), each as how many ways the
+ * pair may be written and their indexes; literals testing the same pairs appear once.
+ */
+export interface LiteralSet {
+  readonly program: Int32Array;
+  /** A literal of one character, or one with a character past ASCII: never ruled out. */
+  readonly always: boolean;
+}
+
+/** Compiles `literals` for `Census.mayHold` (`ignoreCase`: ASCII letters in either case). */
+export function literalSet(literals: readonly string[], ignoreCase = false): LiteralSet {
+  const always = literals.some((literal) => literal.length < 2 || [...literal].some((c) => c.charCodeAt(0) >= 128));
+  const programs = new Set<string>();
+  for (const literal of literals) {
+    const pairs: Array<{ ways: number[]; rarity: number }> = [];
+    for (let i = 1; i < literal.length; i += 1) {
+      const a = literal.charCodeAt(i - 1);
+      const b = literal.charCodeAt(i);
+      const ways = (ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => ((first & 127) << 7) | (second & 127)));
+      pairs.push({ ways: [...new Set(ways)].sort((x, y) => x - y), rarity: Math.max(rarity(a), rarity(b)) });
+    }
+    // Its rarest pairs are enough to rule most texts out; testing every pair would cost more than it saves.
+    const tested = pairs.sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED);
+    programs.add([tested.length, ...tested.flatMap(({ ways }) => [ways.length, ...ways])].join());
+  }
+  return { program: Int32Array.from([...programs].flatMap((program) => program.split(',').map(Number))), always };
+}
+
+/** Whether one pair of the program's literal (its pairs from `at`, `count` of them) is nowhere: the literal is ruled out. */
+function ruledOut(program: Int32Array, at: number, count: number, pairs: Uint8Array, stamp: number): boolean {
+  for (let pair = 0; pair < count; pair += 1) {
+    const ways = program[at]!;
+    let found = false;
+    for (let w = 1; w <= ways; w += 1) if (pairs[program[at + w]!] === stamp) found = true;
+    if (!found) return true;
+    at += ways + 1;
+  }
+  return false;
+}
+
+/** Whether one of the literals may occur in the text `pairs` describe: every pair of adjacent characters of one literal seen. */
+export function mayHoldIn(set: LiteralSet, pairs: Uint8Array, stamp: number): boolean {
+  if (set.always) return true;
+  const program = set.program;
+  let at = 0;
+  while (at < program.length) {
+    const count = program[at]!;
+    at += 1;
+    if (!ruledOut(program, at, count, pairs, stamp)) return true;
+    for (let pair = 0; pair < count; pair += 1) at += program[at]! + 1;
+  }
+  return false;
+}
+
+/**
+ * A gate for `literals`: whether one of them may occur in the counted text, its rarest pairs of adjacent
+ * characters seen. A necessary condition only (the pairs may lie apart, others may be missing).
+ */
+export function literalsMayOccur(literals: readonly string[], ignoreCase = false): (census: Census) => boolean {
+  const set = literalSet(literals, ignoreCase);
+  return (census) => census.mayHold(set);
+}

@@ -27,7 +27,7 @@ export function detect(detectors: readonly Detector[], text: string, out: Findin
   let census: Census | undefined;
   for (const detector of detectors) {
     if (detector.gate && !detector.gate((census ??= censusOf(text)))) continue;
-    detector.find(text, out);
+    detector.find(text, out, census);
   }
   if (out.length - from < 2) return;
   const found = out.splice(from);

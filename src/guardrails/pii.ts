@@ -186,11 +186,13 @@ function digitsAhead(text: string, at: number): { digits: number; end: number } 
   return { digits, end };
 }
 
-function numbers(text: string, out: Finding[]): void {
+function numbers(text: string, out: Finding[], census?: Census): void {
   // The next candidate of each kind at or after the cursor, kept while the cursor has not passed it (the
-  // cursor only moves forward): each search runs over the text once in all.
+  // cursor only moves forward): each search runs over the text once in all. No IBAN can start where the census
+  // saw no country code followed by a digit: its search is skipped (a failed IBAN candidate never moves the
+  // cursor past a digit candidate, so the other findings are the same).
   let digitAt = -2;
-  let ibanStart = -2;
+  let ibanStart = census && !mayHoldIban(census) ? -1 : -2;
   for (let from = 0; ; ) {
     if (digitAt !== -1 && digitAt < from) digitAt = nextDigitWindow(text, from);
     if (ibanStart !== -1 && ibanStart < from) {
@@ -276,6 +278,5 @@ function mayHoldIban(census: Census): boolean {
 export const PII_DETECTORS: readonly Detector[] = [
   { name: 'email', group: 'pii', kinds: ['email'], find: emails, gate: (census) => census.at },
   // One pass over the digits finds cards, SSNs, phones and IBANs (whose check digits follow the country code).
-  // Gate (census.ts): a card, SSN or phone has nine digits among number characters; an IBAN starts with a country code and a digit.
-  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.nineDigits || mayHoldIban(census) },
+  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.digit },
 ];

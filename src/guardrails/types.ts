@@ -25,7 +25,8 @@ export interface Detector {
   readonly group: DetectorGroup | 'custom';
   /** The kinds its findings carry (a rule may name a kind in `detect` to keep only those). */
   readonly kinds: readonly string[];
-  find(text: string, out: Finding[]): void;
+  /** `census`: the text's, when one was taken (a detector may use it to skip part of its work). */
+  find(text: string, out: Finding[], census?: Census): void;
   /**
    * False only when the text cannot hold a finding of this detector, judged from its census (a necessary
    * condition, never a guess): the detector is then not run. Absent: always run.

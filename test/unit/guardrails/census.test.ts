@@ -16,6 +16,7 @@ const texts = [...corpus.positives, ...corpus.negatives].map((sample) => sample.
 const UNGATED: Detector[] = BUILTIN_DETECTORS.map(({ gate: _gate, ...detector }) => detector);
 
 const findings = (detectors: readonly Detector[], text: string): Finding[] => {
+  // Without gates no census is taken: every detector reads the whole text (the numbers detector its IBANs too).
   const out: Finding[] = [];
   detect(detectors, text, out);
   return out;
@@ -61,11 +62,11 @@ describe('the census gates', () => {
   it('skip detectors on texts without what they need', () => {
     const skipped = (text: string) => BUILTIN_DETECTORS.filter((detector) => detector.gate && !detector.gate(takeCensus(text))).map((detector) => detector.name);
     const listing = JSON.stringify({ items: [{ id: 1000, name: 'Item number 0', url: 'https://shop.example.com/items/1000', price: 12.5, updated: '2026-12-01T10:00:00Z' }], next: null });
-    expect(skipped(listing)).toEqual(BUILTIN_DETECTORS.map((detector) => detector.name));
-    // A phone's nine digits let the numbers detector run; an `@` the e-mail one; a character past ASCII the injection ones.
-    expect(skipped(`${listing} call 212-555-0100`)).not.toContain('numbers');
+    // Only the numbers detector reads the listing (it has digits), without its IBAN search.
+    expect(skipped(listing)).toEqual(BUILTIN_DETECTORS.map((detector) => detector.name).filter((name) => name !== 'numbers'));
+    expect(skipped('no digits here')).toContain('numbers');
+    // An `@` lets the e-mail detector run; a character past ASCII the injection ones.
     expect(skipped(`${listing} a@b.example`)).not.toContain('email');
-    expect(skipped(`${listing} ${LETTERED_IBAN}`)).not.toContain('numbers');
     expect(skipped(`${listing} café`)).not.toContain('hidden_text');
     expect(skipped(`${listing} café`)).not.toContain('injection_phrases');
   });
@@ -84,8 +85,8 @@ describe('the census gates', () => {
     expect(exact(takeCensus('sk live akia'))).toBe(false);
   });
 
-  it('let every gate pass on a text too long to count', () => {
-    const long = 'x'.repeat(70 * 1024);
-    expect(BUILTIN_DETECTORS.every((detector) => !detector.gate || detector.gate(takeCensus(long)))).toBe(true);
+  it('rule nothing out by pairs past the bytes a census counts (64 KiB)', () => {
+    const padding = 'x'.repeat(64 * 1024);
+    for (const text of texts) expect(findings(BUILTIN_DETECTORS, padding + text)).toEqual(findings(UNGATED, padding + text));
   });
 });

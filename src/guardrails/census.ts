@@ -117,13 +117,16 @@ const rarity = (code: number): number => {
 /** Pairs tested per literal, its rarest. */
 const PAIRS_TESTED = 3;
 
+
+/** One pair of adjacent characters as the indexes it may be stamped at (both cases of its letters with ignoreCase). */
+type Ways = Int32Array;
+
 /**
- * Literals compiled for `Census.mayHold`: per literal, its rarest pairs of adjacent characters (at most
- * PAIRS_TESTED, the rarest first, so a literal is usually ruled out by its first test), each as how many ways the
- * pair may be written and their indexes; literals testing the same pairs appear once.
+ * Literals compiled for `Census.mayHold`: each literal's rarest pairs of adjacent characters (at most PAIRS_TESTED),
+ * grouped by the rarest one, which is tested once per group: most texts rule a whole group out with it.
  */
 export interface LiteralSet {
-  readonly program: Int32Array;
+  readonly groups: ReadonlyArray<{ readonly first: Ways; readonly rests: ReadonlyArray<readonly Ways[]> }>;
   /** A literal of one character, or one with a character past ASCII: never ruled out. */
   readonly always: boolean;
 }
@@ -131,44 +134,38 @@ export interface LiteralSet {
 /** Compiles `literals` for `Census.mayHold` (`ignoreCase`: ASCII letters in either case). */
 export function literalSet(literals: readonly string[], ignoreCase = false): LiteralSet {
   const always = literals.some((literal) => literal.length < 2 || [...literal].some((c) => c.charCodeAt(0) >= 128));
-  const programs = new Set<string>();
+  const groups = new Map<string, { first: Ways; rests: Map<string, Ways[]> }>();
   for (const literal of literals) {
-    const pairs: Array<{ ways: number[]; rarity: number }> = [];
+    if (literal.length < 2) continue;
+    const pairs: Array<{ ways: Ways; rarity: number }> = [];
     for (let i = 1; i < literal.length; i += 1) {
       const a = literal.charCodeAt(i - 1);
       const b = literal.charCodeAt(i);
       const ways = (ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => ((first & 127) << 7) | (second & 127)));
-      pairs.push({ ways: [...new Set(ways)].sort((x, y) => x - y), rarity: Math.max(rarity(a), rarity(b)) });
+      pairs.push({ ways: Int32Array.from(new Set(ways)).sort(), rarity: Math.max(rarity(a), rarity(b)) });
     }
     // Its rarest pairs are enough to rule most texts out; testing every pair would cost more than it saves.
-    const tested = pairs.sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED);
-    programs.add([tested.length, ...tested.flatMap(({ ways }) => [ways.length, ...ways])].join());
+    const [first, ...rest] = pairs.sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED).map(({ ways }) => ways);
+    const key = first!.join();
+    const group = groups.get(key) ?? { first: first!, rests: new Map<string, Ways[]>() };
+    group.rests.set(rest.map((ways) => ways.join()).join(';'), rest);
+    groups.set(key, group);
   }
-  return { program: Int32Array.from([...programs].flatMap((program) => program.split(',').map(Number))), always };
+  return { groups: [...groups.values()].map(({ first, rests }) => ({ first, rests: [...rests.values()] })), always };
 }
 
-/** Whether one pair of the program's literal (its pairs from `at`, `count` of them) is nowhere: the literal is ruled out. */
-function ruledOut(program: Int32Array, at: number, count: number, pairs: Uint8Array, stamp: number): boolean {
-  for (let pair = 0; pair < count; pair += 1) {
-    const ways = program[at]!;
-    let found = false;
-    for (let w = 1; w <= ways; w += 1) if (pairs[program[at + w]!] === stamp) found = true;
-    if (!found) return true;
-    at += ways + 1;
-  }
+/** Whether the pair was seen, written any of its ways. */
+function seen(ways: Ways, pairs: Uint8Array, stamp: number): boolean {
+  for (let w = 0; w < ways.length; w += 1) if (pairs[ways[w]!] === stamp) return true;
   return false;
 }
 
-/** Whether one of the literals may occur in the text `pairs` describe: every pair of adjacent characters of one literal seen. */
+/** Whether one of the literals may occur in the text `pairs` describe: the pairs tested for one literal all seen. */
 export function mayHoldIn(set: LiteralSet, pairs: Uint8Array, stamp: number): boolean {
   if (set.always) return true;
-  const program = set.program;
-  let at = 0;
-  while (at < program.length) {
-    const count = program[at]!;
-    at += 1;
-    if (!ruledOut(program, at, count, pairs, stamp)) return true;
-    for (let pair = 0; pair < count; pair += 1) at += program[at]! + 1;
+  for (const { first, rests } of set.groups) {
+    if (!seen(first, pairs, stamp)) continue;
+    for (const rest of rests) if (rest.every((ways) => seen(ways, pairs, stamp))) return true;
   }
   return false;
 }

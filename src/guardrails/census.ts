@@ -32,21 +32,32 @@ const PAIRS = 128 * 128;
 
 /** Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)`. */
 function count(work: Uint8Array, length: number, stamp: number): void {
-  let previous = 0;
   const end = PAIRS + length;
-  for (let i = PAIRS; i < end; i += 1) {
+  // Four bytes a turn (half the instructions of one a turn in V8): up to three zero bytes past the text make its
+  // last turn whole, adding pairs with NUL, which no literal holds.
+  work[end] = 0;
+  work[end + 1] = 0;
+  work[end + 2] = 0;
+  let previous = 0;
+  for (let i = PAIRS; i < end; i += 4) {
     // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs, so a
     // gate sees more than the text holds, never less.
-    const byte = work[i]! & 127;
-    work[previous | byte] = stamp;
-    previous = byte << 7;
+    const a = work[i]! & 127;
+    const b = work[i + 1]! & 127;
+    const c = work[i + 2]! & 127;
+    const d = work[i + 3]! & 127;
+    work[previous | a] = stamp;
+    work[(a << 7) | b] = stamp;
+    work[(b << 7) | c] = stamp;
+    work[(c << 7) | d] = stamp;
+    previous = d << 7;
   }
 }
 
 class Taken implements Census {
   /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it (no clearing between censuses); the text's bytes follow. */
-  private readonly work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES);
-  private readonly bytes = this.work.subarray(PAIRS);
+  private readonly work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES + 4);
+  private readonly bytes = this.work.subarray(PAIRS, PAIRS + MAX_CENSUS_BYTES);
   private readonly encoder = new TextEncoder();
   private stamp = 0;
   private complete = true;

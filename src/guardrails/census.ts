@@ -1,12 +1,12 @@
 // A census of a text, taken before the built-in detectors read it (docs/governance.md#guardrails): one forward
 // pass over the text's bytes records which pairs of adjacent ASCII characters occur; whether any character lies
-// past ASCII, and whether an `@`, `:`, `=` or digit occurs, come from the encoder, `indexOf` and a one-class regex. A detector whose every
-// finding needs something the census did not see cannot find anything in the text and is not run: the findings
-// are the same, and a clean text is read once instead of once per detector. The pass does the same load, store
-// and shift for every byte, with no branch on what the byte is, so it costs about the same on a text the branch
-// predictor has not learnt (a tool result in a busy server) as on one it has; the detectors' regex searches and
-// skipping scans do not. (A run-length count of digits in the same pass measured three times the pass's
-// instructions, more than the numbers detector it would have skipped.)
+// past ASCII, and whether an `@`, `:`, `=` or digit occurs, come from the encoder, `indexOf` and a one-class
+// regex. A detector whose every finding needs something the census did not see cannot find anything in the text
+// and is not run: the findings are the same, and a clean text is read once instead of once per detector. The
+// pass does the same loads, stores and shifts for every byte, with no branch on what the byte is, so it costs
+// about the same on a text the branch predictor has not learnt (a tool result in a busy server) as on one it
+// has; the detectors' regex searches and skipping scans do not. (A run-length count of digits in the same pass
+// measured as many instructions as the numbers detector it would have skipped.)
 
 /** What a gate reads: the census of the text a detector is about to scan. */
 export interface Census {
@@ -24,7 +24,7 @@ export interface Census {
   readonly digit: boolean;
 }
 
-/** Texts whose UTF-8 is longer are not counted (every gate then passes): the census is for the many small results. */
+/** Texts whose UTF-8 is longer get no pairs counted (every pair then counts as seen): the census is for the many small results. */
 const MAX_CENSUS_BYTES = 64 * 1024;
 const DIGIT = /[0-9]/;
 /** One buffer for the pairs and the text's bytes: fewer arrays for V8 to keep at hand in the loop. */
@@ -86,8 +86,7 @@ class Taken implements Census {
     const { read, written } = this.encoder.encodeInto(text, this.bytes);
     this.complete = read === text.length;
     this.nonAscii = !this.complete || written !== read;
-    if (!this.complete) return;
-    count(this.work, written, this.stamp);
+    if (this.complete) count(this.work, written, this.stamp);
     // The copy may hold a secret: it does not outlive the census.
     this.bytes.fill(0, 0, written);
   }

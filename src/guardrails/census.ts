@@ -30,33 +30,50 @@ const DIGIT = /[0-9]/;
 /** One buffer for the pairs and the text's bytes: fewer arrays for V8 to keep at hand in the loop. */
 const PAIRS = 128 * 128;
 
-/** Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)`. */
-function count(work: Uint8Array, length: number, stamp: number): void {
+/** Whether a Uint32Array reads a word's first byte in its low bits (all platforms Node runs on today). */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/**
+ * Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)` (`words`: the same memory, four bytes a word).
+ * Four bytes a turn, read as one word: a quarter of the loads and about half the instructions of a byte a turn in
+ * V8 (bounds checks and address arithmetic per access). Up to three zero bytes past the text make its last turn
+ * whole, adding pairs with NUL, which no literal holds.
+ */
+function count(work: Uint8Array, words: Uint32Array, length: number, stamp: number): void {
   const end = PAIRS + length;
-  // Four bytes a turn (half the instructions of one a turn in V8): up to three zero bytes past the text make its
-  // last turn whole, adding pairs with NUL, which no literal holds.
   work[end] = 0;
   work[end + 1] = 0;
   work[end + 2] = 0;
   let previous = 0;
-  for (let i = PAIRS; i < end; i += 4) {
-    // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs, so a
-    // gate sees more than the text holds, never less.
-    const a = work[i]! & 127;
-    const b = work[i + 1]! & 127;
-    const c = work[i + 2]! & 127;
-    const d = work[i + 3]! & 127;
-    work[previous | a] = stamp;
-    work[(a << 7) | b] = stamp;
-    work[(b << 7) | c] = stamp;
-    work[(c << 7) | d] = stamp;
-    previous = d << 7;
+  // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs, so a
+  // gate sees more than the text holds, never less.
+  if (LITTLE_ENDIAN) {
+    const last = (end + 3) >>> 2;
+    for (let k = PAIRS >>> 2; k < last; k += 1) {
+      const word = words[k]!;
+      const a = word & 127;
+      const b = (word >>> 8) & 127;
+      const c = (word >>> 16) & 127;
+      const d = (word >>> 24) & 127;
+      work[previous | a] = stamp;
+      work[(a << 7) | b] = stamp;
+      work[(b << 7) | c] = stamp;
+      work[(c << 7) | d] = stamp;
+      previous = d << 7;
+    }
+    return;
+  }
+  for (let i = PAIRS; i < end; i += 1) {
+    const byte = work[i]! & 127;
+    work[previous | byte] = stamp;
+    previous = byte << 7;
   }
 }
 
 class Taken implements Census {
   /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it (no clearing between censuses); the text's bytes follow. */
   private readonly work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES + 4);
+  private readonly words = new Uint32Array(this.work.buffer);
   private readonly bytes = this.work.subarray(PAIRS, PAIRS + MAX_CENSUS_BYTES);
   private readonly encoder = new TextEncoder();
   private stamp = 0;
@@ -86,7 +103,7 @@ class Taken implements Census {
     const { read, written } = this.encoder.encodeInto(text, this.bytes);
     this.complete = read === text.length;
     this.nonAscii = !this.complete || written !== read;
-    if (this.complete) count(this.work, written, this.stamp);
+    if (this.complete) count(this.work, this.words, written, this.stamp);
     // The copy may hold a secret: it does not outlive the census.
     this.bytes.fill(0, 0, written);
   }

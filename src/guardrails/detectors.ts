@@ -2,6 +2,7 @@
 // operator's custom ones, compiled for the linear-time engine (src/patterns/).
 import { compileLinear, isRefusal, MatchBudgetError, MAX_MATCH_WORK, type LinearRegex } from '../patterns/linear-regex.js';
 import type { CustomDetectorConfig } from '../config/guardrails.js';
+import { takeCensus, type Census } from './census.js';
 import { INJECTION_DETECTORS } from './injection.js';
 import { PII_DETECTORS } from './pii.js';
 import { SECRET_DETECTORS } from './secrets.js';
@@ -13,16 +14,26 @@ export const BUILTIN_DETECTORS: readonly Detector[] = [...SECRET_DETECTORS, ...P
 /** Every built-in kind, by group (the docs' list and the metric's `detector` label set, with `field` and `custom`). */
 export const BUILTIN_KINDS: ReadonlySet<string> = new Set(BUILTIN_DETECTORS.flatMap((detector) => detector.kinds));
 
+/** Shorter texts are read by every detector: a census's fixed cost (the encoder, three searches) is about theirs there. */
+const MIN_CENSUS_CHARS = 256;
+
 /** Kinds that give way to a more specific finding over the same characters (a token's own rule, a URL's password). */
 const GENERIC_KINDS = new Set(['generic_secret', 'bearer_token']);
 
 /**
  * Runs the detectors over `text` into `out`, dropping a generic finding that overlaps a specific one
- * (`api_key = "sk_live_…"` is a stripe_key, not also a generic_secret).
+ * (`api_key = "sk_live_…"` is a stripe_key, not also a generic_secret). A detector whose gate rules the text out
+ * is not run (texts of MIN_CENSUS_CHARS or more); `censusOf` gives the text's census (a scan's taker reuses it
+ * across rules), taken once at most.
  */
-export function detect(detectors: readonly Detector[], text: string, out: Finding[]): void {
+export function detect(detectors: readonly Detector[], text: string, out: Finding[], censusOf: (text: string) => Census = takeCensus): void {
   const from = out.length;
-  for (const detector of detectors) detector.find(text, out);
+  const gated = text.length >= MIN_CENSUS_CHARS;
+  let census: Census | undefined;
+  for (const detector of detectors) {
+    if (gated && detector.gate && !detector.gate((census ??= censusOf(text)))) continue;
+    detector.find(text, out, census);
+  }
   if (out.length - from < 2) return;
   const found = out.splice(from);
   const specific = found.filter((finding) => !GENERIC_KINDS.has(finding.kind));

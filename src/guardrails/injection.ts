@@ -3,6 +3,7 @@
 // controls, Unicode tag characters) and look-alikes of tool calls. Each signal has a weight; a rule fires
 // when a text's summed score reaches its threshold. Findings are only ever flagged or blocked, never
 // rewritten: a silent edit of what the model reads would hide the attack from the people reviewing it.
+import { literalsMayOccur } from './census.js';
 import { keywordFinder } from './text.js';
 import type { Detector, Finding } from './types.js';
 
@@ -83,9 +84,14 @@ function hiddenText(text: string, out: Finding[]): void {
   if (count >= 3) out.push({ kind: 'injection', start: first, end: last, weight: Math.min(0.8, 0.2 + count * 0.05) });
 }
 
+const mayHoldPhrase = literalsMayOccur([...SIGNAL_OF.keys()], true);
+
 export const INJECTION_DETECTORS: readonly Detector[] = [
-  { name: 'injection_phrases', group: 'injection', kinds: ['injection'], find: phrases },
-  { name: 'hidden_text', group: 'injection', kinds: ['injection'], find: hiddenText },
+  // Gate (census.ts): a phrase's character pairs; any character past ASCII lets the phrases run, since
+  // lower-casing one may give ASCII letters (`K`, the Kelvin sign, gives `k`).
+  { name: 'injection_phrases', group: 'injection', kinds: ['injection'], find: phrases, gate: (census) => census.nonAscii || mayHoldPhrase(census) },
+  // Every hidden character lies past ASCII.
+  { name: 'hidden_text', group: 'injection', kinds: ['injection'], find: hiddenText, gate: (census) => census.nonAscii },
 ];
 
 /** The score of a text's injection findings: their weights summed, at most 1. */

@@ -2,6 +2,7 @@
 // cards (Luhn), IBANs (mod-97) and US social security numbers (the ranges the SSA never issues are
 // refused). Hand-written forward scans around a trigger character: linear in the text, no regex over it.
 import { IBAN_LENGTHS, ibanValid, luhnValid } from './checksums.js';
+import type { Census } from './census.js';
 import { ALNUM, charClass, inClass, runOf } from './text.js';
 import type { Detector, Finding } from './types.js';
 
@@ -185,11 +186,13 @@ function digitsAhead(text: string, at: number): { digits: number; end: number } 
   return { digits, end };
 }
 
-function numbers(text: string, out: Finding[]): void {
+function numbers(text: string, out: Finding[], census?: Census): void {
   // The next candidate of each kind at or after the cursor, kept while the cursor has not passed it (the
-  // cursor only moves forward): each search runs over the text once in all.
+  // cursor only moves forward): each search runs over the text once in all. No IBAN can start where the census
+  // saw no country code followed by a digit: its search is skipped (a failed IBAN candidate never moves the
+  // cursor past a digit candidate, so the other findings are the same).
   let digitAt = -2;
-  let ibanStart = -2;
+  let ibanStart = census && !mayHoldIban(census) ? -1 : -2;
   for (let from = 0; ; ) {
     if (digitAt !== -1 && digitAt < from) digitAt = nextDigitWindow(text, from);
     if (ibanStart !== -1 && ibanStart < from) {
@@ -261,8 +264,19 @@ function endAfter(text: string, from: number, count: number): number {
   return at;
 }
 
+const COUNTRIES = Object.keys(IBAN_LENGTHS).map((code) => [code.charCodeAt(0), code.charCodeAt(1)] as const);
+
+/** Whether an IBAN may start in the counted text: a country code of IBAN_LENGTHS, its second letter followed by a digit. */
+function mayHoldIban(census: Census): boolean {
+  for (const [first, second] of COUNTRIES) {
+    if (!census.pair(first, second)) continue;
+    for (let digit = 48; digit <= 57; digit += 1) if (census.pair(second, digit)) return true;
+  }
+  return false;
+}
+
 export const PII_DETECTORS: readonly Detector[] = [
-  { name: 'email', group: 'pii', kinds: ['email'], find: emails },
+  { name: 'email', group: 'pii', kinds: ['email'], find: emails, gate: (census) => census.at },
   // One pass over the digits finds cards, SSNs, phones and IBANs (whose check digits follow the country code).
-  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers },
+  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.digit },
 ];

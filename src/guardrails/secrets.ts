@@ -1,6 +1,7 @@
 // The secret detectors (docs/governance.md#detectors): the prefixed tokens of secret-rules.ts, private
 // keys, credentials in URLs and connection strings, bearer tokens, and generic high-entropy assignments
 // (`password = "…"`). Each is a keyword hit followed by a bounded, forward-only read: linear in the text.
+import { literalsMayOccur } from './census.js';
 import { SECRET_RULES, type SecretRule } from './secret-rules.js';
 import { ALNUM, boundaryBefore, charClass, entropy, inClass, keywordFinder, runOf } from './text.js';
 import type { Detector, Finding } from './types.js';
@@ -166,10 +167,24 @@ function genericAssignments(text: string, out: Finding[]): void {
   });
 }
 
+// Gates (census.ts): the pairs of characters each detector's keywords need.
+const mayHoldPrefix = literalsMayOccur([...rulesByPrefix.keys()]);
+const mayHoldPem = literalsMayOccur(['-----BEGIN ']);
+const mayHoldScheme = literalsMayOccur(['://']);
+const mayHoldBearer = literalsMayOccur(['bearer '], true);
+const mayHoldAssignKeyword = literalsMayOccur(ASSIGN_KEYWORDS, true);
+
 export const SECRET_DETECTORS: readonly Detector[] = [
-  { name: 'prefixed_tokens', group: 'secrets', kinds: [...new Set(SECRET_RULES.map((rule) => rule.kind))], find: prefixedTokens },
-  { name: 'private_key', group: 'secrets', kinds: ['private_key'], find: privateKeys },
-  { name: 'url_credentials', group: 'secrets', kinds: ['connection_string', 'url_credentials'], find: urlCredentials },
-  { name: 'bearer_token', group: 'secrets', kinds: ['bearer_token'], find: bearerTokens },
-  { name: 'generic_secret', group: 'secrets', kinds: ['generic_secret'], find: genericAssignments },
+  {
+    name: 'prefixed_tokens',
+    group: 'secrets',
+    kinds: [...new Set(SECRET_RULES.map((rule) => rule.kind))],
+    find: prefixedTokens,
+    gate: mayHoldPrefix,
+  },
+  { name: 'private_key', group: 'secrets', kinds: ['private_key'], find: privateKeys, gate: mayHoldPem },
+  { name: 'url_credentials', group: 'secrets', kinds: ['connection_string', 'url_credentials'], find: urlCredentials, gate: (census) => census.at && mayHoldScheme(census) },
+  { name: 'bearer_token', group: 'secrets', kinds: ['bearer_token'], find: bearerTokens, gate: mayHoldBearer },
+  // A key name, then `:` or `=` (the value is assigned).
+  { name: 'generic_secret', group: 'secrets', kinds: ['generic_secret'], find: genericAssignments, gate: (census) => census.assignment && mayHoldAssignKeyword(census) },
 ];

@@ -1,5 +1,6 @@
 // The vocabulary of guardrails (docs/governance.md#guardrails): what a detector reports and how a rule
 // acts on it. A finding names its kind and where it is; nothing that leaves this folder carries the text.
+import type { Census } from './census.js';
 
 /** The detector groups a rule names in `detect` (besides single detector names). */
 export const DETECTOR_GROUPS = ['secrets', 'pii', 'injection'] as const;
@@ -24,5 +25,11 @@ export interface Detector {
   readonly group: DetectorGroup | 'custom';
   /** The kinds its findings carry (a rule may name a kind in `detect` to keep only those). */
   readonly kinds: readonly string[];
-  find(text: string, out: Finding[]): void;
+  /** `census`: the text's, when one was taken (a detector may use it to skip part of its work). */
+  find(text: string, out: Finding[], census?: Census): void;
+  /**
+   * False only when the text cannot hold a finding of this detector, judged from its census (a necessary
+   * condition, never a guess): the detector is then not run. Absent: always run.
+   */
+  readonly gate?: (census: Census) => boolean;
 }

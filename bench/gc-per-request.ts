@@ -45,6 +45,16 @@ export function gcWindow(text: string, requests: number): GcWindow {
   return { requests, gcs, markCompacts, allocatedPerRequest: allocated / requests, survivedPerGc: gcs ? survived / gcs : 0, pauseMicrosPerRequest: (pause * 1000) / requests };
 }
 
+/** A fixed number of bench requests (autocannon in this process); fails on any non-2xx or error. Returns how many were made. */
+export async function loadRequests(
+  what: string,
+  spec: { url: string; connections: number; amount: number; headers: Record<string, string>; body: string },
+): Promise<number> {
+  const result = await autocannon({ ...spec, method: 'POST', timeout: 60 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${what}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.total;
+}
+
 async function measure(checkout: string, requests: number, warmup: number, connections: number): Promise<GcWindow> {
   const args = ['--trace-gc-nvp', '--allow-natives-syntax', '--import', fileURLToPath(new URL('gc-marker.mjs', import.meta.url)), '--import', 'tsx', resolve(checkout, 'bench/gateway/toolgate-server.ts')];
   const child = spawn(process.execPath, args, { cwd: checkout, env: { ...process.env, BENCH_CHAIN: 'hot-path' }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -58,11 +68,7 @@ async function measure(checkout: string, requests: number, warmup: number, conne
     child.stdout.resume();
     const { headers, body } = await benchRequest();
     const url = `http://127.0.0.1:${port}/v1/execute`;
-    const load = async (amount: number): Promise<number> => {
-      const result = await autocannon({ url, method: 'POST', connections, amount, headers, body, timeout: 60 });
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${checkout}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      return result.requests.total;
-    };
+    const load = (amount: number): Promise<number> => loadRequests(checkout, { url, connections, amount, headers, body });
     const pause = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
     await load(warmup);
     child.kill('SIGUSR2');

@@ -1,3 +1,5 @@
+// First: hold one tick object before the rest of the graph loads and collects (src/runtime/keep-tick-shape.ts).
+import './runtime/keep-tick-shape.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { JSONWebKeySet } from 'jose';
 import { builtinPolicies } from '../policies/index.js';

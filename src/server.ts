@@ -1,6 +1,8 @@
 // The only file that listens. Loads config (or the embedded demo), serves, reloads on SIGHUP and
 // shuts down gracefully: readiness 503, stop accepting, let in-flight calls finish within the grace, then
 // cancel and answer the rest, close upstreams, flush the audit log (src/http/shutdown.ts).
+// First: hold one tick object before the rest of the graph loads and collects (src/runtime/keep-tick-shape.ts).
+import './runtime/keep-tick-shape.js';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './app.js';

@@ -78,21 +78,21 @@ const NOTHING_DEFERRED: ReadonlySet<Tool> = new Set();
  * own): a pool per warm tenant held ~2 KiB of maps copying what `tools` says.
  */
 function poolOf(tools: readonly Tool[], deferred: ReadonlySet<Tool>, tenant: TenantView): Pool {
-  const changed = new Map<Tool, Readonly<JsonObject>>();
+  let changed: Map<Tool, Readonly<JsonObject>> | undefined;
   for (const tool of tools) {
     const schema = visibleSchema(tool.inputSchema, tenant.boundKeys(tool));
-    if (schema !== tool.inputSchema) changed.set(tool, schema);
+    if (schema !== tool.inputSchema) (changed ??= new Map()).set(tool, schema);
   }
   const fingerprint = sha256Hex(
     canonicalJson(
-      tools.map((tool) => [tool.name, tool.source, tool.description, changed.get(tool) ?? tool.inputSchema, tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null, tool.outputSchema ?? null]),
+      tools.map((tool) => [tool.name, tool.source, tool.description, changed?.get(tool) ?? tool.inputSchema, tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null, tool.outputSchema ?? null]),
     ),
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   return {
     tools,
     byName,
-    schemaOf: (tool) => changed.get(tool) ?? (byName.get(tool.name) === tool ? tool.inputSchema : visibleSchema(tool.inputSchema, tenant.boundKeys(tool))),
+    schemaOf: (tool) => changed?.get(tool) ?? (byName.get(tool.name) === tool ? tool.inputSchema : visibleSchema(tool.inputSchema, tenant.boundKeys(tool))),
     isDeferred: (tool) => deferred.has(tool),
     fingerprint,
   };

@@ -4,27 +4,27 @@
 // Also the bytes of compiling alone (`TenantTable.load`, no request) for as many other tenants. With `--snapshot
 // <dir>` a heap snapshot is written at each point and the difference grouped by constructor is printed.
 //
-//   node --expose-gc --import tsx bench/tenant-heap.ts [--size 3000] [--served 1000] [--warm 20] [--snapshot <dir>]
+//   node --expose-gc --import tsx bench/tenant-heap.ts [--size 3000] [--served 1000] [--warm 20] [--snapshot <dir>] [--dist <another build's dist>]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { stringify } from 'yaml';
 import { SECRET, tenantId, tenantOf, token, writeToolsModule } from './scale/tenant-shape.js';
 
+const { values } = parseArgs({ options: { size: { type: 'string', default: '3000' }, served: { type: 'string', default: '1000' }, warm: { type: 'string', default: '20' }, snapshot: { type: 'string' }, dist: { type: 'string' } } });
 // The compiled output `npm start` runs (npm run build first): tsx's transform names every function (esbuild's
 // keepNames), which gives each closure a property dictionary of its own (256 B) the real server does not have.
-const dist = (path: string): string => new URL(`../dist/src/${path}`, import.meta.url).href;
+const dist = (path: string): string => (values.dist ? pathToFileURL(join(values.dist, 'src', path)) : new URL(`../dist/src/${path}`, import.meta.url)).href;
 const { buildServer } = (await import(dist('app.js'))) as typeof import('../src/app.js');
 const { loadConfigFile } = (await import(dist('config/load.js'))) as typeof import('../src/config/load.js');
 
-const { values } = parseArgs({ options: { size: { type: 'string', default: '3000' }, served: { type: 'string', default: '1000' }, warm: { type: 'string', default: '20' }, snapshot: { type: 'string' } } });
 const size = Number(values.size);
 const served = Number(values.served);
 const warm = Number(values.warm);
 if (warm + 2 * served > size) throw new Error('--size must hold --warm + 2 × --served tenants');
-
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');

@@ -10,36 +10,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SignJWT } from 'jose';
 import { stringify } from 'yaml';
+import { SECRET, tenantId, tenantOf, token, writeToolsModule } from './scale/tenant-shape.js';
 import { packageRoot } from '../src/config/demo.js';
 import { freePort, killAll, start, waitFor } from './scale/processes.js';
 
-const SECRET = 'bench-secret-that-is-at-least-32-bytes-long!!';
 const root = packageRoot();
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string', default: '100000' }, served: { type: 'string', default: '1000' }, settle: { type: 'string', default: '5000' }, log: { type: 'string' }, redis: { type: 'string' } } });
 const size = Number(values.size);
 const served = Math.min(size, Number(values.served));
 
-const tenantOf = (i: number) => ({
-  tools: { allow: ['tool_*'], deny: [`tool_${String(i % 20).padStart(2, '0')}`] },
-  roles: { viewer: { deny: ['tool_1*'] } },
-  policies: { 'rate-limit': { limit: 100, windowMs: 60000, per: 'user' }, approval: { tools: ['tool_19'] } },
-});
-const tenantId = (i: number): string => `t${String(i).padStart(6, '0')}`;
-const token = (tenant: string): Promise<string> =>
-  new SignJWT({ tenant, roles: [] }).setProtectedHeader({ alg: 'HS256' }).setSubject('bench').setIssuer('bench').setAudience('toolgate').setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-tenants-memory-'));
   try {
-    const tools = Array.from({ length: 20 }, (_, i) => `{ name: 'tool_${String(i).padStart(2, '0')}', description: 'bench tool ${i}', inputSchema: { type: 'object', properties: {} }, readOnly: true, handler: () => 'ok' }`);
-    writeFileSync(join(dir, 'tools.mjs'), `export default [\n${tools.join(',\n')}\n];\n`);
     const config = {
       auth: { jwt: { secret: SECRET, issuer: 'bench', audience: 'toolgate' } },
       store: values.redis ? { kind: 'redis', url: values.redis, prefix: `tg-tenants-memory-${process.pid}:` } : { kind: 'memory' },
       audit: { sink: 'off' },
-      functions: [{ module: join(dir, 'tools.mjs') }],
+      functions: [{ module: writeToolsModule(dir) }],
       metrics: { port: await freePort() },
       tenancy: { compiledCacheSize: Math.max(2 * served, 100) },
       tenants: Object.fromEntries(Array.from({ length: size }, (_, i) => [tenantId(i), tenantOf(i)])),

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import { requestMode } from '../src/http/call-options.js';
 import { errors } from '../src/errors.js';
 import { formatPool, LISTING_FORMATS, nativeEntry, STRICT_FORMATS, type ListingFormat } from '../src/registry/formats.js';
@@ -23,12 +24,21 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 const routes: RoutePlugin = async (app) => {
   // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
   const bodies = new WeakMap<Pool, Map<ListingVariant, string>>();
+  // Pools of tenants made from one template serialise to the same text: each pool keeps the one copy (keyed on
+  // the text itself, so a pool only ever gets its own listing), not ~3 KiB of its own per warm tenant.
+  const sameText = new LRUCache<string, string>({ max: 1024 });
+  const shared = (text: string): string => {
+    const kept = sameText.get(text);
+    if (kept !== undefined) return kept;
+    sameText.set(text, text);
+    return text;
+  };
   const listingBody = (pool: Pool, format: ListingFormat, strict: boolean): string => {
     let byFormat = bodies.get(pool);
     if (!byFormat) bodies.set(pool, (byFormat = new Map()));
     const variant: ListingVariant = strict ? `${format}-strict` : format;
     let body = byFormat.get(variant);
-    if (body === undefined) byFormat.set(variant, (body = JSON.stringify(formatPool(pool, format, { strict }))));
+    if (body === undefined) byFormat.set(variant, (body = shared(JSON.stringify(formatPool(pool, format, { strict })))));
     return body;
   };
 

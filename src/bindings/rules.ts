@@ -21,14 +21,17 @@ export function compileBindingRules(bindings: Record<string, JsonObject>): Bindi
     matches: compileOptionGlobs(`bindings[${JSON.stringify(glob)}]`, [glob]),
     template: template ?? NONE,
   }));
-  // Tools live as long as their snapshot, and so do these rules: each tool's template is worked out once.
-  const templates = new WeakMap<Tool, JsonObject>();
+  // Tools live as long as their snapshot, and so do these rules: each tool's template is worked out once. A
+  // tool nothing binds gets the shared empty template and no entry (most tenants bind nothing: no map at all).
+  let templates: WeakMap<Tool, JsonObject> | undefined;
   const templateFor = (tool: Tool): JsonObject => {
-    let template = templates.get(tool);
+    if (rules.length === 0 && !tool.bindings) return NONE;
+    let template = templates?.get(tool);
     if (template === undefined) {
       template = { ...(tool.bindings ?? {}) };
       for (const rule of rules) if (rule.matches(tool.name)) template = { ...template, ...rule.template };
-      templates.set(tool, template);
+      if (Object.keys(template).length === 0) template = NONE;
+      (templates ??= new WeakMap()).set(tool, template);
     }
     return template;
   };

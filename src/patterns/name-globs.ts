@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { errors } from '../errors.js';
 import { compileGlob } from './glob.js';
 import { MatchBudgetError } from './linear-regex.js';
@@ -19,7 +20,19 @@ const LITERAL = /^[A-Za-z0-9_.-]+$/;
  */
 export function compileGlobs(patterns: readonly string[] | undefined): NameMatcher {
   if (!patterns || patterns.length === 0) return NEVER;
-  if (patterns.includes('*')) return () => true;
+  if (patterns.includes('*')) return ALWAYS;
+  // A matcher is a pure function of its globs: tenants of one template share it instead of each holding a
+  // copy (~0.5 KiB per distinct list: a set, an array and closures). Bounded, so evicted tenants' lists go too.
+  const key = JSON.stringify(patterns);
+  let matcher = compiled.get(key);
+  if (!matcher) compiled.set(key, (matcher = compileUncached(patterns)));
+  return matcher;
+}
+
+const ALWAYS: NameMatcher = () => true;
+const compiled = new LRUCache<string, NameMatcher>({ max: 4096 });
+
+function compileUncached(patterns: readonly string[]): NameMatcher {
   const literals = new Set(patterns.filter((pattern) => LITERAL.test(pattern)));
   const matchers = patterns
     .filter((pattern) => !literals.has(pattern))

@@ -67,17 +67,32 @@ export function assemblePool(input: PoolInput): Pool {
 
   const all = [...winners.values()];
   const tools = [...all.filter((t) => t.source === 'builtin').sort(byName), ...all.filter((t) => t.source !== 'builtin').sort(byName)];
-  const schemas = new Map<Tool, Readonly<JsonObject>>();
-  for (const tool of tools) schemas.set(tool, visibleSchema(tool.inputSchema, tenant.boundKeys(tool)));
+  return poolOf(tools, deferred.size > 0 ? deferred : NOTHING_DEFERRED, tenant);
+}
+
+const NOTHING_DEFERRED: ReadonlySet<Tool> = new Set();
+
+/**
+ * The pool of its sorted tools. Apart from assemblePool's scope, so the pool's closures keep neither the
+ * winners map nor the input; only schemas a tenant's bound keys change are kept (every other tool's is its
+ * own): a pool per warm tenant held ~2 KiB of maps copying what `tools` says.
+ */
+function poolOf(tools: readonly Tool[], deferred: ReadonlySet<Tool>, tenant: TenantView): Pool {
+  let changed: Map<Tool, Readonly<JsonObject>> | undefined;
+  for (const tool of tools) {
+    const schema = visibleSchema(tool.inputSchema, tenant.boundKeys(tool));
+    if (schema !== tool.inputSchema) (changed ??= new Map()).set(tool, schema);
+  }
   const fingerprint = sha256Hex(
     canonicalJson(
-      tools.map((tool) => [tool.name, tool.source, tool.description, schemas.get(tool), tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null, tool.outputSchema ?? null]),
+      tools.map((tool) => [tool.name, tool.source, tool.description, changed?.get(tool) ?? tool.inputSchema, tool.readOnly, tool.destructive, tool.aliases, deferred.has(tool), tool.searchHint ?? null, tool.outputSchema ?? null]),
     ),
   );
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
   return {
     tools,
-    byName: new Map(tools.map((tool) => [tool.name, tool])),
-    schemaOf: (tool) => schemas.get(tool) ?? visibleSchema(tool.inputSchema, tenant.boundKeys(tool)),
+    byName,
+    schemaOf: (tool) => changed?.get(tool) ?? (byName.get(tool.name) === tool ? tool.inputSchema : visibleSchema(tool.inputSchema, tenant.boundKeys(tool))),
     isDeferred: (tool) => deferred.has(tool),
     fingerprint,
   };

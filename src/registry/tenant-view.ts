@@ -60,18 +60,22 @@ export interface TenantView {
 const ALLOWED: AccessDecision = { ok: true };
 const NOT_ALLOWED: AccessDecision = { ok: false, reason: 'tool is not allowed for this tenant' };
 
+const NO_SERVICES: ReadonlySet<string> = new Set();
+const NO_TOOLSETS: ReadonlyMap<string, Toolset> = new Map();
+
 export function createTenantView(id: string, config: TenantConfig, cedar?: CedarEngine): TenantView {
   const allow = compileGlobs(config.tools.allow);
   const deny = compileGlobs(config.tools.deny);
   const functions = compileGlobs(config.functions);
   const builtins = config.builtins === 'all' ? () => true : compileGlobs(config.builtins);
-  const services = new Set(config.mcpServices);
+  // Most tenants name no services and no toolsets: they share the empty ones (~0.3 KiB each otherwise).
+  const services: ReadonlySet<string> = config.mcpServices.length > 0 ? new Set(config.mcpServices) : NO_SERVICES;
   // Bindings keyed by tool name or glob, from `bindings` and from the bind-arguments policy options,
   // compiled once: the policy applies these same rules, so a bound key can never stay visible to the model.
   const bindings = compileBindingRules(mergeBindings(config.bindings, config.policies['bind-arguments']));
-  const toolsets = new Map<string, Toolset>(
-    Object.entries(config.toolsets).map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools), mode: set.mode, sandbox: set.sandbox }]),
-  );
+  const toolsetEntries = Object.entries(config.toolsets);
+  const toolsets: ReadonlyMap<string, Toolset> =
+    toolsetEntries.length > 0 ? new Map(toolsetEntries.map(([name, set]) => [name, { name, description: set.description, includes: compileGlobs(set.tools), mode: set.mode, sandbox: set.sandbox }])) : NO_TOOLSETS;
   const roleRules = new Map<string, RoleRule>(
     Object.entries(config.roles).map(([role, rule]) => [role, { allow: rule.allow ? compileGlobs(rule.allow) : undefined, deny: compileGlobs(rule.deny) }]),
   );

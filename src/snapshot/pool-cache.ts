@@ -61,23 +61,24 @@ export class PoolCache {
   ) {}
 
   private readonly byKey = new Map<string, Pool>();
-  private readonly byPrincipal: Readonly<Record<ToolMode, WeakMap<Principal, Pool>>> = { default: new WeakMap(), readonly: new WeakMap() };
+  // The maps below are made on first use: a warm tenant that only lists holds two, not seven (~0.6 KiB less).
+  private readonly byPrincipal: Partial<Record<ToolMode, WeakMap<Principal, Pool>>> = {};
   /** The execution scope of each pool (a pool belongs to one tenant): one object per pool, not per call. */
-  private readonly scopes = new WeakMap<Pool, ExecutionScope>();
+  private scopes: WeakMap<Pool, ExecutionScope> | undefined;
   /** Toolset subsets of each pool, by toolset name. */
-  private readonly subsets = new WeakMap<Pool, Map<string, Pool>>();
+  private subsets: WeakMap<Pool, Map<string, Pool>> | undefined;
   /**
    * Pools of callers with tools of their own, by their own tools' list (the same array until one of their
    * servers changes, src/mcp/user/user-mcp-provider.ts) and then by tenant, mode and role set: built once per change,
    * not per request (docs/security-model.md#user-catalog-bounds).
    */
-  private readonly byUserTools = new WeakMap<readonly Tool[], Map<string, Pool>>();
+  private byUserTools: WeakMap<readonly Tool[], Map<string, Pool>> | undefined;
   /** The three tools of each code-mode toolset (by tenant and name). */
-  private readonly codeTools = new Map<string, readonly Tool[]>();
+  private codeTools: Map<string, readonly Tool[]> | undefined;
 
   /** The pool of a principal without tools of its own: one per tenant, mode and role set. */
   shared(tenant: TenantView, principal: Principal, mode: ToolMode): Pool {
-    const byPrincipal = this.byPrincipal[mode];
+    const byPrincipal = (this.byPrincipal[mode] ??= new WeakMap());
     let pool = byPrincipal.get(principal);
     if (pool) return pool;
     const key = `${principal.tenant}\u0000${mode}\u0000${principalShape(tenant, principal)}`;
@@ -93,8 +94,9 @@ export class PoolCache {
 
   /** The pool of a principal with tools of its own: cached by that list of tools. */
   withUserTools(tenant: TenantView, principal: Principal, mode: ToolMode, userTools: readonly Tool[]): Pool {
-    let byKey = this.byUserTools.get(userTools);
-    if (!byKey) this.byUserTools.set(userTools, (byKey = new Map()));
+    const byUserTools = (this.byUserTools ??= new WeakMap());
+    let byKey = byUserTools.get(userTools);
+    if (!byKey) byUserTools.set(userTools, (byKey = new Map()));
     const key = `${principal.tenant}\u0000${mode}\u0000${principalShape(tenant, principal)}`;
     let pool = byKey.get(key);
     if (!pool) {
@@ -110,8 +112,9 @@ export class PoolCache {
    * makes its tools (once per tenant and toolset on this snapshot, `host` their way back in) and their pool.
    */
   subset(pool: Pool, tenantId: string, toolset: Toolset, view: ToolsetView, codeMode: CodeModeSource, host: (toolset: Toolset) => ToolsetHost): Pool {
-    let subsets = this.subsets.get(pool);
-    if (!subsets) this.subsets.set(pool, (subsets = new Map()));
+    const ofPool = (this.subsets ??= new WeakMap());
+    let subsets = ofPool.get(pool);
+    if (!subsets) ofPool.set(pool, (subsets = new Map()));
     let subset = subsets.get(toolset.name);
     if (!subset) subsets.set(toolset.name, (subset = narrowPool(pool, toolset)));
     if (toolset.mode !== 'code' || view === 'scripted') return subset;
@@ -123,18 +126,19 @@ export class PoolCache {
 
   private codeToolsOf(tenantId: string, toolset: Toolset, make: () => readonly Tool[]): readonly Tool[] {
     const key = `${tenantId}\u0000${toolset.name}`;
-    let tools = this.codeTools.get(key);
-    if (!tools) this.codeTools.set(key, (tools = make()));
+    const codeTools = (this.codeTools ??= new Map());
+    let tools = codeTools.get(key);
+    if (!tools) codeTools.set(key, (tools = make()));
     return tools;
   }
 
   /** The execution scope kept for `pool`, if any. */
   scopeOf(pool: Pool): ExecutionScope | undefined {
-    return this.scopes.get(pool);
+    return this.scopes?.get(pool);
   }
 
   keepScope(pool: Pool, scope: ExecutionScope): ExecutionScope {
-    this.scopes.set(pool, scope);
+    (this.scopes ??= new WeakMap()).set(pool, scope);
     return scope;
   }
 }

@@ -45,6 +45,31 @@ interface Entry {
 }
 
 /**
+ * A compiled tenant on one snapshot. Its pool cache is made on its first request on this snapshot: a reload
+ * carrying thousands of compiled tenants over makes none. A class, not an object literal with a getter
+ * (which V8 kept as a dictionary, with a closure and its context: ~0.6 KiB per warm tenant).
+ */
+class Compiled implements CompiledTenant {
+  readonly view: TenantView;
+  readonly chain: PolicyChain;
+  #pools: PoolCache | undefined;
+
+  constructor(
+    parts: TenantParts,
+    readonly origin: TenantOrigin,
+    private readonly catalog: Catalog,
+    private readonly onShadowed: ShadowReport,
+  ) {
+    this.view = parts.view;
+    this.chain = parts.chain;
+  }
+
+  get pools(): PoolCache {
+    return (this.#pools ??= new PoolCache(this.catalog, this.onShadowed));
+  }
+}
+
+/**
  * The tenants of one snapshot, compiled on first use (docs/architecture.md#tenants-compiled-on-first-use): a
  * tenant is compiled when its first request asks for it and kept in a bounded LRU, so an idle tenant costs
  * only its configuration (or nothing, when it lives in the store). A request that holds a compiled tenant
@@ -153,19 +178,7 @@ export class TenantTable {
   }
 
   private entryOf(parts: TenantParts, origin: TenantOrigin, checkedAt: number): Entry {
-    // The pool cache is made on the tenant's first request on this snapshot: a reload carrying thousands of
-    // compiled tenants over makes none.
-    const { catalog } = this;
-    const { onShadowed } = this.deps;
-    let pools: PoolCache | undefined;
-    const compiled: CompiledTenant = {
-      ...parts,
-      origin,
-      get pools() {
-        return (pools ??= new PoolCache(catalog, onShadowed));
-      },
-    };
-    return { parts, origin, checkedAt, compiled };
+    return { parts, origin, checkedAt, compiled: new Compiled(parts, origin, this.catalog, this.deps.onShadowed) };
   }
 
   private async compileEntry(id: string): Promise<Entry | undefined> {

@@ -59,6 +59,18 @@ describe('GET /v1/tools', () => {
     });
   });
 
+  it('gives each tenant its own listing in every format, whichever tenant listed the same text before', async () => {
+    const names = async (tenant: string, format: string): Promise<string> =>
+      (await list(`?format=${format}`, bearer(await signToken({ tenant, sub: `u-${tenant}` })))).body;
+    for (const format of ['native', 'openai', 'anthropic', 'mcp', 'gemini']) {
+      const [acme, globex, acmeAgain] = [await names('acme', format), await names('globex', format), await names('acme', format)];
+      expect(globex, format).toContain('get_weather');
+      expect(globex, format).not.toContain('write_note');
+      expect(acme, format).toContain('write_note');
+      expect(acmeAgain, format).toBe(acme);
+    }
+  });
+
   it('refuses an unknown format', async () => {
     const res = await list('?format=xml');
     expect(res.statusCode).toBe(400);

@@ -26,4 +26,12 @@ describe("the operator's name globs", () => {
     expect(() => compileGlobs(['!(bash)'])).toThrow(/^the glob "!\(bash\)" cannot be used: "!\(\.\.\.\)" \(a negated extglob\) needs look-ahead/);
     await expect(buildTestApp(testConfig({ tenants: { acme: { tools: { deny: ['!(bash)'] } }, globex: {} } }))).rejects.toThrow(/the glob "!\(bash\)" cannot be used/);
   });
+
+  it('hands tenants of the same globs one matcher, and a different list its own', () => {
+    const globs = ['tool_*', 'x_{a,b}', 'literal'];
+    expect(compileGlobs([...globs])).toBe(compileGlobs([...globs]));
+    const other = compileGlobs(['tool_1*', 'x_{a,b}', 'literal']);
+    expect(other).not.toBe(compileGlobs(globs));
+    expect([other('tool_19'), other('tool_29'), compileGlobs(globs)('tool_29')]).toEqual([true, false, true]);
+  });
 });

@@ -25,8 +25,9 @@ const routes: RoutePlugin = async (app) => {
   // Pools are immutable and cached per snapshot, so their serialised listings can be cached with them.
   const bodies = new WeakMap<Pool, Map<ListingVariant, string>>();
   // Pools of tenants made from one template serialise to the same text: each pool keeps the one copy (keyed on
-  // the text itself, so a pool only ever gets its own listing), not ~3 KiB of its own per warm tenant.
-  const sameText = new LRUCache<string, string>({ max: 1024 });
+  // the text itself, so a pool only ever gets its own listing), not ~3 KiB of its own per warm tenant. Bounded in
+  // characters too: a large catalog's listing is kept by its pool alone, and evicted pools' texts cannot pile up.
+  const sameText = new LRUCache<string, string>({ max: 1024, maxSize: 8 * 1024 * 1024, maxEntrySize: 256 * 1024, sizeCalculation: (text) => text.length });
   const shared = (text: string): string => {
     const kept = sameText.get(text);
     if (kept !== undefined) return kept;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JsonLineReader } from '../../../../src/mcp/client/json-lines.js';
 
 const drain = (reader: JsonLineReader): unknown[] => {
@@ -35,5 +35,44 @@ describe('JsonLineReader', () => {
     expect(() => reader.append(Buffer.from('"0123456789"}\n'))).toThrow(/maximum size of 16 bytes/);
     reader.append(Buffer.from('{"b":1}\n'));
     expect(drain(reader)).toEqual([{ b: 1 }]);
+  });
+});
+
+describe('JsonLineReader with a line in many chunks', () => {
+  it('reads a line that arrived a byte at a time, and the lines after it', () => {
+    const reader = new JsonLineReader();
+    const text = '{"long":"' + 'x'.repeat(5000) + '"}\n{"next":1}\n';
+    const values: unknown[] = [];
+    for (const byte of Buffer.from(text)) {
+      reader.append(Buffer.from([byte]));
+      for (let line = reader.next(); line !== undefined; line = reader.next()) values.push(line.value);
+    }
+    expect(values).toEqual([{ long: 'x'.repeat(5000) }, { next: 1 }]);
+  });
+
+  it('copies a line of many chunks once, when its newline arrives, not once per chunk', () => {
+    const reader = new JsonLineReader();
+    const concat = vi.spyOn(Buffer, 'concat');
+    try {
+      reader.append(Buffer.from('{"a":1}'));
+      for (let i = 0; i < 2_000; i += 1) {
+        reader.append(Buffer.alloc(1024, 0x20)); // whitespace: valid around a JSON value
+        expect(reader.next()).toBeUndefined();
+      }
+      reader.append(Buffer.from('\n'));
+      expect(reader.next()).toEqual({ value: { a: 1 } });
+      // Joined per chunk, 2,000 chunks of 1 KiB would copy ~2 GiB (the sum of 1..2,000 KiB); joined once, 2 MiB.
+      expect(concat).toHaveBeenCalledTimes(1);
+    } finally {
+      concat.mockRestore();
+    }
+  });
+
+  it('reads every line when chunks were appended before the lines in them were read', () => {
+    const reader = new JsonLineReader();
+    reader.append(Buffer.from('{"a":1}\n{"b"'));
+    reader.append(Buffer.from(':2}\n{"c":'));
+    reader.append(Buffer.from('3}\n'));
+    expect(drain(reader)).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
   });
 });

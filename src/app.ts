@@ -170,7 +170,8 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     audit: app.audit,
     log: app.log,
   });
-  // Counters of the configured tenants and the catalog's tools start at 0, also for ones a reload adds.
+  // Counters of the configured tenants (when they all fit under metrics.maxTenantSeries) and the catalog's tools
+  // start at 0, also for ones a reload adds.
   const startKnownAtZero = (): void => {
     const known = tenantIdView(gateway.config.tenants);
     metrics.knownTenants(known);

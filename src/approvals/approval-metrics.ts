@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { tenantLabels } from '../observability/tenant-label.js';
+import { tenantLabels, tenantsAtZero } from '../observability/tenant-label.js';
 import { counter, gauge, histogram, METRICS } from '../observability/metric-table.js';
 import type { ApprovalRecord, ApprovalService } from './types.js';
 
@@ -12,7 +12,7 @@ export interface ApprovalMetrics {
   decided(record: ApprovalRecord): void;
   /** Reports the backlog of `approvals` from now on (read when metrics are scraped). */
   watch(approvals: ApprovalService): void;
-  /** The configured tenants (the whole list, on every change; a view that can be read again is kept, not copied): decision counts start at 0, and the backlog gauges report them. */
+  /** The configured tenants (the whole list, on every change; a view that can be read again is kept, not copied): decision counts start at 0 when they all fit under the label bound (`tenantsAtZero`), and the backlog gauges report them. */
   knownTenants(tenants: Iterable<string>): void;
 }
 
@@ -80,7 +80,7 @@ export function createApprovalMetrics(registry: Registry, now: () => number = Da
       // heap); an iterator, which reads once, is copied.
       tenants = isIterator(known) ? [...known] : known;
       const labels = new Set<string>();
-      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const tenant of tenantsAtZero(registry, tenants)) labels.add(tenantLabel(tenant));
       for (const tenant of labels) for (const decision of DECISIONS) decisions.inc({ tenant, decision }, 0);
     },
   };

@@ -9,24 +9,35 @@ import type { GatewayConfig, TenantConfig } from './types.js';
 
 /** The table as it travels (a worker transfers its buffers): what `CompactTenants` reads. */
 export interface CompactTenantData {
-  /** Per tenant: its id, its JSON text, then its 32-byte digest when it has one (UTF-8). */
+  /**
+   * Per tenant: its id, then its 32-byte digest when it has one, then its JSON text (UTF-8) unless a tenant
+   * before it had the same text: tenants of one template share one copy.
+   */
   readonly bytes: Uint8Array;
-  /** Per tenant, four numbers: where its id starts, where its text starts, where it ends, 1 when a digest follows. */
+  /** Per tenant, five numbers: where its id starts and ends, where its text starts and ends, 1 when a digest follows the id. */
   readonly index: Int32Array;
   /** The tenants' positions in the order of their ids (JS string order), for lookups and sorted listings. */
   readonly order: Int32Array;
 }
 
-const FIELDS = 4;
+const FIELDS = 5;
 const DIGEST_BYTES = 32;
+// Texts remembered for sharing, by a hash of their bytes: bounded, so a file of all-different tenants costs the
+// read at most this many entries (a later text whose hash is new is written out, as before).
+const SHARED_TEXTS_MAX = 65_536;
 
 /**
  * Writes tenants in file order straight into one buffer: nothing per tenant stays on the JS heap but its id
- * (a worker's heap pages stayed resident after it ended on Node 24, so the read keeps its heap small).
+ * (a worker's heap pages stayed resident after it ended on Node 24, so the read keeps its heap small). A text
+ * equal to an earlier tenant's is not written again: at 100,000 tenants of the issue's shape the texts were
+ * ~19 MiB of the table's ~27, resident for the process's life (bench/results.md, issue 46).
  */
 export class CompactTenantsBuilder {
   private readonly ids: string[] = [];
   private readonly seen = new Set<string>();
+  /** The start of the first text written with each hash (its end is in the index of the tenant that wrote it: `textEnds`). */
+  private readonly texts = new Map<number, number>();
+  private readonly textEnds = new Map<number, number>();
   private bytes: Buffer;
   private index: Int32Array;
   private at = 0;
@@ -49,14 +60,30 @@ export class CompactTenantsBuilder {
     index[slot] = this.at;
     this.at += bytes.write(id, this.at, 'utf8');
     index[slot + 1] = this.at;
+    index[slot + 4] = digest === undefined ? 0 : 1;
+    if (digest !== undefined) this.at += bytes.write(digest, this.at, 'latin1');
+    // Written first, then dropped again when an earlier tenant wrote the same bytes.
+    const start = this.at;
     if (typeof text === 'string') this.at += bytes.write(text, this.at, 'utf8');
     else {
       bytes.set(text, this.at);
       this.at += textBytes;
     }
-    index[slot + 2] = this.at;
-    index[slot + 3] = digest === undefined ? 0 : 1;
-    if (digest !== undefined) this.at += bytes.write(digest, this.at, 'latin1');
+    const hash = hashBytes(bytes, start, this.at);
+    const earlier = this.texts.get(hash);
+    const earlierEnd = earlier === undefined ? undefined : this.textEnds.get(earlier);
+    if (earlier !== undefined && earlierEnd !== undefined && bytes.compare(bytes, start, this.at, earlier, earlierEnd) === 0) {
+      this.at = start;
+      index[slot + 2] = earlier;
+      index[slot + 3] = earlierEnd;
+      return true;
+    }
+    if (earlier === undefined && this.texts.size < SHARED_TEXTS_MAX) {
+      this.texts.set(hash, start);
+      this.textEnds.set(start, this.at);
+    }
+    index[slot + 2] = start;
+    index[slot + 3] = this.at;
     return true;
   }
 
@@ -81,6 +108,13 @@ export class CompactTenantsBuilder {
       this.index = grown;
     }
   }
+}
+
+/** FNV-1a over `bytes[start, end)`: which earlier text to compare with, not a digest. */
+function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
 }
 
 function copyOwn(view: Uint8Array): Buffer {
@@ -124,20 +158,20 @@ export class CompactTenants {
   /** The tenant's JSON as the file said it (defaults not filled). */
   textAt(position: number): string {
     const { index } = this.data;
-    return this.bytes.toString('utf8', index[position * FIELDS + 1]!, index[position * FIELDS + 2]!);
+    return this.bytes.toString('utf8', index[position * FIELDS + 2]!, index[position * FIELDS + 3]!);
   }
 
   /** The same text's bytes (a view, not a copy). */
   textBytesAt(position: number): Buffer {
     const { index } = this.data;
-    return this.bytes.subarray(index[position * FIELDS + 1]!, index[position * FIELDS + 2]!);
+    return this.bytes.subarray(index[position * FIELDS + 2]!, index[position * FIELDS + 3]!);
   }
 
   /** The digest of the tenant's text in the file; undefined for one read again on every load (it refers to a secret). */
   digestAt(position: number): string | undefined {
     const { index } = this.data;
-    if (index[position * FIELDS + 3] !== 1) return undefined;
-    const end = index[position * FIELDS + 2]!;
+    if (index[position * FIELDS + 4] !== 1) return undefined;
+    const end = index[position * FIELDS + 1]!;
     return this.bytes.toString('latin1', end, end + DIGEST_BYTES);
   }
 

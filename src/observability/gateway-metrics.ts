@@ -2,7 +2,7 @@ import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'p
 import { ERROR_TYPES, type Tool, type ToolResult } from '../call/types.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
-import { tenantLabels } from './tenant-label.js';
+import { tenantLabels, tenantsAtZero } from './tenant-label.js';
 
 /** Label for tools whose names are caller-chosen or per-user: metrics never carry those names. */
 export const UNKNOWN_TOOL_LABEL = '__unknown__';
@@ -33,7 +33,8 @@ export interface GatewayMetrics {
   countHttp(method: string, route: string, status: string): void;
   /**
    * Starts the per-tenant series of these tenants at 0 (every call outcome, MCP sessions), so a dashboard
-   * shows 0 for a configured tenant rather than no data; called with the live config's tenants.
+   * shows 0 for a configured tenant rather than no data; called with the live config's tenants. Only when
+   * they all fit under the label bound (`tenantsAtZero`): past it, a tenant's series start with its first event.
    */
   knownTenants(tenants: Iterable<string>): void;
   /** Starts the `ok` calls of these (catalog) tools at 0, under their metric labels. */
@@ -139,7 +140,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
     knownTenants(tenants) {
       // Past the bound most tenants share one label: each label is started once.
       const labels = new Set<string>();
-      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const tenant of tenantsAtZero(registry, tenants)) labels.add(tenantLabel(tenant));
       for (const label of labels) {
         for (const outcome of OUTCOMES) tenantChild(label, outcome);
         mcpSessions.inc({ tenant: label }, 0);

@@ -1,10 +1,15 @@
 // Text → a dereferenced OpenAPI 3.0/3.1 document. `$ref`s are resolved by @readme/openapi-parser (a
 // maintained fork of swagger-parser) with external references switched off: a document is one file
 // or one URL the operator chose, and resolving never reaches the file system or the network.
-import { dereference } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { isObject, type OpenApiDocument } from './document.js';
 import { boundExpansion, DEFAULT_EXPANSION_BOUNDS, type ExpansionBounds, type RefusedOperation } from './expansion.js';
+
+// Loaded on the first document: a gateway without OpenAPI sources never loads the parser and its dependencies
+// (ajv-draft-04, better-ajv-errors, @babel/*: ~1.7 MiB of heap kept from start on Node 24; bench/results.md, issue 46).
+type Dereference = (typeof import('@readme/openapi-parser'))['dereference'];
+let parser: Promise<Dereference> | undefined;
+const loadParser = (): Promise<Dereference> => (parser ??= import('@readme/openapi-parser').then((module) => module.dereference));
 
 /** GitHub's 1,200 operations resolve in 1–2 s; a document that takes far longer is refused, not waited on. */
 const DEREFERENCE_TIMEOUT_MS = 30_000;
@@ -57,6 +62,7 @@ export async function parseOpenApiDocument(text: string, bounds: ExpansionBounds
   try {
     // `circular: 'ignore'` leaves a recursive schema's inner `$ref` in place (an object cycle could not
     // be serialised); json-schema.ts turns what is left into an open schema.
+    const dereference = await loadParser();
     const resolved = await dereference(document as never, { resolve: { external: false, file: false }, dereference: { circular: 'ignore' }, timeoutMs: DEREFERENCE_TIMEOUT_MS });
     return { document: resolved as unknown as OpenApiDocument, refused };
   } catch (error) {

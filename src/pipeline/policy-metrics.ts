@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { tenantLabels } from '../observability/tenant-label.js';
+import { tenantLabels, tenantsAtZero } from '../observability/tenant-label.js';
 import { cellCounter, counter, gauge, histogram, labelChildren, METRICS, type CounterCell } from '../observability/metric-table.js';
 import { USER_TOOL_LABEL, outcomeLabel } from '../observability/gateway-metrics.js';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../call/types.js';
@@ -20,7 +20,7 @@ export interface PolicyMetrics {
   rateLimited(tenant: string): void;
   /** A budget of a configured tenant crossed its warn threshold (`warned`) or stopped a call at its limit (`refused`). */
   budget(event: 'warned' | 'refused', tenant: string, unit: 'calls' | 'cost', period: string): void;
-  /** Starts the per-tenant refusal count of these (configured) tenants at 0. */
+  /** Starts the per-tenant refusal count of these (configured) tenants at 0 when they all fit under the label bound (`tenantsAtZero`). */
   knownTenants(tenants: Iterable<string>): void;
   /** One attempt at an upstream (a tool with a `service`): how long the handler took and how it ended. */
   upstreamCall(tool: Tool, result: ToolResult, seconds: number): void;
@@ -84,7 +84,7 @@ function policyMetricsOn(registry: Registry, durationBuckets: readonly number[] 
     budget: (event, tenant, unit, period) => (event === 'warned' ? budgetWarnings : budgetRefusals).inc({ tenant: tenantLabel(tenant), unit, period }),
     knownTenants: (tenants) => {
       const labels = new Set<string>();
-      for (const tenant of tenants) labels.add(tenantLabel(tenant));
+      for (const tenant of tenantsAtZero(registry, tenants)) labels.add(tenantLabel(tenant));
       for (const tenant of labels) rateLimits.inc({ tenant }, 0);
     },
     cedarDecision: (tenant, action, outcome) => cedar.inc({ tenant: tenantLabel(tenant), action, outcome }),

@@ -40,6 +40,26 @@ describe('CompactTenants', () => {
     expect(new CompactTenants(builder.build(), complete).textAt(0)).toBe('{}');
   });
 
+  it('keeps one copy of a text several tenants share, each tenant with its own id and digest', () => {
+    const templates = [JSON.stringify({ tools: { allow: ['tool_*'] } }), JSON.stringify({ tools: { deny: ['tool_1*'] } }), '{}'];
+    const ids = Array.from({ length: 3000 }, (_, i) => `t${String(i).padStart(6, '0')}`);
+    const builder = new CompactTenantsBuilder();
+    for (const [at, id] of ids.entries()) builder.add(id, at === 7 ? Buffer.from(templates[at % 3]!) : templates[at % 3]!, at % 2 === 0 ? `digest-of-${id}`.padEnd(32, '.') : undefined);
+    // One text of a kind never seen before (not shared), and one whose bytes equal a template's.
+    builder.add('odd', JSON.stringify({ tools: { deny: ['odd'] } }), undefined);
+    const data = builder.build();
+    const idBytes = ids.reduce((sum, id) => sum + id.length, 0) + 'odd'.length;
+    const digestBytes = 1500 * 32;
+    const textBytes = templates.reduce((sum, text) => sum + text.length, 0) + JSON.stringify({ tools: { deny: ['odd'] } }).length;
+    expect(data.bytes.byteLength).toBe(idBytes + digestBytes + textBytes);
+    const table = new CompactTenants(data, complete);
+    for (const [at, id] of ids.entries()) {
+      expect([table.idAt(at), table.textAt(at), table.digestAt(at)]).toEqual([id, templates[at % 3], at % 2 === 0 ? `digest-of-${id}`.padEnd(32, '.') : undefined]);
+    }
+    expect(table.textAt(ids.length)).toBe(JSON.stringify({ tools: { deny: ['odd'] } }));
+    expect(sameTenant(table.record, tableOf(['t000003'], () => templates[0]!).record, 't000003')).toBe(true);
+  });
+
   it('reads like a record of tenants, making a tenant only when one is read', () => {
     const table = tableOf(IDS, (id) => JSON.stringify({ tools: { deny: [`only-${id}`] } }));
     const tenants = table.record;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApprovalMetrics } from '../../../src/approvals/approval-metrics.js';
 import { createMetrics } from '../../../src/observability/gateway-metrics.js';
+import { tenantsAtZero } from '../../../src/observability/tenant-label.js';
 import { createPolicyMetrics } from '../../../src/pipeline/policy-metrics.js';
 import type { ToolResult } from '../../../src/call/types.js';
 import { makeTool } from '../../helpers/policy-fixtures.js';
@@ -29,5 +30,40 @@ describe('per-tenant metric series', () => {
     expect(text).toContain('toolgate_tenant_calls_total{tenant="__other__",outcome="ok"} 4997');
     expect(text).toContain('toolgate_rate_limit_refusals_total{tenant="__other__"} 4997');
     expect(text).toContain('toolgate_tenant_calls_total{tenant="tenant-1",outcome="ok"} 1');
+  });
+
+  it('starts no configured tenant at 0 when they do not all fit under the bound: the series go to the tenants that call', async () => {
+    const metrics = createMetrics({ defaultMetrics: false, maxTenantSeries: 3 });
+    const policy = createPolicyMetrics(metrics.registry);
+    const approvals = createApprovalMetrics(metrics.registry);
+    const tool = makeTool({ name: 'get_weather' });
+    const configured = Array.from({ length: 5 }, (_, i) => `tenant-${i}`);
+    metrics.knownTenants(configured);
+    policy.knownTenants(configured);
+    // A one-pass iterator is read once, and not consumed by the check (its ids are still reported).
+    approvals.knownTenants(configured.values());
+    expect(tenantValues(await metrics.registry.metrics())).toEqual(new Set());
+    metrics.recordCall('tenant-4', tool, ok);
+    policy.rateLimited('tenant-3');
+    const text = await metrics.registry.metrics();
+    expect(tenantValues(text)).toEqual(new Set(['tenant-4', 'tenant-3']));
+    expect(text).toContain('toolgate_tenant_calls_total{tenant="tenant-4",outcome="ok"} 1');
+    expect(text).toContain('toolgate_rate_limit_refusals_total{tenant="tenant-3"} 1');
+  });
+
+  it('reads at most the bound plus one of the configured ids to decide', () => {
+    const metrics = createMetrics({ defaultMetrics: false, maxTenantSeries: 3 });
+    let read = 0;
+    const many: Iterable<string> = {
+      *[Symbol.iterator]() {
+        for (let i = 0; i < 100_000; i += 1) {
+          read += 1;
+          yield `tenant-${i}`;
+        }
+      },
+    };
+    expect(tenantsAtZero(metrics.registry, many)).toEqual([]);
+    expect(read).toBe(4);
+    expect(tenantsAtZero(metrics.registry, ['a', 'b', 'c'])).toEqual(['a', 'b', 'c']);
   });
 });

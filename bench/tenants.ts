@@ -5,7 +5,7 @@
 // after 1,000 distinct tenants served, a cold tenant's first listing, a warm listing, a one-tenant change seen
 // on the other replica, and a reload that changes one tenant.
 //
-//   npm run bench:tenants -- --sizes 1,1000,20000,100000 [--sources yaml,api] [--write]
+//   npm run bench:tenants -- --sizes 1,1000,20000,100000 [--sources yaml,api] [--distinct] [--write]
 //
 // `--write` puts the table in bench/tenants-results.md. The big sizes take minutes and most of a core; run
 // them on a quiet machine.
@@ -29,15 +29,19 @@ const PREFIX = 'tg-bench-tenants:';
 const SERVED = 1000;
 const root = packageRoot();
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1,1000' }, sources: { type: 'string', default: 'yaml,api' }, write: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1,1000' }, sources: { type: 'string', default: 'yaml,api' }, write: { type: 'boolean', default: false }, distinct: { type: 'boolean', default: false } } });
 const sizes = values.sizes.split(',').map(Number);
 const sources = values.sources.split(',') as Array<'yaml' | 'api'>;
 
-/** The tenant shape of the measurements (issue 46): its own deny, role and rate limit over 20 shared tools. */
+/**
+ * The tenant shape of the measurements (issue 46): its own deny, role and rate limit over 20 shared tools. Its
+ * deny is one of 20, so tenants repeat 20 texts (tenants of a few plans); `--distinct` gives every tenant a rate
+ * limit of its own, so no two texts are the same and the tenant table shares none of them.
+ */
 const tenantOf = (i: number) => ({
   tools: { allow: ['tool_*'], deny: [`tool_${String(i % 20).padStart(2, '0')}`] },
   roles: { viewer: { deny: ['tool_1*'] } },
-  policies: { 'rate-limit': { limit: 100, windowMs: 60000, per: 'user' }, approval: { tools: ['tool_19'] } },
+  policies: { 'rate-limit': { limit: values.distinct ? 100 + i : 100, windowMs: 60000, per: 'user' }, approval: { tools: ['tool_19'] } },
 });
 const tenantId = (i: number): string => `t${String(i).padStart(6, '0')}`;
 

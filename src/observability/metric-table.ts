@@ -184,7 +184,7 @@ export const OBSERVATION_BATCH = 64;
  * still does all of the histogram's work; only when it runs moves. Why: its `observe` checks and hashes the
  * label set and looks the bucket up by a string key on every call, even through a `labels()` child, and on
  * the hot path its histogram code held 2.4-2.9 µs of a request (its code and data cold between two
- * requests), a quarter to a third of that in batches (docs/architecture.md#why-our-own). A value prom-client would refuse (not
+ * requests), about a third of that in batches (docs/architecture.md#why-our-own). A value prom-client would refuse (not
  * finite) is not buffered: the caller checks, as before. `registry.resetMetrics()` drops what was observed,
  * not what waits in a buffer (tests only).
  */

@@ -48,6 +48,17 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
   const notWritten = (err: unknown): void => {
     if (!isStoreUnavailable(err)) options.log.warn({ err }, 'recent audit copy not written');
   };
+  // The last tenant's list key: `encodeURIComponent` and a concatenation per event cost 0.8 µs of a hot-path
+  // request (bench/results.md, hot7); one entry, so 100,000 tenants hold nothing more than one.
+  let lastTenant: string | undefined;
+  let lastKey = '';
+  const keyOf = (tenant: string): string => {
+    if (tenant !== lastTenant) {
+      lastKey = listKey(tenant);
+      lastTenant = tenant;
+    }
+    return lastKey;
+  };
   return {
     tee(sink, also) {
       if (max === 0 && !also) return sink;
@@ -59,7 +70,7 @@ export function createRecentAudit(options: { store: StateStore; max: number; log
           also?.(event);
           // Nothing of an event without a configured tenant (a refused token, a tenant that does not exist):
           // no store list is made for a name a caller chose.
-          if (max > 0 && event.tenant !== null) store.pushCapped(listKey(event.tenant), JSON.stringify(event), max).catch((err: unknown) => notWritten(err));
+          if (max > 0 && event.tenant !== null) store.pushCapped(keyOf(event.tenant), JSON.stringify(event), max).catch(notWritten);
         },
         flush: () => sink.flush(),
         close: () => sink.close(),

@@ -1,6 +1,6 @@
 import { Registry, collectDefaultMetrics, type Counter, type Histogram } from 'prom-client';
 import { ERROR_TYPES, type Tool, type ToolResult } from '../call/types.js';
-import { cellCounter, counter, gauge, histogram, labelChildren, METRICS } from './metric-table.js';
+import { batchedHistogram, cellCounter, counter, gauge, labelChildren, METRICS, type CounterCell, type HistogramCell } from './metric-table.js';
 import { stdoutLinesDropped } from './stdout.js';
 import { tenantLabels, tenantsAtZero } from './tenant-label.js';
 
@@ -61,11 +61,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   // Counted several times per request: in plain numbers between reads (cellCounter).
   const { counter: toolCalls, cell: callChild } = cellCounter(registry, METRICS.toolCalls);
-  const toolDuration = histogram(registry, METRICS.toolDuration, options.durationBuckets);
+  // Observed once per call: in a buffer per label set, handed to prom-client in batches and on every read (batchedHistogram).
+  const { histogram: toolDuration, cell: durationChild } = batchedHistogram(registry, METRICS.toolDuration, options.durationBuckets);
   const { counter: httpRequests, cell: httpChild } = cellCounter(registry, METRICS.httpRequests);
   const { cell: tenantChild } = cellCounter(registry, METRICS.tenantCalls);
-  // Observed once per call: each label set's `labels()` child is made once.
-  const durationChild = labelChildren((tool, source) => toolDuration.labels(tool, source));
+  // A tool's cells in one lookup on every call (its duration and its `ok` count), not one per metric; its
+  // `ok` cell made at its first ok call, so a tool that never succeeded shows no `ok` series.
+  const toolCells = labelChildren((tool, source): { duration: HistogramCell; ok: CounterCell | undefined } => ({ duration: durationChild(tool, source), ok: undefined }));
   let inFlightSource = (): number => 0;
   gauge(registry, METRICS.httpInFlight, {
     collect() {
@@ -128,10 +130,11 @@ export function createMetrics(options: { defaultMetrics?: boolean; durationBucke
       const source = tool?.source ?? 'none';
       // A client that hung up is not an upstream timeout: dashboards and alerts on TIMEOUT must not see it.
       const outcome = outcomeLabel(result, cancelled);
-      callChild(label, source, outcome).inc();
+      const cells = toolCells(label, source);
+      (outcome === 'ok' ? (cells.ok ??= callChild(label, source, outcome)) : callChild(label, source, outcome)).inc();
       tenantChild(tenantLabel(tenant), outcome).inc();
       // prom-client refuses a non-finite observation; such a call is counted but not timed.
-      if (Number.isFinite(result.durationMs)) durationChild(label, source).observe(result.durationMs / 1000);
+      if (Number.isFinite(result.durationMs)) cells.duration.observe(result.durationMs / 1000);
     },
     knownTools(tools) {
       // A looked-up cell shows at 0 until counted.

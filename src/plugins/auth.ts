@@ -71,7 +71,8 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
     };
 
     // Callback style, answered synchronously when the token cache knows the token: the common case
-    // costs no promise. Verification (a cache miss) is the only thing that waits.
+    // costs no promise, and no closure either (those are made on the other paths only). Verification (a
+    // cache miss) is the only thing that waits.
     app.decorate('authenticate', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const token = bearerToken(request.headers.authorization);
       if (token === undefined) {
@@ -79,6 +80,19 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
         return done(unauthenticated(request, 'missing bearer token'));
       }
       const current = authenticator();
+      // Runtime keys (POST /v1/admin/keys) are looked up in the shared store on every request and never
+      // cached, so a revocation holds at once on every replica (verify, below).
+      const known = isRuntimeKeyToken(token) ? undefined : current.cached(token);
+      // A cached token of a tenant compiled already: what `admit` below does for it, without making it.
+      if (known && gateway.tenant(known.tenant)) {
+        request.principal = known;
+        return done();
+      }
+      verify(request, reply, done, token, current, known);
+    });
+
+    /** Every other path: a runtime key, a token not cached (`known` undefined), or a tenant not compiled yet. */
+    const verify = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, token: string, current: Authenticator, known: Principal | undefined): void => {
       const admitKnown = (principal: Principal, known: boolean): void => {
         if (!known) {
           auditSecurityEvent(audit, request, { kind: 'unknown_tenant', outcome: 'refused', reason: 'tenant is not configured', tenant: null, user: principal.user, detail: `tenant ${principal.tenant}` });
@@ -98,16 +112,14 @@ export const authPlugin = fp<{ authenticator: () => Authenticator; runtimeKeys: 
         reply.header('www-authenticate', challenge(`, error="invalid_token", error_description=${quotedString(error.message)}`));
         done(unauthenticated(request, error.message));
       };
-      // Runtime keys (POST /v1/admin/keys) are looked up in the shared store on every request and never
-      // cached, so a revocation holds at once on every replica; a miss falls through to the config's keys.
+      // A runtime key's miss in the store falls through to the config's keys.
       if (isRuntimeKeyToken(token)) {
         runtimeKeys.verify(token).then((principal) => (principal ? admit(principal) : current.authenticate(token).then(admit, refuse)), (error: unknown) => done(error as Error));
         return;
       }
-      const known = current.cached(token);
       if (known) return admit(known);
       current.authenticate(token).then(admit, refuse);
-    });
+    };
 
     app.decorate('requireRole', (...roles: string[]) => async (request: FastifyRequest) => {
       if (!request.principal.roles.some((role) => roles.includes(role))) {

@@ -89,6 +89,15 @@ export class TenantTable {
   private readonly generations = new Map<string, number>();
   private readonly revalidating = new Set<string>();
   private readonly now: () => number;
+  /**
+   * The entry the last `get` found, and its id: a request asks for its tenant three times (authentication,
+   * admission, the call's scope), and every request of a busy tenant asks for the same one. A repeated `get`
+   * of that id answers from here without the LRU: while nothing was set or deleted since (each of those
+   * forgets it), the LRU's own `get` would find the same entry, already the most recent, so recency is
+   * unchanged either way (the table has no ttl).
+   */
+  private lastId: string | undefined;
+  private lastEntry: Entry | undefined;
 
   constructor(
     private readonly config: GatewayConfig,
@@ -113,9 +122,31 @@ export class TenantTable {
 
   /** The compiled tenant when it is compiled already: the synchronous path of every warm request. */
   get(id: string): CompiledTenant | undefined {
-    const entry = this.cache.get(id);
-    if (entry) this.revalidateIfDue(id, entry);
-    return entry?.compiled;
+    let entry = id === this.lastId ? this.lastEntry : undefined;
+    if (entry === undefined) {
+      entry = this.cache.get(id);
+      if (entry === undefined) return undefined;
+      this.lastId = id;
+      this.lastEntry = entry;
+    }
+    this.revalidateIfDue(id, entry);
+    return entry.compiled;
+  }
+
+  /** Every write to the LRU goes through here or `remove`: either may change what `get` would find. */
+  private put(id: string, entry: Entry): void {
+    this.forgetLast();
+    this.cache.set(id, entry);
+  }
+
+  private remove(id: string): void {
+    this.forgetLast();
+    this.cache.delete(id);
+  }
+
+  private forgetLast(): void {
+    this.lastId = undefined;
+    this.lastEntry = undefined;
   }
 
   /** The compiled tenant, compiled now when it is not yet; undefined for a tenant that is not configured. */
@@ -134,7 +165,7 @@ export class TenantTable {
       started
         .then((entry) => {
           if ((this.generations.get(id) ?? 0) !== generation) return;
-          if (entry) this.cache.set(id, entry);
+          if (entry) this.put(id, entry);
           else this.unknown?.set(id, true);
         })
         .catch(() => undefined);
@@ -146,7 +177,7 @@ export class TenantTable {
   invalidate(id: string): void {
     // Only a compile under way can bring back what it read before the change.
     if (this.loading.has(id)) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
-    this.cache.delete(id);
+    this.remove(id);
     this.unknown?.delete(id);
     this.loading.delete(id);
   }
@@ -164,7 +195,7 @@ export class TenantTable {
       if (!sameBase) break;
       if (entry.origin.source === 'file' && !sameTenant(this.config.tenants, next.tenants, id)) continue;
       if (entry.origin.source === 'store' && Object.hasOwn(next.tenants, id)) continue;
-      table.cache.set(id, table.entryOf(entry.parts, entry.origin, entry.checkedAt));
+      table.put(id, table.entryOf(entry.parts, entry.origin, entry.checkedAt));
     }
     return table;
   }
@@ -173,7 +204,7 @@ export class TenantTable {
   async precompile(ids: Iterable<string>): Promise<void> {
     for (const id of ids) {
       const tenant = this.config.tenants[id];
-      if (tenant) this.cache.set(id, this.entryOf(await this.deps.compile(id, tenant, this.config, this.catalog), { source: 'file' }, this.now()));
+      if (tenant) this.put(id, this.entryOf(await this.deps.compile(id, tenant, this.config, this.catalog), { source: 'file' }, this.now()));
     }
   }
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/app.js';
 import { demoConfig, packageRoot } from '../../../src/config/demo.js';
-import { Registry } from 'prom-client';
-import { cellCounter, METRICS, type MetricSpec } from '../../../src/observability/metric-table.js';
+import { Histogram, Registry } from 'prom-client';
+import { batchedHistogram, cellCounter, METRICS, OBSERVATION_BATCH, type MetricSpec } from '../../../src/observability/metric-table.js';
 
 const table: readonly MetricSpec[] = Object.values(METRICS);
 
@@ -67,5 +67,29 @@ describe('cellCounter', () => {
     pass.inc();
     expect(cell('audit', 'pass')).toBe(cell('audit', 'pass'));
     expect(await registry.metrics()).toContain('toolgate_policy_decisions_total{policy="audit",decision="pass"} 3');
+  });
+});
+
+describe('batchedHistogram', () => {
+  it('shows at every read exactly what observing each value at once shows, across full buffers', async () => {
+    const registry = new Registry();
+    const { histogram, cell } = batchedHistogram(registry, METRICS.toolDuration, [0.001, 0.01, 0.1]);
+    const plain = new Registry();
+    const reference = new Histogram({ name: METRICS.toolDuration.name, help: 'h', labelNames: ['tool', 'source'], buckets: [0.001, 0.01, 0.1], registers: [plain] });
+    const values = Array.from({ length: OBSERVATION_BATCH * 2 + 37 }, (_, i) => ((i * 7919) % 1000) / 7000);
+    const observed = cell('t', 'function');
+    expect(cell('t', 'function')).toBe(observed);
+    const snapshot = async (metric: Histogram<'tool' | 'source'>): Promise<unknown> => (await metric.get()).values;
+    for (const [index, value] of values.entries()) {
+      observed.observe(value);
+      reference.labels('t', 'function').observe(value);
+      // Reads in the middle of a buffer and right at its end.
+      if (index === 10 || index === OBSERVATION_BATCH - 1 || index === OBSERVATION_BATCH + 3) expect(await snapshot(histogram)).toEqual(await snapshot(reference));
+    }
+    expect(await snapshot(histogram)).toEqual(await snapshot(reference));
+    expect(await registry.metrics()).toContain(`toolgate_tool_call_duration_seconds_count{tool="t",source="function"} ${values.length}`);
+    // A label set looked up but never observed shows nothing, as a labels() child never observed.
+    cell('idle', 'function');
+    expect(await registry.metrics()).not.toContain('tool="idle"');
   });
 });

@@ -12,6 +12,10 @@ export function haproxyConfig(port: number, servers: ReadonlyArray<{ name: strin
     '    timeout client 30s',
     '    timeout server 30s',
     '    timeout http-keep-alive 5s',
+    // A check waits up to 1 s, as deploy's does (its `inter 1s` doubles as the check timeout): with `inter 250ms`
+    // alone, a healthy replica whose /readyz takes over 250 ms on a loaded machine is marked down after two (CI's
+    // Node 24 run once saw a 503 through the balancer in test/integration/load-shedding.test.ts).
+    '    timeout check 1s',
     '    retries 3',
     '    option redispatch 1',
     '    retry-on conn-failure 503',

@@ -4,7 +4,7 @@
 // Also the bytes of compiling alone (`TenantTable.load`, no request) for as many other tenants. With `--snapshot
 // <dir>` a heap snapshot is written at each point and the difference grouped by constructor is printed.
 //
-//   node --expose-gc --import tsx bench/tenant-heap.ts [--size 3000] [--served 1000] [--warm 20] [--snapshot <dir>] [--dist <another build's dist>]
+//   node --expose-gc --import tsx bench/tenant-heap.ts [--size 3000] [--served 1000] [--warm 20] [--snapshot <dir>] [--dist <another build's dist>] [--distinct]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { stringify } from 'yaml';
 import { SECRET, tenantId, tenantOf, token, writeToolsModule } from './scale/tenant-shape.js';
 
-const { values } = parseArgs({ options: { size: { type: 'string', default: '3000' }, served: { type: 'string', default: '1000' }, warm: { type: 'string', default: '20' }, snapshot: { type: 'string' }, dist: { type: 'string' } } });
+const { values } = parseArgs({ options: { size: { type: 'string', default: '3000' }, served: { type: 'string', default: '1000' }, warm: { type: 'string', default: '20' }, snapshot: { type: 'string' }, dist: { type: 'string' }, distinct: { type: 'boolean', default: false } } });
 // The compiled output `npm start` runs (npm run build first): tsx's transform names every function (esbuild's
 // keepNames), which gives each closure a property dictionary of its own (256 B) the real server does not have.
 const dist = (path: string): string => (values.dist ? pathToFileURL(join(values.dist, 'src', path)) : new URL(`../dist/src/${path}`, import.meta.url)).href;
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       audit: { sink: 'off' },
       functions: [{ module: writeToolsModule(dir) }],
       tenancy: { compiledCacheSize: size },
-      tenants: Object.fromEntries(Array.from({ length: size }, (_, i) => [tenantId(i), tenantOf(i)])),
+      tenants: Object.fromEntries(Array.from({ length: size }, (_, i) => [tenantId(i), tenantOf(i, values.distinct)])),
     };
     writeFileSync(join(dir, 'config.yaml'), stringify(config));
     const app = await buildServer(await loadConfigFile(join(dir, 'config.yaml')), { logger: false, defaultMetrics: false });

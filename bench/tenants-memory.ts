@@ -4,7 +4,7 @@
 // resident sizes of its mappings on SIGWINCH. Samples at ready, 5 s later, after 1,000 tenants served and 5 s
 // after that; prints them as JSON lines.
 //
-//   npx tsx bench/tenants-memory.ts [--size 100000] [--served 1000] [--settle 5000] [--log <file for the server log>] [--redis <url>] [-- <node flags for the replica>]
+//   npx tsx bench/tenants-memory.ts [--size 100000] [--served 1000] [--settle 5000] [--log <file for the server log>] [--redis <url>] [--distinct] [-- <node flags for the replica>]
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { packageRoot } from '../src/config/demo.js';
 import { freePort, killAll, start, waitFor } from './scale/processes.js';
 
 const root = packageRoot();
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string', default: '100000' }, served: { type: 'string', default: '1000' }, settle: { type: 'string', default: '5000' }, log: { type: 'string' }, redis: { type: 'string' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string', default: '100000' }, served: { type: 'string', default: '1000' }, settle: { type: 'string', default: '5000' }, log: { type: 'string' }, redis: { type: 'string' }, distinct: { type: 'boolean', default: false } } });
 const size = Number(values.size);
 const served = Math.min(size, Number(values.served));
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       functions: [{ module: writeToolsModule(dir) }],
       metrics: { port: await freePort() },
       tenancy: { compiledCacheSize: Math.max(2 * served, 100) },
-      tenants: Object.fromEntries(Array.from({ length: size }, (_, i) => [tenantId(i), tenantOf(i)])),
+      tenants: Object.fromEntries(Array.from({ length: size }, (_, i) => [tenantId(i), tenantOf(i, values.distinct)])),
     };
     const configFile = join(dir, 'config.yaml');
     writeFileSync(configFile, stringify(config));
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     await sample();
     child.kill('SIGTERM');
     const names = ['ready', `ready+${values.settle}ms`, `served ${served}`, `served+${values.settle}ms`];
-    process.stdout.write(`${JSON.stringify({ node: process.version, size, readyMs: Math.round(readyMs), flags: positionals })}\n`);
+    process.stdout.write(`${JSON.stringify({ node: process.version, size, distinct: values.distinct, readyMs: Math.round(readyMs), flags: positionals })}\n`);
     readFileSync(probeFile, 'utf8').trim().split('\n').forEach((line, i) => process.stdout.write(`${names[i]}: ${line}\n`));
   } finally {
     killAll();

@@ -6,10 +6,12 @@ import { SignJWT } from 'jose';
 
 export const SECRET = 'bench-secret-that-is-at-least-32-bytes-long!!';
 
-export const tenantOf = (i: number) => ({
+// Its deny is one of 20, so tenants repeat 20 texts; `distinct` gives every tenant a rate limit of its own
+// (`100 + i`, as bench/tenants.ts --distinct), so no two tenants' texts are the same.
+export const tenantOf = (i: number, distinct = false) => ({
   tools: { allow: ['tool_*'], deny: [`tool_${String(i % 20).padStart(2, '0')}`] },
   roles: { viewer: { deny: ['tool_1*'] } },
-  policies: { 'rate-limit': { limit: 100, windowMs: 60000, per: 'user' }, approval: { tools: ['tool_19'] } },
+  policies: { 'rate-limit': { limit: distinct ? 100 + i : 100, windowMs: 60000, per: 'user' }, approval: { tools: ['tool_19'] } },
 });
 
 export const tenantId = (i: number): string => `t${String(i).padStart(6, '0')}`;

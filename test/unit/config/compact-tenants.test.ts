@@ -33,6 +33,22 @@ describe('CompactTenants', () => {
     expect(table.sortedIds()).toEqual([...IDS].sort());
   });
 
+  it('tells a tenant whose text an earlier one shares, and makes a tenant afresh without remembering it', () => {
+    const shared = JSON.stringify({ tools: { allow: ['tool_*'] } });
+    const texts = [shared, textOf('b'), shared, textOf('d'), shared];
+    const builder = new CompactTenantsBuilder();
+    for (const [at, text] of texts.entries()) builder.add(`t${at}`, text, at % 2 === 0 ? 'd'.repeat(32) : undefined);
+    const table = new CompactTenants(builder.build(), complete);
+    expect(Array.from({ length: table.size }, (_, at) => table.sharesEarlierText(at))).toEqual([false, false, true, false, true]);
+    const before = completed;
+    const fresh = table.freshTenantAt(3);
+    expect(fresh).toEqual(table.tenantAt(3));
+    // Made again on each call, and not the object the cache hands out.
+    expect(table.freshTenantAt(3)).not.toBe(fresh);
+    expect(table.tenantAt(3)).not.toBe(fresh);
+    expect(completed - before).toBe(3);
+  });
+
   it('refuses an id added twice', () => {
     const builder = new CompactTenantsBuilder();
     expect(builder.add('a', '{}', undefined)).toBe(true);

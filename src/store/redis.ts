@@ -211,6 +211,9 @@ type ScriptClient = RedisClient & {
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
 
+/** How long after a new Cluster client's first ready an operation it refused for want of a node is tried again. */
+const CLUSTER_SETTLE_MS = 2000;
+
 /** Reply errors that mean "not now" (a failover, a node still loading), not a bug: they count as unavailable. */
 const OUTAGE_REPLY = /^(CLUSTERDOWN|TRYAGAIN|MOVED|ASK|READONLY|LOADING|MASTERDOWN|NOREPLICAS) /;
 
@@ -278,8 +281,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
 
   // Until the first connection is ready (start-up), an operation waits for it, at most commandTimeout;
   // after that a lost connection fails operations at once.
+  let firstReadyAt = 0;
   let firstReady: Promise<void> | undefined = new Promise<void>((resolve) => client.once('ready', resolve)).then(() => {
     firstReady = undefined;
+    firstReadyAt = Date.now();
   });
 
   // Start-up check: settles on the first connection or the first failed attempt (Redis down is an outage
@@ -300,6 +305,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
   );
   firstAttempt.catch(() => undefined);
 
+  /** ioredis's own refusal of a command it sent nowhere, within a new Cluster client's first seconds of being ready. */
+  const settling = (error: unknown): boolean =>
+    error instanceof Error && error.message.startsWith("Cluster isn't ready") && firstReadyAt > 0 && Date.now() - firstReadyAt < CLUSTER_SETTLE_MS;
+
   /**
    * Runs one operation; an outage becomes TG_STORE_UNAVAILABLE, a Redis reply error stays what it is.
    * `key` (unprefixed) names the node a Cluster runs it on (keys one script touches share a slot);
@@ -311,7 +320,18 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         if (firstReady) await bounded(firstReady, commandTimeoutMs, () => undefined);
         const handshake = handshakes && (key === undefined ? handshakes.forAll(commandTimeoutMs) : handshakes.forKey(k(key), commandTimeoutMs));
         if (handshake) await handshake;
-        return run();
+        try {
+          return await run();
+        } catch (error) {
+          if (!cluster || !settling(error)) throw error;
+          // Just after a new Cluster client became ready, ioredis may still be swapping its node connections
+          // (a command it retried found none for a moment, seen 1 new client in 100 in the topologies run).
+          // ioredis refused it on this try for want of a node to send it to; it is sent once more when the
+          // Cluster is ready again. Later, an outage still fails operations at once.
+          if (cluster.status !== 'ready') await bounded(new Promise<void>((resolve) => cluster.once('ready', resolve)), commandTimeoutMs, () => undefined);
+          else await new Promise<void>((resolve) => setTimeout(resolve, 50));
+          return run();
+        }
       };
       // The client's own timeouts bound each command; this bounds the whole operation (a scan's several
       // commands, a Cluster redirect) so no caller ever waits on the store longer than twice the timeout.

@@ -320,17 +320,19 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         if (firstReady) await bounded(firstReady, commandTimeoutMs, () => undefined);
         const handshake = handshakes && (key === undefined ? handshakes.forAll(commandTimeoutMs) : handshakes.forKey(k(key), commandTimeoutMs));
         if (handshake) await handshake;
-        try {
-          return await run();
-        } catch (error) {
-          if (!cluster || !settling(error)) throw error;
-          // Just after a new Cluster client became ready, ioredis may still be swapping its node connections
-          // (a command it retried found none for a moment, seen 1 new client in 100 in the topologies run).
-          // ioredis refused it on this try for want of a node to send it to; it is sent once more when the
-          // Cluster is ready again. Later, an outage still fails operations at once.
-          if (cluster.status !== 'ready') await bounded(new Promise<void>((resolve) => cluster.once('ready', resolve)), commandTimeoutMs, () => undefined);
-          else await new Promise<void>((resolve) => setTimeout(resolve, 50));
-          return run();
+        const deadline = Date.now() + commandTimeoutMs;
+        for (;;) {
+          try {
+            return await run();
+          } catch (error) {
+            if (!cluster || !settling(error) || Date.now() >= deadline) throw error;
+            // Just after a new Cluster client became ready, ioredis may still be swapping its node connections
+            // (a command it retried found none for a moment, seen 1 new client in 100 in the topologies run).
+            // ioredis refused it on this try for want of a node to send it to; it is sent again when the Cluster
+            // is ready again, until commandTimeoutMs. Later, an outage still fails operations at once.
+            if (cluster.status !== 'ready') await bounded(new Promise<void>((resolve) => cluster.once('ready', resolve)), commandTimeoutMs, () => undefined);
+            else await new Promise<void>((resolve) => setTimeout(resolve, 50));
+          }
         }
       };
       // The client's own timeouts bound each command; this bounds the whole operation (a scan's several

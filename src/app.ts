@@ -32,7 +32,7 @@ import { tasksPlugin } from './plugins/tasks.js';
 import { userServersPlugin } from './plugins/user-servers.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { openapiPlugin } from './plugins/openapi.js';
-import { requestIdOf, requestIdPlugin } from './plugins/request-id.js';
+import { requestIdOf } from './plugins/request-id.js';
 import { tracingPlugin } from './plugins/tracing.js';
 import { createPinRegistry } from './mcp/client/pinning.js';
 import { providerSpecsFor } from './providers.js';
@@ -121,7 +121,6 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   // closes them in reverse, so the store outlives everything that writes to it.
   // Tracing first: its onRequest hook, which times the server span, runs before any other.
   await app.register(tracingPlugin, { tracing: await startTracing(traces) });
-  await app.register(requestIdPlugin);
   await app.register(storePlugin, { config: config.store, registry, store: options.store });
   await app.register(auditPlugin, { config: config.audit, recent: config.admin.auditRecent, registry });
   await app.register(approvalsPlugin, { registry });

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHook
 import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
 import type { TenantSlots } from '../http/tenant-slots.js';
+import { sendRequestId } from './request-id.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,7 +37,7 @@ const UNBOUNDED = new Set(['/healthz', '/readyz', '/metrics']);
 /**
  * Overload protection and per-request accounting — the one place requests are counted against limits.
  * The order of a request's life:
- * 1. onRequest: request id, accounting, then the route's own onRequest hooks — authentication and role
+ * 1. onRequest: the `x-request-id` header (request-id.ts), accounting, then the route's own onRequest hooks — authentication and role
  *    checks — so a request without a valid token is answered 401 before a byte of its body is read.
  * 2. The body arrives, bounded in size (`server.bodyLimit`) and time (`server.bodyTimeoutMs`, see body-deadline.ts).
  * 3. preHandler (here): the request takes its slot — authenticated routes from `server.maxInFlight`, routes
@@ -97,6 +98,7 @@ export const admissionPlugin = fp(
       // (inject()'s simulated responses emit `close` too, after `end`.)
       const bounded = !UNBOUNDED.has(label);
       const track: onRequestHookHandler = (request, reply, done) => {
+        sendRequestId(request, reply);
         const response = reply.raw;
         let closed = false;
         let release: (() => void) | undefined;

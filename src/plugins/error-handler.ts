@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, gatewayErrorOf } from '../errors.js';
 import { bodyPending } from './body-deadline.js';
+import { sendRequestId } from './request-id.js';
 
 /**
  * Every error answers Fastify's error body with a `TG_*` code (src/errors.ts): the table's own errors as
@@ -13,6 +14,8 @@ export const errorHandlerPlugin = fp(
   async (app) => {
     app.setErrorHandler((raised: FastifyError, request, reply) => {
       const error: FastifyError = gatewayErrorOf(raised) ?? raised;
+      // Set already by the route's admission hook, unless a root hook answered first (load shedding; request-id.ts).
+      if (!reply.hasHeader('x-request-id')) sendRequestId(request, reply);
       if (raised instanceof DomainError && raised.retryAfterMs !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(raised.retryAfterMs / 1000))));
       if (bodyPending(request.raw)) reply.header('connection', 'close');
       const status = error.statusCode ?? 500;
@@ -26,6 +29,8 @@ export const errorHandlerPlugin = fp(
     });
     app.setNotFoundHandler((request, reply) => {
       app.metrics.countHttp(request.method, 'unmatched', '404');
+      // No route, so no admission hook: the header is set here.
+      sendRequestId(request, reply);
       reply.code(404).send({ statusCode: 404, code: 'TG_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
     });
   },

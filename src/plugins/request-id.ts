@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RawRequestDefaultExpression } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest, RawRequestDefaultExpression } from 'fastify';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -14,16 +13,11 @@ export function requestIdOf(req: RawRequestDefaultExpression): string {
 }
 
 /**
- * Every answer carries `x-request-id`: one root hook, before any route's own, so routes, the 404 handler and
- * the error handler (which keeps the headers already set) all send it. Answers written on the raw response
- * (the MCP endpoint's streams) set it themselves.
+ * Every answer carries `x-request-id`. No root hook sets it (a hook dispatch on every request for one header):
+ * admission's per-route onRequest hook (every route) sets it first, the 404 handler for requests without a
+ * route, and the error handler for answers refused before a route's hooks ran (load shedding's 503s, sent
+ * from under-pressure's root hook). Answers written on the raw response (the MCP endpoint's streams) set it themselves.
  */
-export const requestIdPlugin = fp(
-  async (app) => {
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-request-id', request.id);
-      done();
-    });
-  },
-  { name: 'toolgate-request-id' },
-);
+export function sendRequestId(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+}

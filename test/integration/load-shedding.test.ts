@@ -71,7 +71,7 @@ const execute = async (url: string, name: string, args: Record<string, unknown> 
     signal: AbortSignal.timeout(15_000),
   });
   const body = (await response.json()) as Record<string, unknown>;
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), body, ms: performance.now() - started };
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), requestId: response.headers.get('x-request-id'), body, ms: performance.now() - started };
 };
 
 describe('load shedding', () => {
@@ -124,6 +124,8 @@ describe('load shedding', () => {
     expect(shed.length, JSON.stringify(onA.map((answer) => answer.status))).toBeGreaterThan(0);
     for (const answer of shed) {
       expect(answer.retryAfter).toBe('2');
+      // Shed before any route hook runs, still with the request's id.
+      expect(answer.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(answer.body).toMatchObject({ statusCode: 503, code: 'TG_OVERLOADED' });
     }
     // Refused before the work: a shed answer never waited for a spin of its own.

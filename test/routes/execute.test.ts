@@ -133,8 +133,10 @@ describe('POST /v1/execute', () => {
       app.inject({ method: 'POST', url: '/v1/execute', headers, payload: { name: 'get_weather' } }),
       app.inject({ method: 'POST', url: '/v1/execute', headers: { ...headers, ...bearer(API_KEY) }, payload: { nome: 'get_weather' } }),
       app.inject({ method: 'GET', url: '/v1/nothing-here', headers }),
+      app.inject({ method: 'HEAD', url: '/healthz', headers }),
+      app.inject({ method: 'GET', url: '/openapi.json', headers }),
     ]);
-    expect(answers.map((answer) => answer.statusCode)).toEqual([401, 400, 404]);
+    expect(answers.map((answer) => answer.statusCode)).toEqual([401, 400, 404, 200, 200]);
     for (const answer of answers) expect(answer.headers['x-request-id'], `${answer.statusCode} ${answer.body}`).toBe('req-every');
   });
 });

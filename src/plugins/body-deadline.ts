@@ -1,6 +1,13 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
+
+/** A request whose body had not arrived at preParsing: the deadline's timer is armed only if it still has not. */
+interface Waiting {
+  raw: IncomingMessage;
+  payload: NodeJS.EventEmitter;
+  response: ServerResponse;
+}
 
 function hasBody(raw: IncomingMessage): boolean {
   const length = raw.headers['content-length'];
@@ -25,9 +32,9 @@ export function bodyPending(raw: IncomingMessage): boolean {
  */
 export const bodyDeadlinePlugin = fp(
   async (app) => {
-    app.addHook('preParsing', (request, reply, payload, done) => {
-      const raw = request.raw;
-      if (!bodyPending(raw)) return done(null, payload);
+    const arm = ({ raw, payload, response }: Waiting): void => {
+      // Complete, or the client left (Node destroys the request when its socket closes): nothing to bound.
+      if (raw.complete || raw.destroyed) return;
       const timeoutMs = app.gateway.config.server.bodyTimeoutMs;
       const timer = setTimeout(() => {
         // Only while Fastify's body reader listens: an error event nobody listens to would throw.
@@ -36,7 +43,25 @@ export const bodyDeadlinePlugin = fp(
       }, timeoutMs);
       // Cleared when the response closes (it closes once, so `on`: no once-wrapper per request). A body that
       // ends first leaves the timer armed until then, and harmless: the callback sees the request complete.
-      reply.raw.on('close', () => clearTimeout(timer));
+      response.on('close', () => clearTimeout(timer));
+    };
+    // preParsing runs while Node's parser is still on the request's headers (it runs ticks and microtasks when
+    // the headers' callback returns), so the body is not read yet even when it came in the same read, as
+    // nearly every body does. The deadline is armed after that read's I/O callback instead, in one immediate
+    // for all the requests of the loop turn: a body complete by then needs no timer, no clear and no `close`
+    // listener. The deadline starts that much later than preParsing (the rest of the loop turn).
+    let waiting: Waiting[] = [];
+    const armWaiting = (): void => {
+      const batch = waiting;
+      waiting = [];
+      for (const entry of batch) arm(entry);
+    };
+    app.addHook('preParsing', (request, reply, payload, done) => {
+      const raw = request.raw;
+      if (bodyPending(raw)) {
+        if (waiting.length === 0) setImmediate(armWaiting);
+        waiting.push({ raw, payload, response: reply.raw });
+      }
       done(null, payload);
     });
   },

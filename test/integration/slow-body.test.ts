@@ -2,7 +2,7 @@
 // at a time must not lock other tenants out. Bounded: 120 attack sockets, about 4 s of attack.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Agent, request } from 'undici';
 import type { FastifyInstance } from 'fastify';
 import { bearer, buildTestApp, signToken, testConfig } from '../helpers/build.js';
@@ -118,6 +118,39 @@ describe('slow request bodies', () => {
       expect(slow.closedAfter).toBeLessThan(BODY_TIMEOUT_MS + 1500);
     }
   }, 20_000);
+
+  it('arms the body deadline only for a body still on its way after the read that brought its headers', async () => {
+    const token = await signToken({ tenant: 'acme', sub: 'prompt' });
+    const body = JSON.stringify({ name: 'get_weather', arguments: { city: 'Oslo' } });
+    const head = `POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`;
+    /** One request on a raw socket: the body in the headers' write, or 100 ms after them. */
+    const send = (bodyLater: boolean) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        let text = '';
+        socket.on('connect', () => {
+          if (!bodyLater) return socket.write(head + body);
+          socket.write(head);
+          setTimeout(() => socket.write(body), 100);
+        });
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('close', () => resolve(text));
+        socket.on('error', () => {});
+      });
+    // The token verified and cached first: authentication then answers synchronously, so the body hook runs
+    // while Node's parser is still on the headers (the hot path's case).
+    expect(await send(false)).toMatch(/^HTTP\/1.1 200/);
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const deadlines = () => timers.mock.calls.filter((call) => call[1] === BODY_TIMEOUT_MS).length;
+    try {
+      for (let i = 0; i < 3; i++) expect(await send(false)).toMatch(/^HTTP\/1.1 200/);
+      expect(deadlines()).toBe(0);
+      expect(await send(true)).toMatch(/^HTTP\/1.1 200/);
+      expect(deadlines()).toBe(1);
+    } finally {
+      timers.mockRestore();
+    }
+  });
 
   it('closes the connections of one address beyond server.maxConnectionsPerAddress, and only those', async () => {
     const address = '127.0.0.3';

@@ -1,10 +1,11 @@
 import Type from 'typebox';
 import { deriveContext } from '../src/call/call-context.js';
 import { Cancellation } from '../src/shared/cancellation.js';
+import { afterThisTurn } from '../src/shared/after-this-turn.js';
 import { ToolError } from '../src/call/tool-error.js';
 import { callFailure } from '../src/call/tool-result.js';
 import { compileOptionGlobs } from '../src/patterns/name-globs.js';
-import { isTracing, recordDecision } from '../src/observability/tracing.js';
+import { activeTraceContext, recordDecision } from '../src/observability/tracing.js';
 import { systemClock } from '../src/pipeline/clock.js';
 import { parsePolicyOptions, stringMap } from '../src/pipeline/options.js';
 import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
@@ -46,26 +47,35 @@ export function timeoutPolicy(options: unknown, deps: PolicyDeps): PolicyLayer {
 
     // The attempt's own cancellation: its AbortSignal exists only if the handler reads it (src/shared/cancellation.ts).
     const attempt = new Cancellation();
+    const begun = clock.now();
+    // The timer is set after this turn, outside the call's async context: the span it may record is parented here.
+    const traceParent = activeTraceContext();
     return new Promise<ToolResult>((resolve, reject) => {
       let settled = false;
       let started = false;
       let unfollow = noop;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const finish = (): boolean => {
         if (settled) return false;
         settled = true;
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         unfollow();
         return true;
       };
-      const timer = setTimeout(() => {
-        if (!finish()) return;
-        // The timer runs in the call's trace context: the span covers the attempt it ended.
-        if (isTracing()) recordDecision('timeout', 'TIMEOUT', Date.now() - limitMs);
-        attempt.abort(new ToolError('TIMEOUT', timedOutMessage(call, limitMs)));
-        resolve(timedOutResult(call, limitMs));
-      }, Math.min(limitMs, MAX_TIMER_MS));
-      // Never holds the process open by itself: a pending call is held by whoever waits for it.
-      timer.unref();
+      // Armed once the turn that started the attempt is over (src/shared/after-this-turn.ts), for the time left
+      // of the limit: an attempt answered within that turn, as a function tool's usually is, needs no timer.
+      afterThisTurn(() => {
+        if (settled) return;
+        timer = setTimeout(() => {
+          if (!finish()) return;
+          // Under the call's trace context: the span covers the attempt it ended.
+          if (traceParent !== undefined) recordDecision('timeout', 'TIMEOUT', Date.now() - limitMs, traceParent);
+          attempt.abort(new ToolError('TIMEOUT', timedOutMessage(call, limitMs)));
+          resolve(timedOutResult(call, limitMs));
+        }, Math.min(Math.max(0, limitMs - (clock.now() - begun)), MAX_TIMER_MS));
+        // Never holds the process open by itself: a pending call is held by whoever waits for it.
+        timer.unref();
+      });
       // The caller's cancellation reaches the attempt; one with a typed reason (a shutdown) is answered at once.
       unfollow = ctx.cancellation.follow((reason) => {
         attempt.abort(reason);

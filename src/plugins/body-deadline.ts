@@ -1,13 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fp from 'fastify-plugin';
 import { errors } from '../errors.js';
-
-/** A request whose body had not arrived at preParsing: the deadline's timer is armed only if it still has not. */
-interface Waiting {
-  raw: IncomingMessage;
-  payload: NodeJS.EventEmitter;
-  response: ServerResponse;
-}
+import { afterThisTurn } from '../shared/after-this-turn.js';
 
 function hasBody(raw: IncomingMessage): boolean {
   const length = raw.headers['content-length'];
@@ -32,7 +26,7 @@ export function bodyPending(raw: IncomingMessage): boolean {
  */
 export const bodyDeadlinePlugin = fp(
   async (app) => {
-    const arm = ({ raw, payload, response }: Waiting): void => {
+    const arm = (raw: IncomingMessage, payload: NodeJS.EventEmitter, response: ServerResponse): void => {
       // Complete, or the client left (Node destroys the request when its socket closes): nothing to bound.
       if (raw.complete || raw.destroyed) return;
       const timeoutMs = app.gateway.config.server.bodyTimeoutMs;
@@ -47,21 +41,12 @@ export const bodyDeadlinePlugin = fp(
     };
     // preParsing runs while Node's parser is still on the request's headers (it runs ticks and microtasks when
     // the headers' callback returns), so the body is not read yet even when it came in the same read, as
-    // nearly every body does. The deadline is armed after that read's I/O callback instead, in one immediate
-    // for all the requests of the loop turn: a body complete by then needs no timer, no clear and no `close`
-    // listener. The deadline starts that much later than preParsing (the rest of the loop turn).
-    let waiting: Waiting[] = [];
-    const armWaiting = (): void => {
-      const batch = waiting;
-      waiting = [];
-      for (const entry of batch) arm(entry);
-    };
+    // nearly every body does. The deadline is armed once that read's callback is over instead (afterThisTurn):
+    // a body complete by then needs no timer, no clear and no `close` listener. The deadline starts that much
+    // later than preParsing (the rest of the loop turn).
     app.addHook('preParsing', (request, reply, payload, done) => {
       const raw = request.raw;
-      if (bodyPending(raw)) {
-        if (waiting.length === 0) setImmediate(armWaiting);
-        waiting.push({ raw, payload, response: reply.raw });
-      }
+      if (bodyPending(raw)) afterThisTurn(() => arm(raw, payload, reply.raw));
       done(null, payload);
     });
   },

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { retryPolicy } from '../../../policies/retry.js';
 import { timeoutPolicy } from '../../../policies/timeout.js';
 import { ToolError } from '../../../src/call/tool-error.js';
@@ -25,6 +25,24 @@ describe('timeout policy', () => {
     const result = await asPolicy(timeoutPolicy({ defaultMs: 20 }, makeDeps()))(makeCall(), makeCtx(), terminal);
     expect(result.error?.errorType).toBe('TIMEOUT');
     expect(terminal.seen.signal?.aborted).toBe(true);
+  });
+
+  it('sets no timer for an attempt answered within the turn that started it, and one for the time left otherwise', async () => {
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const limited = () => timers.mock.calls.filter((call) => typeof call[1] === 'number' && call[1] > 1000 && call[1] <= 5_000);
+    try {
+      const policy = asPolicy(timeoutPolicy({ defaultMs: 5_000 }, makeDeps()));
+      const answered = await policy(makeCall(), makeCtx(), async (call) => successResult(call, 'ok'));
+      expect(answered.ok).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(limited()).toEqual([]);
+
+      const pending = policy(makeCall(), makeCtx(), (call) => new Promise((resolve) => setTimeout(() => resolve(successResult(call, 'late')), 30)));
+      expect((await pending).ok).toBe(true);
+      expect(limited()).toHaveLength(1);
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it('answers TIMEOUT at its deadline when the caller left with an untyped reason and the handler ignores both', async () => {

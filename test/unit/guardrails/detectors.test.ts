@@ -121,9 +121,9 @@ describe('checksums', () => {
 });
 
 describe('the numbers detector', () => {
-  it('finds the candidates a regex would: the first digit followed by seven number characters, from any start', () => {
+  it('finds the candidates a regex would: the first digit followed by eight number characters, from any start', () => {
     // The regex the skipping search stands for: it tries every position, the search skips what cannot start one.
-    const regex = /[0-9][0-9 .()+-]{7}/g;
+    const regex = /[0-9][0-9 .()+-]{8}/g;
     const pieces = ['1', '23', '4567', ' ', '-', '.', '(', ')', '+', 'a', 'Z', '"', ',', '\u00e9', '12.5', '2026-12-01T10'];
     let seed = 50;
     const random = (n: number) => {
@@ -218,7 +218,7 @@ describe('config', () => {
 
 describe('hostile inputs', () => {
   it('stay bounded: prefixes, separators and keywords repeated 200,000 characters long end with at most one finding per character', () => {
-    for (const unit of ['ghp_', '@', '1 ', '-----BEGIN ', 'password=', 'ignore previous ', 'eyJ', '://', 'DE89 ', '\u200b']) {
+    for (const unit of ['ghp_', '@', '1 ', '12345678-', '(12) 345.', '-----BEGIN ', 'password=', 'ignore previous ', 'eyJ', '://', 'DE89 ', '\u200b']) {
       const text = unit.repeat(Math.ceil(200_000 / unit.length));
       const found = findAll(text);
       // Whatever a repetition may look like, each finding covers distinct text: at most one per character.

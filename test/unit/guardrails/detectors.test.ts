@@ -9,7 +9,7 @@ import { compileGuardrails, GuardrailConfigError } from '../../../src/guardrails
 import { BUILTIN_DETECTORS, customDetector, detect } from '../../../src/guardrails/detectors.js';
 import { parseSelector, selectPlaces } from '../../../src/guardrails/json-path.js';
 import { nextDigitWindow } from '../../../src/guardrails/pii.js';
-import { scan } from '../../../src/guardrails/scan.js';
+import { CHUNK_CHARS, scan } from '../../../src/guardrails/scan.js';
 import { SECRET_RULES } from '../../../src/guardrails/secret-rules.js';
 import { keywordFinder, keywordSource } from '../../../src/guardrails/text.js';
 import type { Finding } from '../../../src/guardrails/types.js';
@@ -224,6 +224,17 @@ describe('hostile inputs', () => {
       // Whatever a repetition may look like, each finding covers distinct text: at most one per character.
       expect(found.length, unit).toBeLessThanOrEqual(text.length);
     }
+  });
+
+  it('answers a small result at once and a text past one chunk after turns of the event loop', async () => {
+    const guardrails = compileGuardrails({ rules: [{ detect: ['secrets', 'pii'], action: 'mask' }] })!;
+    const request = (value: string) => ({ direction: 'result' as const, surfaces: [{ value, selectable: false }], rules: guardrails.rules, limits: guardrails.limits, hashKey: guardrails.hashKey('t') });
+    const small = scan(request(`{"id":1,"mail":"ann@example.com"}`));
+    expect(small).not.toBeInstanceOf(Promise);
+    expect(small).toMatchObject({ kind: 'scanned', events: [{ detector: 'email', action: 'mask', count: 1 }] });
+    const large = scan(request(`${'x '.repeat(CHUNK_CHARS)} ann@example.com`));
+    expect(large).toBeInstanceOf(Promise);
+    expect(await large).toMatchObject({ kind: 'scanned', events: [{ detector: 'email', action: 'mask', count: 1 }] });
   });
 
   it('stops a scan at maxScanChars before reading anything', async () => {

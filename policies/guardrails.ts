@@ -3,10 +3,11 @@ import { compileGuardrails, GuardrailConfigError } from '../src/guardrails/compi
 import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrails.js';
 import { Ajv } from 'ajv';
 import { guardedResult, refusedArguments, resultSurfaces, withheldResult } from '../src/guardrails/result.js';
-import { scan } from '../src/guardrails/scan.js';
+import { scan, type ScanOutcome } from '../src/guardrails/scan.js';
 import type { GuardrailEvent } from '../src/guardrails/types.js';
 import { errors } from '../src/errors.js';
-import type { PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
+import type { ToolCall, ToolResult } from '../src/call/types.js';
+import type { Answer, PolicyDeps, PolicyLayer } from '../src/pipeline/types.js';
 
 // Not the policies' strict compiler (src/pipeline/options.ts): the schema's defaults sit inside `oneOf` branches.
 // `optimize: false`: compiled at start-up, where the optimizer's `{}` per generated name would crowd V8's
@@ -37,29 +38,43 @@ export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLaye
   if (!guardrails) return undefined;
   const g = guardrails;
   const record = deps.guardrails?.record ?? (() => {});
-  const wrap: PolicyLayer['wrap'] = (next, answer) => async (call, ctx) => {
-    const tenant = ctx.principal.tenant;
-    const cancelled = () => ctx.cancellation.aborted;
-    let sent = call;
-    const argumentRules = g.rulesFor(call.name, 'arguments');
-    let argumentEvents: readonly GuardrailEvent[] = [];
-    if (argumentRules.length > 0) {
-      const outcome = await scan({ direction: 'arguments', surfaces: [{ value: call.arguments, selectable: true }], rules: argumentRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
-      record(tenant, outcome.events);
-      argumentEvents = outcome.events;
-      if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(refusedArguments(call, outcome.kinds), outcome.events));
-      const rewritten = outcome.values[0];
-      if (rewritten !== undefined) sent = { ...call, arguments: rewritten as typeof call.arguments };
-    }
-    const result = await next(sent, ctx);
+  const NO_EVENTS: readonly GuardrailEvent[] = [];
+  /** The result side: scanned after the executor; a small result's scan answers at once (scan.ts), with no await of its own. */
+  const guardResult = (call: ToolCall, tenant: string, cancelled: () => boolean, result: ToolResult, argumentEvents: readonly GuardrailEvent[], answer: Answer): ToolResult | Promise<ToolResult> => {
     const resultRules = g.rulesFor(call.name, 'result');
     if (resultRules.length === 0 || result.status === 'pending_approval') return attachGuardrailEvents(result, argumentEvents);
     const surfaces = resultSurfaces(result, g.limits, resultRules.some((rule) => rule.fields !== undefined));
-    const outcome = await scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
-    record(tenant, outcome.events);
-    const events = [...argumentEvents, ...surfaces.events, ...outcome.events];
-    if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(withheldResult(call, result, outcome.kinds), events));
-    return attachGuardrailEvents(guardedResult(surfaces, outcome.values), events);
+    const judged = (outcome: ScanOutcome): ToolResult => {
+      record(tenant, outcome.events);
+      const events = argumentEvents.length + surfaces.events.length === 0 ? outcome.events : [...argumentEvents, ...surfaces.events, ...outcome.events];
+      if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(withheldResult(call, result, outcome.kinds), events));
+      return attachGuardrailEvents(guardedResult(surfaces, outcome.values), events);
+    };
+    const outcome = scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
+    return outcome instanceof Promise ? outcome.then(judged) : judged(outcome);
+  };
+  const wrap: PolicyLayer['wrap'] = (next, answer) => (call, ctx) => {
+    const tenant = ctx.principal.tenant;
+    const cancelled = () => ctx.cancellation.aborted;
+    const argumentRules = g.rulesFor(call.name, 'arguments');
+    // No argument rules (most tools): the call goes on at once, and only its result waits for the scan.
+    if (argumentRules.length === 0) {
+      let pending;
+      try {
+        pending = next(call, ctx);
+      } catch (error) {
+        return Promise.reject(error as Error); // as an async layer would: the chain's callers handle rejections
+      }
+      return pending.then((result) => guardResult(call, tenant, cancelled, result, NO_EVENTS, answer));
+    }
+    return (async () => {
+      const outcome = await scan({ direction: 'arguments', surfaces: [{ value: call.arguments, selectable: true }], rules: argumentRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
+      record(tenant, outcome.events);
+      if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(refusedArguments(call, outcome.kinds), outcome.events));
+      const rewritten = outcome.values[0];
+      const sent = rewritten === undefined ? call : { ...call, arguments: rewritten as typeof call.arguments };
+      return guardResult(call, tenant, cancelled, await next(sent, ctx), outcome.events, answer);
+    })();
   };
   return {
     appliesTo: (tool) => g.rulesFor(tool.name, 'arguments').length > 0 || g.rulesFor(tool.name, 'result').length > 0,

@@ -146,53 +146,96 @@ const PAIRS_TESTED = 3;
 
 
 /** One pair of adjacent characters as the indexes it may be stamped at (both cases of its letters with ignoreCase). */
-type Ways = Int32Array;
+type Ways = number[];
 
 /**
  * Literals compiled for `Census.mayHold`: each literal's rarest pairs of adjacent characters (at most PAIRS_TESTED),
- * grouped by the rarest one, which is tested once per group: most texts rule a whole group out with it.
+ * grouped by the rarest one, which is tested once per group: most texts rule a whole group out with it. Laid out
+ * flat in one Int32Array, read by index (a gate runs on every counted text: nested arrays and an `every` callback
+ * per group cost more than the table reads themselves). Per group: the index after the group, the number of ways
+ * of its first pair and those ways, then its rests, each as the index after the rest followed by its pairs, each
+ * pair as its number of ways and those ways.
  */
 export interface LiteralSet {
-  readonly groups: ReadonlyArray<{ readonly first: Ways; readonly rests: ReadonlyArray<readonly Ways[]> }>;
+  readonly program: Int32Array;
   /** A literal of one character, or one with a character past ASCII: never ruled out. */
   readonly always: boolean;
+}
+
+interface Pair {
+  readonly key: string;
+  readonly ways: Ways;
+  readonly rarity: number;
 }
 
 /** Compiles `literals` for `Census.mayHold` (`ignoreCase`: ASCII letters in either case). */
 export function literalSet(literals: readonly string[], ignoreCase = false): LiteralSet {
   const always = literals.some((literal) => literal.length < 2 || [...literal].some((c) => c.charCodeAt(0) >= 128));
-  const groups = new Map<string, { first: Ways; rests: Map<string, Ways[]> }>();
+  // Each literal's pairs to test: its rarest ones are enough to rule most texts out; testing every pair would cost more than it saves.
+  const tested: Pair[][] = [];
   for (const literal of literals) {
     if (literal.length < 2) continue;
-    const pairs: Array<{ ways: Ways; rarity: number }> = [];
+    const pairs = new Map<string, Pair>();
     for (let i = 1; i < literal.length; i += 1) {
       const a = literal.charCodeAt(i - 1);
       const b = literal.charCodeAt(i);
-      const ways = (ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => ((first & 127) << 7) | (second & 127)));
-      pairs.push({ ways: Int32Array.from(new Set(ways)).sort(), rarity: Math.max(rarity(a), rarity(b)) });
+      const ways = [...new Set((ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => ((first & 127) << 7) | (second & 127))))].sort((x, y) => x - y);
+      pairs.set(ways.join(), { key: ways.join(), ways, rarity: Math.max(rarity(a), rarity(b)) });
     }
-    // Its rarest pairs are enough to rule most texts out; testing every pair would cost more than it saves.
-    const [first, ...rest] = pairs.sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED).map(({ ways }) => ways);
-    const key = first!.join();
-    const group = groups.get(key) ?? { first: first!, rests: new Map<string, Ways[]>() };
-    group.rests.set(rest.map((ways) => ways.join()).join(';'), rest);
-    groups.set(key, group);
+    tested.push([...pairs.values()].sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED));
   }
-  return { groups: [...groups.values()].map(({ first, rests }) => ({ first, rests: [...rests.values()] })), always };
-}
-
-/** Whether the pair was seen, written any of its ways. */
-function seen(ways: Ways, pairs: Uint8Array, stamp: number): boolean {
-  for (let w = 0; w < ways.length; w += 1) if (pairs[ways[w]!] === stamp) return true;
-  return false;
+  // Groups by a pair their literals share, the pair most literals left hold first (the rarer on a tie): a text
+  // without it rules the whole group out with one read, and fewer groups are fewer reads on every text.
+  const program: number[] = [];
+  for (let left = tested; left.length > 0; ) {
+    const shared = new Map<string, { pair: Pair; count: number }>();
+    for (const pairs of left) for (const pair of pairs) shared.set(pair.key, { pair, count: (shared.get(pair.key)?.count ?? 0) + 1 });
+    const first = [...shared.values()].reduce((best, next) => (next.count > best.count || (next.count === best.count && next.pair.rarity > best.pair.rarity) ? next : best)).pair;
+    const group = program.push(0) - 1;
+    program.push(first.ways.length, ...first.ways);
+    const rests = new Map<string, Pair[]>();
+    const holds = (pairs: readonly Pair[]) => pairs.some((pair) => pair.key === first.key);
+    for (const pairs of left.filter(holds)) {
+      const rest = pairs.filter((pair) => pair.key !== first.key);
+      rests.set(rest.map((pair) => pair.key).join(';'), rest);
+    }
+    for (const rest of rests.values()) {
+      const at = program.push(0) - 1;
+      for (const { ways } of rest) program.push(ways.length, ...ways);
+      program[at] = program.length;
+    }
+    program[group] = program.length;
+    left = left.filter((pairs) => !holds(pairs));
+  }
+  return { program: Int32Array.from(program), always };
 }
 
 /** Whether one of the literals may occur in the text `pairs` describe: the pairs tested for one literal all seen. */
 export function mayHoldIn(set: LiteralSet, pairs: Uint8Array, stamp: number): boolean {
   if (set.always) return true;
-  for (const { first, rests } of set.groups) {
-    if (!seen(first, pairs, stamp)) continue;
-    for (const rest of rests) if (rest.every((ways) => seen(ways, pairs, stamp))) return true;
+  const program = set.program;
+  for (let group = 0; group < program.length; ) {
+    const groupEnd = program[group]!;
+    // The group's first pair, written any of its ways.
+    const firstEnd = group + 2 + program[group + 1]!;
+    let seen = false;
+    for (let w = group + 2; w < firstEnd; w += 1) if (pairs[program[w]!] === stamp) seen = true;
+    if (seen) {
+      for (let rest = firstEnd; rest < groupEnd; ) {
+        const restEnd = program[rest]!;
+        let all = true;
+        for (let pair = rest + 1; pair < restEnd && all; ) {
+          const pairEnd = pair + 1 + program[pair]!;
+          let any = false;
+          for (let w = pair + 1; w < pairEnd; w += 1) if (pairs[program[w]!] === stamp) any = true;
+          all = any;
+          pair = pairEnd;
+        }
+        if (all) return true;
+        rest = restEnd;
+      }
+    }
+    group = groupEnd;
   }
   return false;
 }

@@ -139,33 +139,33 @@ const NUMBER_MASK = [...' .()+-0123456789'].reduce((mask, c) => mask | (1 << (c.
 const isNumberChar = (code: number): boolean => code - 32 >>> 0 < 32 && ((NUMBER_MASK >>> (code - 32)) & 1) === 1;
 
 /**
- * The first digit at or after `from` followed by seven number characters (no shorter run can hold the nine
- * digits of the shortest number reported), or -1. Read like Boyer-Moore: a window's last character is read
- * first, and one that is not a number character rules out every start within the window, so most of a text
- * is passed over eight characters at a time (a regex tries each position; this reads each character at most
- * about twice). Linear in the text.
+ * The first digit at or after `from` followed by eight number characters (a finding needs nine digits in one
+ * run of number characters, so no shorter run holds one), or -1. Read like Boyer-Moore: a window's last
+ * character is read first, and one that is not a number character rules out every start within the window, so
+ * most of a text is passed over nine characters at a time (a regex tries each position; this reads each
+ * character at most about twice). Linear in the text.
  */
 export function nextDigitWindow(text: string, from: number): number {
   let p = from;
   // Characters in [p, known) are number characters already read.
   let known = from;
-  while (p + 7 < text.length) {
-    if (!isNumberChar(text.charCodeAt(p + 7))) {
-      p += 8;
+  while (p + 8 < text.length) {
+    if (!isNumberChar(text.charCodeAt(p + 8))) {
+      p += 9;
       known = p;
       continue;
     }
-    let j = p + 6;
+    let j = p + 7;
     while (j >= known && isNumberChar(text.charCodeAt(j))) j -= 1;
     if (j >= known) {
-      known = p + 8;
+      known = p + 9;
       p = j + 1;
       continue;
     }
     const c = text.charCodeAt(p);
     if (c >= 48 && c <= 57) return p;
     p += 1;
-    known = p + 7;
+    known = p + 8;
   }
   return -1;
 }

@@ -49,6 +49,9 @@ const MAX_DEPTH = 128;
  * less than a millisecond. */
 const CLOCK_CHARS = 16 * 1024;
 
+/** The path of a surface's own value. */
+const ROOT: readonly Key[] = Object.freeze([]);
+
 interface Leaf {
   readonly surface: number;
   readonly path: readonly Key[];
@@ -61,15 +64,18 @@ class Document {
   readonly replaced: Array<{ surface: number; path: readonly Key[]; value: string }> = [];
   chars = 0;
   tooDeep = false;
-  private readonly paths = new Map<object, { surface: number; path: readonly Key[]; from: number; to: number }>();
+  /** Where each object or array lies (for rules' `fields`); none for surfaces that are texts, the common case. */
+  private readonly paths: Map<object, { surface: number; path: readonly Key[]; from: number; to: number }> | undefined;
 
   constructor(readonly surfaces: readonly Surface[]) {
-    surfaces.forEach((surface, index) => this.walk(surface.value, index, [], 0, surface.skipKeys));
+    if (surfaces.some((surface) => typeof surface.value === 'object' && surface.value !== null)) this.paths = new Map();
+    for (let index = 0; index < surfaces.length; index += 1) this.walk(surfaces[index]!.value, index, [], 0, surfaces[index]!.skipKeys);
   }
 
   private walk(value: unknown, surface: number, path: Key[], depth: number, skip: ReadonlySet<string> | undefined): void {
     if (typeof value === 'string') {
-      this.leaves.push({ surface, path: [...path] });
+      // A surface that is a text (a tool's output, most often) has the empty path: one shared, never written.
+      this.leaves.push({ surface, path: path.length === 0 ? ROOT : [...path] });
       this.texts.push(value);
       this.chars += value.length;
       return;
@@ -81,7 +87,7 @@ class Document {
     }
     const from = this.leaves.length;
     const entry = { surface, path: [...path], from, to: from };
-    this.paths.set(value, entry);
+    this.paths?.set(value, entry);
     if (Array.isArray(value)) value.forEach((item, i) => this.walk(item, surface, [...path, i], depth + 1, skip));
     else for (const key of Object.keys(value)) if (!skip?.has(key)) this.walk((value as Record<string, unknown>)[key], surface, [...path, key], depth + 1, skip);
     entry.to = this.leaves.length;
@@ -94,7 +100,7 @@ class Document {
       if (!surface.selectable || typeof surface.value !== 'object' || surface.value === null) return;
       for (const segments of selectors) {
         selectPlaces(surface.value, segments, (container: Container, key: Key) => {
-          const parent = this.paths.get(container);
+          const parent = this.paths?.get(container);
           if (!parent) return;
           const path = [...parent.path, key];
           const child = (container as Record<Key, unknown>)[key];
@@ -102,7 +108,7 @@ class Document {
             const at = this.leafAt(index, path, parent.from, parent.to);
             if (at >= 0) places.push({ surface: index, path, from: at, to: at + 1, leaf: true });
           } else if (typeof child === 'object' && child !== null) {
-            const own = this.paths.get(child);
+            const own = this.paths?.get(child);
             if (own) places.push({ surface: index, path, from: own.from, to: own.to, leaf: false });
           } else if (child !== undefined) places.push({ surface: index, path, from: 0, to: 0, leaf: false });
         });
@@ -154,74 +160,185 @@ function setAt(root: unknown, path: readonly Key[], value: unknown): unknown {
   return root;
 }
 
+/** What a clean scan reports: one list for every scan (the policy and the audit only read it). */
+const NO_EVENTS: readonly GuardrailEvent[] = Object.freeze([]);
+
 class Events {
-  private readonly counts = new Map<string, { detector: string; action: GuardrailEvent['action']; count: number; score?: number }>();
+  /** Made at the first event: most scans find nothing. */
+  private counts: Map<string, { detector: string; action: GuardrailEvent['action']; count: number; score?: number }> | undefined;
   constructor(private readonly direction: Direction) {}
   add(detector: string, action: GuardrailEvent['action'], count: number, score?: number): void {
+    const counts = (this.counts ??= new Map());
     const key = `${detector}\u0000${action}`;
-    const entry = this.counts.get(key) ?? { detector, action, count: 0 };
+    const entry = counts.get(key) ?? { detector, action, count: 0 };
     entry.count += count;
     if (score !== undefined) entry.score = Math.max(entry.score ?? 0, score);
-    this.counts.set(key, entry);
+    counts.set(key, entry);
   }
-  list(): GuardrailEvent[] {
+  list(): readonly GuardrailEvent[] {
+    if (!this.counts) return NO_EVENTS;
     return [...this.counts.values()].map((entry) => ({ direction: this.direction, ...entry }));
   }
 }
 
-/** Scans the surfaces with each rule in order and returns what to do; never returns matched text. */
-export async function scan(request: ScanRequest): Promise<ScanOutcome> {
-  const { limits, direction } = request;
-  const events = new Events(direction);
-  const doc = new Document(request.surfaces);
-  const original = [...doc.texts];
-  const passOrBlock = (why: 'oversize' | 'timeout'): ScanOutcome => {
-    if (limits.onOversize === 'pass') {
-      events.add(why, 'pass', 1);
-      return { kind: 'scanned', values: request.surfaces.map(() => undefined), events: events.list(), unscanned: why };
-    }
-    events.add(why, 'block', 1);
-    return { kind: 'blocked', kinds: [why], events: events.list() };
-  };
-  if (doc.chars > limits.maxScanChars || doc.tooDeep) return passOrBlock('oversize');
+/**
+ * Scans the surfaces with each rule in order and returns what to do; never returns matched text. The outcome
+ * comes back at once (no promise) when nothing needed a turn of the event loop: a small result, the common
+ * case, costs its caller no await of its own.
+ */
+export function scan(request: ScanRequest): ScanOutcome | Promise<ScanOutcome> {
+  return new Scanner(request).run();
+}
 
-  let spentMs = 0;
-  // Time since `mark` is the scanner's own but not yet in spentMs.
-  let mark = performance.now();
-  let sinceClock = 0;
-  let sinceYield = 0;
-  // One census per text for all the rules (a rewritten text gets its own).
-  const censusOf = censusTaker();
+/** One scan's state: the texts, the events, the time and characters read since the clock and the last yield. */
+class Scanner {
+  private readonly events: Events;
+  private readonly doc: Document;
+  /** The texts as they were, kept at the first rewrite (until then the texts are the originals). */
+  private original: string[] | undefined;
+  private spentMs = 0;
+  /** Time since `mark` is the scanner's own but not yet in spentMs. */
+  private mark = 0;
+  private sinceClock = 0;
+  private sinceYield = 0;
+  /** One census per text for all the rules (a rewritten text gets its own). */
+  private readonly censusOf = censusTaker();
+  /** The current rule's leaves when it selects fields (undefined: every text). */
+  private leaves: number[] | undefined;
+
+  constructor(private readonly request: ScanRequest) {
+    this.events = new Events(request.direction);
+    this.doc = new Document(request.surfaces);
+  }
+
+  run(): ScanOutcome | Promise<ScanOutcome> {
+    if (this.doc.chars > this.request.limits.maxScanChars || this.doc.tooDeep) return this.passOrBlock('oversize');
+    this.mark = performance.now();
+    return this.from(0, -1);
+  }
+
+  private passOrBlock(why: 'oversize' | 'timeout'): ScanOutcome {
+    if (this.request.limits.onOversize === 'pass') {
+      this.events.add(why, 'pass', 1);
+      return { kind: 'scanned', values: this.request.surfaces.map(() => undefined), events: this.events.list(), unscanned: why };
+    }
+    this.events.add(why, 'block', 1);
+    return { kind: 'blocked', kinds: [why], events: this.events.list() };
+  }
+
+  /**
+   * Runs the rules from rule `r`, text `n` + 1 of it (-1: the rule's start), synchronously until a text needs a
+   * turn of the event loop first; the rest then runs after that turn.
+   */
+  private from(r: number, n: number): ScanOutcome | Promise<ScanOutcome> {
+    const { rules } = this.request;
+    const { doc } = this;
+    for (; r < rules.length; r += 1, n = -1) {
+      const rule = rules[r]!;
+      if (n < 0) {
+        const places = rule.fields ? doc.select(rule.fields) : undefined;
+        if (places && rule.detectors.length === 0) {
+          const outcome = this.fieldsOnly(rule, places);
+          if (outcome) return outcome;
+          continue;
+        }
+        this.leaves = places ? [...new Set(places.flatMap((place) => range(place.from, place.to)))] : undefined;
+      }
+      const leaves = this.leaves;
+      const count = leaves ? leaves.length : doc.texts.length;
+      for (n += 1; n < count; n += 1) {
+        const i = leaves ? leaves[n]! : n;
+        const text = doc.texts[i]!;
+        if (text.length === 0) continue;
+        // A text within one chunk, read before the next turn is due, is scanned without a turn of its own.
+        if (text.length > CHUNK_CHARS || this.sinceYield >= CHUNK_CHARS) return this.afterTurns(r, n, i, text, rule);
+        const found: Finding[] = [];
+        const outcome = this.judge(i, text, rule, this.findChunk(text, 0, rule, found) ? 'timeout' : found);
+        if (outcome) return outcome;
+      }
+    }
+    return this.finish();
+  }
+
+  /** Text `i` read chunk by chunk with turns of the event loop between them, then the rest of the scan. */
+  private async afterTurns(r: number, n: number, i: number, text: string, rule: CompiledRule): Promise<ScanOutcome> {
+    const outcome = this.judge(i, text, rule, await this.findIn(text, rule));
+    return outcome ?? this.from(r, n);
+  }
+
+  /** A fields-only rule: each selected value is the finding, whole. An outcome when the rule ends the scan. */
+  private fieldsOnly(rule: CompiledRule, places: ReturnType<Document['select']>): ScanOutcome | undefined {
+    const { doc, request, events } = this;
+    if (places.length === 0) return undefined;
+    events.add('field', rule.action, places.length);
+    if (rule.action === 'block') return { kind: 'blocked', kinds: ['field'], events: events.list() };
+    if (rule.action === 'flag') return undefined;
+    this.original ??= [...doc.texts];
+    for (const place of places) {
+      const placeholder = rule.action === 'hash' ? hashOf(request.hashKey, 'field', place.leaf ? doc.texts[place.from]! : JSON.stringify(pathValue(request.surfaces[place.surface]!.value, place.path)) ?? '') : maskOf('field');
+      if (place.leaf) doc.texts[place.from] = placeholder;
+      else {
+        doc.replaced.push({ surface: place.surface, path: place.path, value: placeholder });
+        for (let i = place.from; i < place.to; i += 1) doc.texts[i] = ''; // the subtree goes whole: nothing in it is scanned again
+      }
+    }
+    return undefined;
+  }
+
+  /** What the rule's findings in text `i` do: an outcome when they end the scan, else undefined (events counted, text rewritten). */
+  private judge(i: number, text: string, rule: CompiledRule, found: Finding[] | 'timeout' | 'cancelled'): ScanOutcome | undefined {
+    const { events } = this;
+    if (found === 'cancelled') return { kind: 'blocked', kinds: ['cancelled'], events: events.list() };
+    if (found === 'timeout') return this.passOrBlock('timeout');
+    let findings = found;
+    let score: number | undefined;
+    if (rule.kinds.has('injection')) {
+      score = injectionScore(findings);
+      if (score < rule.minScore) findings = findings.filter((finding) => finding.kind !== 'injection');
+    }
+    if (findings.length === 0) return undefined;
+    const byKind = new Map<string, number>();
+    for (const finding of findings) byKind.set(finding.kind, (byKind.get(finding.kind) ?? 0) + 1);
+    for (const [kind, count] of byKind) events.add(kind, rule.action, count, kind === 'injection' ? score : undefined);
+    if (rule.action === 'block') return { kind: 'blocked', kinds: [...byKind.keys()], events: events.list() };
+    if (rule.action === 'mask' || rule.action === 'hash') {
+      this.original ??= [...this.doc.texts];
+      this.doc.texts[i] = rewrite(text, findings, rule.action, this.request.hashKey);
+    }
+    return undefined;
+  }
+
   /** The rule's findings in `text`, one chunk at a time; a turn of the event loop only once CHUNK_CHARS were read since the last. */
-  const findIn = async (text: string, rule: CompiledRule): Promise<Finding[] | 'timeout' | 'cancelled'> => {
+  private async findIn(text: string, rule: CompiledRule): Promise<Finding[] | 'timeout' | 'cancelled'> {
     const found: Finding[] = [];
     for (let from = 0; from < text.length || from === 0; from += CHUNK_CHARS) {
-      if (sinceYield >= CHUNK_CHARS) {
-        sinceYield = 0;
-        spentMs += performance.now() - mark;
+      if (this.sinceYield >= CHUNK_CHARS) {
+        this.sinceYield = 0;
+        this.spentMs += performance.now() - this.mark;
         await yieldToLoop();
-        mark = performance.now();
-        sinceClock = 0;
-        if (request.cancelled?.()) return 'cancelled';
+        this.mark = performance.now();
+        this.sinceClock = 0;
+        if (this.request.cancelled?.()) return 'cancelled';
       }
-      if (findChunk(text, from, rule, found)) return 'timeout';
+      if (this.findChunk(text, from, rule, found)) return 'timeout';
       if (text.length <= CHUNK_CHARS) break;
     }
     return found;
-  };
+  }
+
   /** Appends the rule's findings in the chunk of `text` at `from`; true once the scan is past its time bound. */
-  const findChunk = (text: string, from: number, rule: CompiledRule, found: Finding[]): boolean => {
+  private findChunk(text: string, from: number, rule: CompiledRule, found: Finding[]): boolean {
     const whole = text.length <= CHUNK_CHARS;
     const chunk = whole ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
     const before = found.length;
-    detect(rule.detectors, chunk, found, censusOf);
-    sinceYield += chunk.length;
-    sinceClock += chunk.length;
-    if (sinceClock >= CLOCK_CHARS) {
+    detect(rule.detectors, chunk, found, this.censusOf);
+    this.sinceYield += chunk.length;
+    this.sinceClock += chunk.length;
+    if (this.sinceClock >= CLOCK_CHARS) {
       const now = performance.now();
-      spentMs += now - mark;
-      mark = now;
-      sinceClock = 0;
+      this.spentMs += now - this.mark;
+      this.mark = now;
+      this.sinceClock = 0;
     }
     // Kept by the chunk it starts in (a finding in the overlap belongs to the next chunk), and of the rule's kinds.
     let kept = before;
@@ -233,66 +350,23 @@ export async function scan(request: ScanRequest): Promise<ScanOutcome> {
       }
     }
     found.length = kept;
-    return spentMs > limits.maxScanMs;
-  };
-
-  for (const rule of request.rules) {
-    const places = rule.fields ? doc.select(rule.fields) : undefined;
-    if (places && rule.detectors.length === 0) {
-      // A fields-only rule: each selected value is the finding, whole.
-      if (places.length === 0) continue;
-      events.add('field', rule.action, places.length);
-      if (rule.action === 'block') return { kind: 'blocked', kinds: ['field'], events: events.list() };
-      if (rule.action === 'flag') continue;
-      for (const place of places) {
-        const placeholder = rule.action === 'hash' ? hashOf(request.hashKey, 'field', place.leaf ? doc.texts[place.from]! : JSON.stringify(pathValue(request.surfaces[place.surface]!.value, place.path)) ?? '') : maskOf('field');
-        if (place.leaf) doc.texts[place.from] = placeholder;
-        else {
-          doc.replaced.push({ surface: place.surface, path: place.path, value: placeholder });
-          for (let i = place.from; i < place.to; i += 1) doc.texts[i] = ''; // the subtree goes whole: nothing in it is scanned again
-        }
-      }
-      continue;
-    }
-    const leaves = places ? [...new Set(places.flatMap((place) => range(place.from, place.to)))] : undefined;
-    const count = leaves ? leaves.length : doc.texts.length;
-    for (let n = 0; n < count; n += 1) {
-      const i = leaves ? leaves[n]! : n;
-      const text = doc.texts[i]!;
-      if (text.length === 0) continue;
-      let found: Finding[] | 'timeout' | 'cancelled';
-      // A text within one chunk, read before the next turn is due, is scanned without a promise of its own.
-      if (text.length <= CHUNK_CHARS && sinceYield < CHUNK_CHARS) {
-        found = [];
-        if (findChunk(text, 0, rule, found)) found = 'timeout';
-      } else found = await findIn(text, rule);
-      if (found === 'cancelled') return { kind: 'blocked', kinds: ['cancelled'], events: events.list() };
-      if (found === 'timeout') return passOrBlock('timeout');
-      let findings = found;
-      let score: number | undefined;
-      if (rule.kinds.has('injection')) {
-        score = injectionScore(findings);
-        if (score < rule.minScore) findings = findings.filter((finding) => finding.kind !== 'injection');
-      }
-      if (findings.length === 0) continue;
-      const byKind = new Map<string, number>();
-      for (const finding of findings) byKind.set(finding.kind, (byKind.get(finding.kind) ?? 0) + 1);
-      for (const [kind, count] of byKind) events.add(kind, rule.action, count, kind === 'injection' ? score : undefined);
-      if (rule.action === 'block') return { kind: 'blocked', kinds: [...byKind.keys()], events: events.list() };
-      if (rule.action === 'mask' || rule.action === 'hash') doc.texts[i] = rewrite(text, findings, rule.action, request.hashKey);
-    }
+    return this.spentMs > this.request.limits.maxScanMs;
   }
 
-  // Write the rewritten texts back into copies of the surfaces they came from.
-  const values: unknown[] = request.surfaces.map(() => undefined);
-  const copy = (surface: number): unknown => (values[surface] ??= structuredClone(request.surfaces[surface]!.value));
-  doc.texts.forEach((text, i) => {
-    if (text === original[i]) return;
-    const leaf = doc.leaves[i]!;
-    values[leaf.surface] = setAt(copy(leaf.surface), leaf.path, text);
-  });
-  for (const { surface, path, value } of doc.replaced) values[surface] = setAt(copy(surface), path, value);
-  return { kind: 'scanned', values, events: events.list() };
+  /** Writes the rewritten texts back into copies of the surfaces they came from. */
+  private finish(): ScanOutcome {
+    const { doc, request, original } = this;
+    const values: unknown[] = request.surfaces.map(() => undefined);
+    if (original === undefined && doc.replaced.length === 0) return { kind: 'scanned', values, events: this.events.list() };
+    const copy = (surface: number): unknown => (values[surface] ??= structuredClone(request.surfaces[surface]!.value));
+    doc.texts.forEach((text, i) => {
+      if (original === undefined || text === original[i]) return;
+      const leaf = doc.leaves[i]!;
+      values[leaf.surface] = setAt(copy(leaf.surface), leaf.path, text);
+    });
+    for (const { surface, path, value } of doc.replaced) values[surface] = setAt(copy(surface), path, value);
+    return { kind: 'scanned', values, events: this.events.list() };
+  }
 }
 
 function range(from: number, to: number): number[] {

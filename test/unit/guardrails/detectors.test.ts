@@ -9,7 +9,7 @@ import { compileGuardrails, GuardrailConfigError } from '../../../src/guardrails
 import { BUILTIN_DETECTORS, customDetector, detect } from '../../../src/guardrails/detectors.js';
 import { parseSelector, selectPlaces } from '../../../src/guardrails/json-path.js';
 import { nextDigitWindow } from '../../../src/guardrails/pii.js';
-import { scan } from '../../../src/guardrails/scan.js';
+import { CHUNK_CHARS, scan } from '../../../src/guardrails/scan.js';
 import { SECRET_RULES } from '../../../src/guardrails/secret-rules.js';
 import { keywordFinder, keywordSource } from '../../../src/guardrails/text.js';
 import type { Finding } from '../../../src/guardrails/types.js';
@@ -121,9 +121,9 @@ describe('checksums', () => {
 });
 
 describe('the numbers detector', () => {
-  it('finds the candidates a regex would: the first digit followed by seven number characters, from any start', () => {
+  it('finds the candidates a regex would: the first digit followed by eight number characters, from any start', () => {
     // The regex the skipping search stands for: it tries every position, the search skips what cannot start one.
-    const regex = /[0-9][0-9 .()+-]{7}/g;
+    const regex = /[0-9][0-9 .()+-]{8}/g;
     const pieces = ['1', '23', '4567', ' ', '-', '.', '(', ')', '+', 'a', 'Z', '"', ',', '\u00e9', '12.5', '2026-12-01T10'];
     let seed = 50;
     const random = (n: number) => {
@@ -218,12 +218,23 @@ describe('config', () => {
 
 describe('hostile inputs', () => {
   it('stay bounded: prefixes, separators and keywords repeated 200,000 characters long end with at most one finding per character', () => {
-    for (const unit of ['ghp_', '@', '1 ', '-----BEGIN ', 'password=', 'ignore previous ', 'eyJ', '://', 'DE89 ', '\u200b']) {
+    for (const unit of ['ghp_', '@', '1 ', '12345678-', '(12) 345.', '-----BEGIN ', 'password=', 'ignore previous ', 'eyJ', '://', 'DE89 ', '\u200b']) {
       const text = unit.repeat(Math.ceil(200_000 / unit.length));
       const found = findAll(text);
       // Whatever a repetition may look like, each finding covers distinct text: at most one per character.
       expect(found.length, unit).toBeLessThanOrEqual(text.length);
     }
+  });
+
+  it('answers a small result at once and a text past one chunk after turns of the event loop', async () => {
+    const guardrails = compileGuardrails({ rules: [{ detect: ['secrets', 'pii'], action: 'mask' }] })!;
+    const request = (value: string) => ({ direction: 'result' as const, surfaces: [{ value, selectable: false }], rules: guardrails.rules, limits: guardrails.limits, hashKey: guardrails.hashKey('t') });
+    const small = scan(request(`{"id":1,"mail":"ann@example.com"}`));
+    expect(small).not.toBeInstanceOf(Promise);
+    expect(small).toMatchObject({ kind: 'scanned', events: [{ detector: 'email', action: 'mask', count: 1 }] });
+    const large = scan(request(`${'x '.repeat(CHUNK_CHARS)} ann@example.com`));
+    expect(large).toBeInstanceOf(Promise);
+    expect(await large).toMatchObject({ kind: 'scanned', events: [{ detector: 'email', action: 'mask', count: 1 }] });
   });
 
   it('stops a scan at maxScanChars before reading anything', async () => {

@@ -1,19 +1,23 @@
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
-import { inConfigFile, inConfigPath } from '../config/error-location.js';
+import { inConfigFile } from '../config/error-location.js';
 import { loadTenantCedar } from '../cedar/tenant.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { changedTenantIds, compactOf, tenantIdView, type CompactTenants } from '../config/compact-tenants.js';
-import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
 import { createFeatureGate } from '../registry/features.js';
 import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
-import { createTenantView } from '../registry/tenant-view.js';
 import type { Logger, Tool } from '../call/types.js';
+import { checkTenantsInChild } from './check-in-child.js';
+import { compileTenantParts, type CompileConfig } from './compile-tenant.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
+
+// Below this many distinct tenant texts the start's check runs here: a child's start (its modules loaded) costs
+// more than the compiles, and they leave the young generation as it was (bench/results.md, ten29).
+const CHECK_IN_CHILD_MIN = 10_000;
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -50,6 +54,8 @@ export interface SnapshotDeps {
   policyDeps: PolicyDeps;
   /** The built-in policies each tenant's chain is made of (policies/index.ts). */
   builtinPolicies: BuiltinPolicies;
+  /** The module (URL) exporting them as `builtinPolicies`: without it the start's check never runs in a child process. */
+  builtinPoliciesModule?: string;
   /** The gateway's own tools in every catalog (`tool_search`). */
   registryTools: readonly Tool[];
   /** Told when a pool settles two same-named tools by precedence. */
@@ -59,14 +65,10 @@ export interface SnapshotDeps {
 }
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
-export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog?: Catalog): Promise<TenantParts> {
+export async function compileTenant(id: string, tenant: TenantConfig, config: CompileConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog?: Catalog): Promise<TenantParts> {
   // Cedar policies are validated against a schema typed from the catalog's tools (docs/governance.md#cedar-policies).
   const cedar = tenant.cedar && (await loadTenantCedar(id, tenant.cedar, catalog?.tools ?? [], config.baseDir, deps.policyDeps.metrics?.cedarDecision));
-  const view = createTenantView(id, tenant, cedar);
-  const chain = await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, { bindings: view.bindings, cedar, guardrailsDefault: config.guardrails }).catch((error: unknown) => {
-    throw inConfigPath(error, `/tenants/${id}`);
-  });
-  return { view, chain };
+  return compileTenantParts(id, tenant, config, deps, cedar);
 }
 
 /**
@@ -136,7 +138,7 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
  * bad one throws, named by the first id holding it. Tenants of the same configuration (tenants made from one
  * template) compile once.
  */
-async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
+async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<void> {
   const compact = compactOf(config.tenants);
   if (compact) return checkCompactTenants(compact, ids && new Set(ids), config, deps, catalog);
   const checked = new Set<string>();
@@ -153,12 +155,14 @@ async function checkTenants(ids: readonly string[] | undefined, config: GatewayC
  * `checkTenants` over a table of texts, in its order, each tenant made afresh (not looked up by id nor
  * remembered, so its objects die young). At start (every tenant) a tenant whose text the table shares with an
  * earlier one is skipped and nothing is kept per tenant: at 100,000 tenants of different texts a set of every
- * text (~30 MiB) lived through the whole pass and was promoted (bench/results.md, ten28). On a reload the
- * changed tenants are told apart by their text, as an earlier tenant sharing it may not be one of them.
+ * text (~30 MiB) lived through the whole pass and was promoted (bench/results.md, ten28); with many distinct
+ * texts the pass runs in a child process (src/snapshot/check-in-child.ts). On a reload the changed tenants are told
+ * apart by their text, as an earlier tenant sharing it may not be one of them.
  */
-async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
+async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<void> {
+  const from = ids ? 0 : await checkStartInChild(compact, config, deps, catalog);
   const checked = new Set<string>();
-  for (let position = 0; position < compact.size; position += 1) {
+  for (let position = from; position < compact.size; position += 1) {
     if (!ids && compact.sharesEarlierText(position)) continue;
     const id = compact.idAt(position);
     if (ids) {
@@ -169,6 +173,43 @@ async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<str
     }
     await compileTenant(id, compact.freshTenantAt(position), config, deps, catalog);
   }
+}
+
+/**
+ * The start's check of a table of at least `CHECK_IN_CHILD_MIN` distinct texts in a child process; here only
+ * the tenants the child leaves to this process (Cedar, custom policies) and the one that failed there, compiled again
+ * so that its error is this process's. Answers the position the check goes on from here: the table's size when
+ * the child checked everything, 0 when it did not run or failed, the tenant that failed there otherwise.
+ */
+async function checkStartInChild(compact: CompactTenants, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<number> {
+  if (deps.builtinPoliciesModule === undefined || !hasDistinctTexts(compact, CHECK_IN_CHILD_MIN)) return 0;
+  const started = performance.now();
+  const answer = await checkTenantsInChild(compact, {
+    policiesModule: deps.builtinPoliciesModule,
+    baseDir: config.baseDir,
+    guardrails: config.guardrails,
+    auditEnabled: deps.policyDeps.audit.enabled,
+    onStoreUnavailable: deps.policyDeps.onStoreUnavailable,
+  });
+  if (!answer) {
+    deps.log.warn('the file tenants could not be checked in a child process; checking them here');
+    return 0;
+  }
+  deps.log.info({ ms: Math.round(performance.now() - started), leftHere: answer.inCaller.length, failedAt: answer.failedAt === -1 ? undefined : compact.idAt(answer.failedAt) }, 'file tenants checked in a child process');
+  const last = answer.failedAt === -1 ? compact.size : answer.failedAt;
+  for (const position of answer.inCaller) {
+    if (position < last) await compileTenant(compact.idAt(position), compact.freshTenantAt(position), config, deps, catalog);
+  }
+  return last;
+}
+
+/** Whether at least `count` tenants of the table have a text no earlier tenant shares. */
+function hasDistinctTexts(compact: CompactTenants, count: number): boolean {
+  let distinct = 0;
+  for (let position = 0; position < compact.size && distinct < count; position += 1) {
+    if (!compact.sharesEarlierText(position)) distinct += 1;
+  }
+  return distinct >= count;
 }
 
 /** A file tenant whose id the store holds too is refused, naming it: one id, one source. */

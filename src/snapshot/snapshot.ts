@@ -11,7 +11,7 @@ import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
 import type { Logger, Tool } from '../call/types.js';
-import { checkTenantsInChild } from './check-in-child.js';
+import { checkTenantsInChild, type CheckAnswer } from './check-in-child.js';
 import { compileTenantParts, type CompileConfig } from './compile-tenant.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
 
@@ -85,6 +85,8 @@ export async function buildSnapshot(
   // At start every tenant is new: read from the table as needed, not listed (at 100,000 file tenants a list of
   // every id, and a set of it, kept through the start's awaits counted toward what grew Node 24's young generation).
   const changedTenants = previous ? changedTenantIds(previous.config.tenants, config.tenants) : undefined;
+  // Started first, so the child's own start and its check overlap the gateway's store check and providers.
+  const inChild = previous ? undefined : startCheckInChild(config, deps);
   await refuseStoredIds(previous && changedTenants ? changedTenants.filter((id) => !Object.hasOwn(previous.config.tenants, id)) : tenantIdView(config.tenants), deps);
   const providers = new Map<string, ToolProvider>();
   const started: ToolProvider[] = [];
@@ -107,7 +109,7 @@ export async function buildSnapshot(
     // kept; every other tenant waits for its first request.
     const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
     const warm = new Set(previous && changedTenants ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
-    await checkTenants(changedTenants?.filter((id) => !warm.has(id)), config, deps, catalog);
+    await checkTenants(changedTenants?.filter((id) => !warm.has(id)), config, deps, catalog, inChild);
     await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
@@ -136,11 +138,11 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
 /**
  * Compiles the file tenants of `ids` (undefined: all of them) as their first request would, keeping nothing: a
  * bad one throws, named by the first id holding it. Tenants of the same configuration (tenants made from one
- * template) compile once.
+ * template) compile once. `inChild`: the start's check under way in a child process (`startCheckInChild`).
  */
-async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<void> {
+async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog, inChild: ChildCheck | undefined): Promise<void> {
   const compact = compactOf(config.tenants);
-  if (compact) return checkCompactTenants(compact, ids && new Set(ids), config, deps, catalog);
+  if (compact) return checkCompactTenants(compact, ids && new Set(ids), config, deps, catalog, inChild);
   const checked = new Set<string>();
   for (const id of ids ?? Object.keys(config.tenants)) {
     const shape = canonicalJson(config.tenants[id]);
@@ -156,11 +158,11 @@ async function checkTenants(ids: readonly string[] | undefined, config: GatewayC
  * remembered, so its objects die young). At start (every tenant) a tenant whose text the table shares with an
  * earlier one is skipped and nothing is kept per tenant: at 100,000 tenants of different texts a set of every
  * text (~30 MiB) lived through the whole pass and was promoted (bench/results.md, ten28); with many distinct
- * texts the pass runs in a child process (src/snapshot/check-in-child.ts). On a reload the changed tenants are told
- * apart by their text, as an earlier tenant sharing it may not be one of them.
+ * texts the pass runs in a child process (src/snapshot/check-in-child.ts). On a reload the changed tenants are
+ * told apart by their text, as an earlier tenant sharing it may not be one of them.
  */
-async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<void> {
-  const from = ids ? 0 : await checkStartInChild(compact, config, deps, catalog);
+async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog, inChild: ChildCheck | undefined): Promise<void> {
+  const from = ids || !inChild ? 0 : await finishCheckInChild(compact, inChild, config, deps, catalog);
   const checked = new Set<string>();
   for (let position = from; position < compact.size; position += 1) {
     if (!ids && compact.sharesEarlierText(position)) continue;
@@ -175,27 +177,40 @@ async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<str
   }
 }
 
-/**
- * The start's check of a table of at least `CHECK_IN_CHILD_MIN` distinct texts in a child process; here only
- * the tenants the child leaves to this process (Cedar, custom policies) and the one that failed there, compiled again
- * so that its error is this process's. Answers the position the check goes on from here: the table's size when
- * the child checked everything, 0 when it did not run or failed, the tenant that failed there otherwise.
- */
-async function checkStartInChild(compact: CompactTenants, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'builtinPoliciesModule' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<number> {
-  if (deps.builtinPoliciesModule === undefined || !hasDistinctTexts(compact, CHECK_IN_CHILD_MIN)) return 0;
+/** The start's check under way in a child process. */
+interface ChildCheck {
+  readonly answer: Promise<CheckAnswer | undefined>;
+  readonly started: number;
+}
+
+/** The start's check in a child process, when the file's table has at least `CHECK_IN_CHILD_MIN` distinct texts. */
+function startCheckInChild(config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPoliciesModule' | 'policyDeps'>): ChildCheck | undefined {
+  const compact = compactOf(config.tenants);
+  if (!compact || deps.builtinPoliciesModule === undefined || !hasDistinctTexts(compact, CHECK_IN_CHILD_MIN)) return undefined;
   const started = performance.now();
-  const answer = await checkTenantsInChild(compact, {
+  const answer = checkTenantsInChild(compact, {
     policiesModule: deps.builtinPoliciesModule,
     baseDir: config.baseDir,
     guardrails: config.guardrails,
     auditEnabled: deps.policyDeps.audit.enabled,
     onStoreUnavailable: deps.policyDeps.onStoreUnavailable,
   });
+  return { answer, started };
+}
+
+/**
+ * The child's answer; here only the tenants the child leaves to this process (Cedar, custom policies) and the
+ * one that failed there, compiled again so that its error is this process's. Answers the position the check
+ * goes on from here: the table's size when the child checked everything, 0 when it did not answer, the tenant
+ * that failed there otherwise.
+ */
+async function finishCheckInChild(compact: CompactTenants, inChild: ChildCheck, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<number> {
+  const answer = await inChild.answer;
   if (!answer) {
     deps.log.warn('the file tenants could not be checked in a child process; checking them here');
     return 0;
   }
-  deps.log.info({ ms: Math.round(performance.now() - started), leftHere: answer.inCaller.length, failedAt: answer.failedAt === -1 ? undefined : compact.idAt(answer.failedAt) }, 'file tenants checked in a child process');
+  deps.log.info({ ms: Math.round(performance.now() - inChild.started), leftHere: answer.inCaller.length, failedAt: answer.failedAt === -1 ? undefined : compact.idAt(answer.failedAt) }, 'file tenants checked in a child process');
   const last = answer.failedAt === -1 ? compact.size : answer.failedAt;
   for (const position of answer.inCaller) {
     if (position < last) await compileTenant(compact.idAt(position), compact.freshTenantAt(position), config, deps, catalog);

@@ -149,6 +149,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
   const gateway = await Gateway.create(config, {
     policyDeps: app.policyDeps,
     builtinPolicies,
+    builtinPoliciesModule: new URL('../policies/index.js', import.meta.url).href,
     log: app.log,
     metrics,
     env,

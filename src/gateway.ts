@@ -30,6 +30,8 @@ export interface GatewayDeps {
   policyDeps: PolicyDeps;
   /** The built-in policies each tenant's chain is made of (policies/index.ts). */
   builtinPolicies: BuiltinPolicies;
+  /** The module (URL) exporting them as `builtinPolicies`, for the start's check of many tenants in a child process. */
+  builtinPoliciesModule?: string;
   /** Tenants created through the tenant API (src/tenants/records.ts); none without it. */
   storedTenants?: StoredTenantSource;
   /** Code mode's tools and pools (src/code-mode/source.ts), injected so the core imports no tool source. */

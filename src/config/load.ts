@@ -406,7 +406,7 @@ function configByTenant(read: ReadByTenant, at: FileAt): GatewayConfig {
   const interpolated = new Set<string>();
   const raw = interpolateSecrets({ ...read.head, tenants: {} }, { env: at.env, baseDir: at.baseDir, interpolated }) as Record<string, unknown>;
   coerceInterpolated(raw, interpolated, validateConfig);
-  const tenants = new CompactTenants(read.tenants, completeTenant);
+  const tenants = openCompactTenants(read.tenants);
   const config = validateConfigObject({ ...raw, tenants: tenants.record }, at.baseDir, at.source, true);
   tenantsByText = tenants;
   return config;
@@ -427,6 +427,11 @@ function validateFileTenant(id: string, value: unknown, at: FileAt): string | un
   if (!validateOneTenant(candidate)) throw invalidConfig(at.source, validateOneTenant.errors);
   // A value JSON has no text for (YAML's `.inf`) would come back as null: such a file is read whole.
   return text.includes('null') && !isDeepStrictEqual(JSON.parse(text), raw) ? undefined : text;
+}
+
+/** A table of file tenants read by `readByTenant` (here or in a worker), its tenants completed as the config's are. */
+export function openCompactTenants(data: CompactTenantData): CompactTenants {
+  return new CompactTenants(data, completeTenant);
 }
 
 /** A file tenant's JSON (validated when the file was read) as the tenant: defaults filled, frozen. */

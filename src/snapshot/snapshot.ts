@@ -1,19 +1,23 @@
 import { ConfigError } from '../config/interpolate.js';
 import type { GatewayConfig, TenantConfig } from '../config/types.js';
-import { inConfigFile, inConfigPath } from '../config/error-location.js';
+import { inConfigFile } from '../config/error-location.js';
 import { loadTenantCedar } from '../cedar/tenant.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { changedTenantIds, compactOf, tenantIdView, type CompactTenants } from '../config/compact-tenants.js';
-import { buildTenantChain } from '../pipeline/tenant-chain.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
 import { buildCatalog, type Catalog } from '../registry/catalog.js';
 import { createFeatureGate } from '../registry/features.js';
 import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
-import { createTenantView } from '../registry/tenant-view.js';
 import type { Logger, Tool } from '../call/types.js';
+import { checkTenantsInChild, type CheckAnswer } from './check-in-child.js';
+import { compileTenantParts, type CompileConfig } from './compile-tenant.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
+
+// Below this many distinct tenant texts the start's check runs here: a child's start (its modules loaded) costs
+// more than the compiles, and they leave the young generation as it was (bench/results.md, ten29).
+const CHECK_IN_CHILD_MIN = 10_000;
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -50,6 +54,8 @@ export interface SnapshotDeps {
   policyDeps: PolicyDeps;
   /** The built-in policies each tenant's chain is made of (policies/index.ts). */
   builtinPolicies: BuiltinPolicies;
+  /** The module (URL) exporting them as `builtinPolicies`: without it the start's check never runs in a child process. */
+  builtinPoliciesModule?: string;
   /** The gateway's own tools in every catalog (`tool_search`). */
   registryTools: readonly Tool[];
   /** Told when a pool settles two same-named tools by precedence. */
@@ -59,14 +65,10 @@ export interface SnapshotDeps {
 }
 
 /** One tenant's view and policy chain, as every snapshot compiles them. */
-export async function compileTenant(id: string, tenant: TenantConfig, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog?: Catalog): Promise<TenantParts> {
+export async function compileTenant(id: string, tenant: TenantConfig, config: CompileConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog?: Catalog): Promise<TenantParts> {
   // Cedar policies are validated against a schema typed from the catalog's tools (docs/governance.md#cedar-policies).
   const cedar = tenant.cedar && (await loadTenantCedar(id, tenant.cedar, catalog?.tools ?? [], config.baseDir, deps.policyDeps.metrics?.cedarDecision));
-  const view = createTenantView(id, tenant, cedar);
-  const chain = await buildTenantChain(tenant, deps.builtinPolicies, deps.policyDeps, config.baseDir, { bindings: view.bindings, cedar, guardrailsDefault: config.guardrails }).catch((error: unknown) => {
-    throw inConfigPath(error, `/tenants/${id}`);
-  });
-  return { view, chain };
+  return compileTenantParts(id, tenant, config, deps, cedar);
 }
 
 /**
@@ -83,6 +85,8 @@ export async function buildSnapshot(
   // At start every tenant is new: read from the table as needed, not listed (at 100,000 file tenants a list of
   // every id, and a set of it, kept through the start's awaits counted toward what grew Node 24's young generation).
   const changedTenants = previous ? changedTenantIds(previous.config.tenants, config.tenants) : undefined;
+  // Started first, so the child's own start and its check overlap the gateway's store check and providers.
+  const inChild = previous ? undefined : startCheckInChild(config, deps);
   await refuseStoredIds(previous && changedTenants ? changedTenants.filter((id) => !Object.hasOwn(previous.config.tenants, id)) : tenantIdView(config.tenants), deps);
   const providers = new Map<string, ToolProvider>();
   const started: ToolProvider[] = [];
@@ -105,7 +109,7 @@ export async function buildSnapshot(
     // kept; every other tenant waits for its first request.
     const tenants = previous ? previous.tenants.derive(catalog, config) : new TenantTable(config, catalog, tenantTableDeps(deps));
     const warm = new Set(previous && changedTenants ? changedTenants.filter((id) => previous.tenants.isCompiled(id)) : []);
-    await checkTenants(changedTenants?.filter((id) => !warm.has(id)), config, deps, catalog);
+    await checkTenants(changedTenants?.filter((id) => !warm.has(id)), config, deps, catalog, inChild);
     await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
@@ -134,11 +138,11 @@ function tenantTableDeps(deps: SnapshotDeps): TenantTableDeps {
 /**
  * Compiles the file tenants of `ids` (undefined: all of them) as their first request would, keeping nothing: a
  * bad one throws, named by the first id holding it. Tenants of the same configuration (tenants made from one
- * template) compile once.
+ * template) compile once. `inChild`: the start's check under way in a child process (`startCheckInChild`).
  */
-async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
+async function checkTenants(ids: readonly string[] | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog, inChild: ChildCheck | undefined): Promise<void> {
   const compact = compactOf(config.tenants);
-  if (compact) return checkCompactTenants(compact, ids && new Set(ids), config, deps, catalog);
+  if (compact) return checkCompactTenants(compact, ids && new Set(ids), config, deps, catalog, inChild);
   const checked = new Set<string>();
   for (const id of ids ?? Object.keys(config.tenants)) {
     const shape = canonicalJson(config.tenants[id]);
@@ -153,12 +157,14 @@ async function checkTenants(ids: readonly string[] | undefined, config: GatewayC
  * `checkTenants` over a table of texts, in its order, each tenant made afresh (not looked up by id nor
  * remembered, so its objects die young). At start (every tenant) a tenant whose text the table shares with an
  * earlier one is skipped and nothing is kept per tenant: at 100,000 tenants of different texts a set of every
- * text (~30 MiB) lived through the whole pass and was promoted (bench/results.md, ten28). On a reload the
- * changed tenants are told apart by their text, as an earlier tenant sharing it may not be one of them.
+ * text (~30 MiB) lived through the whole pass and was promoted (bench/results.md, ten28); with many distinct
+ * texts the pass runs in a child process (src/snapshot/check-in-child.ts). On a reload the changed tenants are
+ * told apart by their text, as an earlier tenant sharing it may not be one of them.
  */
-async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps'>, catalog: Catalog): Promise<void> {
+async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<string> | undefined, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog, inChild: ChildCheck | undefined): Promise<void> {
+  const from = ids || !inChild ? 0 : await finishCheckInChild(compact, inChild, config, deps, catalog);
   const checked = new Set<string>();
-  for (let position = 0; position < compact.size; position += 1) {
+  for (let position = from; position < compact.size; position += 1) {
     if (!ids && compact.sharesEarlierText(position)) continue;
     const id = compact.idAt(position);
     if (ids) {
@@ -169,6 +175,56 @@ async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<str
     }
     await compileTenant(id, compact.freshTenantAt(position), config, deps, catalog);
   }
+}
+
+/** The start's check under way in a child process. */
+interface ChildCheck {
+  readonly answer: Promise<CheckAnswer | undefined>;
+  readonly started: number;
+}
+
+/** The start's check in a child process, when the file's table has at least `CHECK_IN_CHILD_MIN` distinct texts. */
+function startCheckInChild(config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPoliciesModule' | 'policyDeps'>): ChildCheck | undefined {
+  const compact = compactOf(config.tenants);
+  if (!compact || deps.builtinPoliciesModule === undefined || !hasDistinctTexts(compact, CHECK_IN_CHILD_MIN)) return undefined;
+  const started = performance.now();
+  const answer = checkTenantsInChild(compact, {
+    policiesModule: deps.builtinPoliciesModule,
+    baseDir: config.baseDir,
+    guardrails: config.guardrails,
+    auditEnabled: deps.policyDeps.audit.enabled,
+    onStoreUnavailable: deps.policyDeps.onStoreUnavailable,
+  });
+  return { answer, started };
+}
+
+/**
+ * The child's answer; here only the tenants the child leaves to this process (Cedar, custom policies) and the
+ * one that failed there, compiled again so that its error is this process's. Answers the position the check
+ * goes on from here: the table's size when the child checked everything, 0 when it did not answer, the tenant
+ * that failed there otherwise.
+ */
+async function finishCheckInChild(compact: CompactTenants, inChild: ChildCheck, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<number> {
+  const answer = await inChild.answer;
+  if (!answer) {
+    deps.log.warn('the file tenants could not be checked in a child process; checking them here');
+    return 0;
+  }
+  deps.log.info({ ms: Math.round(performance.now() - inChild.started), leftHere: answer.inCaller.length, failedAt: answer.failedAt === -1 ? undefined : compact.idAt(answer.failedAt) }, 'file tenants checked in a child process');
+  const last = answer.failedAt === -1 ? compact.size : answer.failedAt;
+  for (const position of answer.inCaller) {
+    if (position < last) await compileTenant(compact.idAt(position), compact.freshTenantAt(position), config, deps, catalog);
+  }
+  return last;
+}
+
+/** Whether at least `count` tenants of the table have a text no earlier tenant shares. */
+function hasDistinctTexts(compact: CompactTenants, count: number): boolean {
+  let distinct = 0;
+  for (let position = 0; position < compact.size && distinct < count; position += 1) {
+    if (!compact.sharesEarlierText(position)) distinct += 1;
+  }
+  return distinct >= count;
 }
 
 /** A file tenant whose id the store holds too is refused, naming it: one id, one source. */

@@ -42,4 +42,25 @@ describe('file tenants of all-different texts', () => {
     const shared = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`s${i}`, { policies: { retry: { attempts: 2 } } }]));
     await expect(buildTestApp(await load({ acme: {}, ...shared, s30: { policies: { retry: { jitter: true } } } }))).rejects.toThrow(/tenants\/s30.*jitter/);
   });
+
+  // At 10,000 distinct texts and more the start's check runs in a child process (src/snapshot/check-in-child.ts);
+  // the gateway compiles what the child leaves to it (Cedar here) and the tenant that failed there.
+  it('at 10,000 distinct texts are checked in a child process, which still refuses a bad one, in file order', async () => {
+    const many = distinct(10_000);
+    const cedar = { cedar: { policies: 'permit(principal, action, resource);' } };
+    const logs: string[] = [];
+    const logger = { level: 'info', stream: { write: (line: string) => void logs.push(line) } };
+    const app = await buildTestApp(await load({ acme: {}, ...many, c1: cedar }), { logger });
+    apps.push(app);
+    expect(logs.filter((line) => line.includes('file tenants checked in a child process'))).toHaveLength(1);
+    expect(app.gateway.current().tenants.size).toBe(0);
+    const listed = await app.inject({ method: 'GET', url: '/v1/tools', headers: bearer(await signToken({ tenant: 't9999', sub: 'u' })) });
+    expect(listed.statusCode).toBe(200);
+
+    const badLimit = { policies: { 'rate-limit': { limt: 5 } } };
+    const badCedar = { cedar: { policies: 'permit(principal, action, resource' } };
+    await expect(buildTestApp(await load({ acme: {}, ...many, bad: badLimit }))).rejects.toThrow(/tenants\/bad.*limt/);
+    // A bad Cedar tenant (compiled by the gateway) before the bad limit is the one named.
+    await expect(buildTestApp(await load({ acme: {}, c0: badCedar, ...many, bad: badLimit }))).rejects.toThrow(/tenants\/c0/);
+  }, 120_000);
 });

@@ -11,7 +11,7 @@ export type CompileConfig = Pick<GatewayConfig, 'baseDir' | 'guardrails'>;
 
 /**
  * One tenant's view and policy chain from its config and its Cedar engine (loaded by the caller): the part of a
- * compile the start's check also runs in a worker (src/snapshot/check-worker.ts), where no catalog is at hand.
+ * compile the start's check also runs in its child process (src/snapshot/check-child.ts), where no catalog is at hand.
  */
 export async function compileTenantParts(id: string, tenant: TenantConfig, config: CompileConfig, deps: { builtinPolicies: BuiltinPolicies; policyDeps: PolicyDeps }, cedar: CedarEngine | undefined): Promise<TenantParts> {
   const view = createTenantView(id, tenant, cedar);

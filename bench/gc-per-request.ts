@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { benchRequest } from './gateway/targets.js';
-import { firstLine, stopChild } from './pinned.js';
+import { firstLine, pinProcess, SERVER_CORE, stopChild } from './pinned.js';
 import { median } from './summary.js';
 
 const MARKER = 'GC-WINDOW-MARKER';
@@ -55,9 +55,30 @@ export async function loadRequests(
   return result.requests.total;
 }
 
-async function measure(checkout: string, requests: number, warmup: number, connections: number): Promise<GcWindow> {
-  const args = ['--trace-gc-nvp', '--allow-natives-syntax', '--import', fileURLToPath(new URL('gc-marker.mjs', import.meta.url)), '--import', 'tsx', resolve(checkout, 'bench/gateway/toolgate-server.ts')];
-  const child = spawn(process.execPath, args, { cwd: checkout, env: { ...process.env, BENCH_CHAIN: 'hot-path' }, stdio: ['pipe', 'pipe', 'inherit'] });
+export interface WindowOptions {
+  warmup: number;
+  connections: number;
+  /** Added to the server's environment (after BENCH_CHAIN=hot-path). */
+  env?: Record<string, string>;
+  /** Node flags for the server, before its script. */
+  flags?: readonly string[];
+  /** Pin the server (every thread) to the server core once it listens, as bench:ab does. */
+  pin?: boolean;
+}
+
+/**
+ * A hot-path server of `checkout` with V8's --trace-gc-nvp and the window markers (bench/gc-marker.mjs): warmed up with
+ * `warmup` requests, then `during` runs between the two markers. Answers what `during` answered and the server's
+ * stdout between the markers.
+ */
+export async function markedWindow<T>(
+  checkout: string,
+  options: WindowOptions,
+  during: (server: { pid: number; load: (amount: number) => Promise<number> }) => Promise<T>,
+): Promise<{ value: T; window: string }> {
+  const marker = fileURLToPath(new URL('gc-marker.mjs', import.meta.url));
+  const args = ['--trace-gc-nvp', '--allow-natives-syntax', ...(options.flags ?? []), '--import', marker, '--import', 'tsx', resolve(checkout, 'bench/gateway/toolgate-server.ts')];
+  const child = spawn(process.execPath, args, { cwd: checkout, env: { ...process.env, BENCH_CHAIN: 'hot-path', ...options.env }, stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -66,24 +87,30 @@ async function measure(checkout: string, requests: number, warmup: number, conne
     const port = await firstLine(child, checkout, 120_000, (line) => (line.startsWith('{') ? (JSON.parse(line) as { port: number }).port : undefined));
     // firstLine's reader pauses the stream when it closes: the GC lines must keep flowing (a full pipe stalls the server).
     child.stdout.resume();
+    if (options.pin) pinProcess(child.pid, SERVER_CORE);
     const { headers, body } = await benchRequest();
     const url = `http://127.0.0.1:${port}/v1/execute`;
-    const load = (amount: number): Promise<number> => loadRequests(checkout, { url, connections, amount, headers, body });
+    const load = (amount: number): Promise<number> => loadRequests(checkout, { url, connections: options.connections, amount, headers, body });
     const pause = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-    await load(warmup);
+    await load(options.warmup);
     child.kill('SIGUSR2');
     await pause(200);
-    const done = await load(requests);
+    const value = await during({ pid: child.pid!, load });
     await pause(200);
     child.kill('SIGUSR2');
     await pause(200);
     await stopChild(child);
-    const window = output.split(MARKER)[1];
-    if (window === undefined || output.split(MARKER).length < 3) throw new Error(`${checkout}: no GC window markers in the server's output`);
-    return gcWindow(window, done);
+    const parts = output.split(MARKER);
+    if (parts.length < 3) throw new Error(`${checkout}: no GC window markers in the server's output`);
+    return { value, window: parts[1]! };
   } finally {
     await stopChild(child);
   }
+}
+
+async function measure(checkout: string, requests: number, warmup: number, connections: number): Promise<GcWindow> {
+  const { value, window } = await markedWindow(checkout, { warmup, connections }, ({ load }) => load(requests));
+  return gcWindow(window, value);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

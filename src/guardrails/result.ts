@@ -72,7 +72,9 @@ export function resultSurfaces(original: ToolResult, limits: GuardrailLimits, wa
 /** The result with its surfaces' rewritten copies (`values[i]` undefined: surface i unchanged). */
 export function guardedResult(surfaces: ResultSurfaces, values: readonly unknown[]): ToolResult {
   const { result, slots, content } = surfaces;
-  if (values.every((value) => value === undefined)) return result;
+  let changed = false;
+  for (const value of values) if (value !== undefined) changed = true;
+  if (!changed) return result;
   const output = values[slots.output];
   const guarded: ToolResult = { ...result };
   if (output !== undefined) guarded.output = slots.outputJson ? JSON.stringify(output) : (output as string);

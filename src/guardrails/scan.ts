@@ -65,19 +65,29 @@ class Document {
   chars = 0;
   tooDeep = false;
   /** Where each object or array lies (for rules' `fields`); none for surfaces that are texts, the common case. */
-  private readonly paths: Map<object, { surface: number; path: readonly Key[]; from: number; to: number }> | undefined;
+  private paths: Map<object, { surface: number; path: readonly Key[]; from: number; to: number }> | undefined;
 
   constructor(readonly surfaces: readonly Surface[]) {
-    if (surfaces.some((surface) => typeof surface.value === 'object' && surface.value !== null)) this.paths = new Map();
-    for (let index = 0; index < surfaces.length; index += 1) this.walk(surfaces[index]!.value, index, [], 0, surfaces[index]!.skipKeys);
+    for (let index = 0; index < surfaces.length; index += 1) {
+      const { value } = surfaces[index]!;
+      // A surface that is a text (a tool's output, most often): one leaf with the empty path, one shared, never written.
+      if (typeof value === 'string') this.leaf(index, ROOT, value);
+      else {
+        this.paths ??= new Map();
+        this.walk(value, index, ROOT, 0, surfaces[index]!.skipKeys);
+      }
+    }
   }
 
-  private walk(value: unknown, surface: number, path: Key[], depth: number, skip: ReadonlySet<string> | undefined): void {
+  private leaf(surface: number, path: readonly Key[], text: string): void {
+    this.leaves.push({ surface, path });
+    this.texts.push(text);
+    this.chars += text.length;
+  }
+
+  private walk(value: unknown, surface: number, path: readonly Key[], depth: number, skip: ReadonlySet<string> | undefined): void {
     if (typeof value === 'string') {
-      // A surface that is a text (a tool's output, most often) has the empty path: one shared, never written.
-      this.leaves.push({ surface, path: path.length === 0 ? ROOT : [...path] });
-      this.texts.push(value);
-      this.chars += value.length;
+      this.leaf(surface, path.length === 0 ? ROOT : [...path], value);
       return;
     }
     if (typeof value !== 'object' || value === null) return;
@@ -290,6 +300,8 @@ class Scanner {
     const { events } = this;
     if (found === 'cancelled') return { kind: 'blocked', kinds: ['cancelled'], events: events.list() };
     if (found === 'timeout') return this.passOrBlock('timeout');
+    // Nothing found (the common case): nothing to score, count or rewrite.
+    if (found.length === 0) return undefined;
     let findings = found;
     let score: number | undefined;
     if (rule.kinds.has('injection')) {
@@ -349,7 +361,8 @@ class Scanner {
         kept += 1;
       }
     }
-    found.length = kept;
+    // Only when something was dropped: setting an array's length goes through V8's runtime even when it is unchanged.
+    if (kept !== found.length) found.length = kept;
     return this.spentMs > this.request.limits.maxScanMs;
   }
 

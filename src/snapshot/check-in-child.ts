@@ -104,9 +104,9 @@ export function checkTenantsInChild(compact: CompactTenants, settings: CheckSett
       // Synchronous, on any exit of this process, so no child outlives a gateway that exits while it runs.
       process.once('exit', kill);
       signal?.addEventListener('abort', onAbort, { once: true });
-      cleanups.push(() => clearTimeout(timer), () => signal?.removeEventListener('abort', onAbort));
+      // The exit hook goes once settled too: a child that failed to spawn never emits 'exit'.
+      cleanups.push(() => clearTimeout(timer), () => signal?.removeEventListener('abort', onAbort), () => process.removeListener('exit', kill));
       child.once('exit', (code, killedBy) => {
-        process.removeListener('exit', kill);
         settle({ unanswered: killedBy ? `the child was killed (${killedBy})` : `the child ended with code ${code}` });
       });
       child.once('message', (answer: CheckAnswer) => settle({ answer }));

@@ -16,8 +16,8 @@ import { compileTenantParts, type CompileConfig } from './compile-tenant.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
 
 // Below this many distinct tenant texts the start's check runs here. Measured (bench/results.md, ten31, Node 24): from
-// 2,000 the check here left the gateway 24-41 MiB larger after ready than the check in a child (20,000: 64-75), at
-// 500-1,000 the difference was within the runs' noise (0-23 MiB), and the child's own start cost 0.6-2 s.
+// 2,000 the check here left the gateway 18-40 MiB larger after ready than the check in a child (20,000: 64-76), at
+// 500-1,000 1-10 MiB, and the child's own start cost 0.6-2 s.
 const CHECK_IN_CHILD_MIN = 2_000;
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */

@@ -18,7 +18,7 @@ const mib = (kib: number): number => Math.round(kib / 102.4) / 10;
 type Builder = new (bytesHint?: number, countHint?: number) => { add(id: string, text: string, digest: string | undefined): boolean; build(): unknown };
 const { CompactTenantsBuilder } = (await import(join(root, 'dist/src/config/compact-tenants.js'))) as { CompactTenantsBuilder: Builder };
 const { openCompactTenants } = (await import(join(root, 'dist/src/config/load.js'))) as { openCompactTenants: (data: unknown) => unknown };
-const { checkTenantsInChild } = (await import(join(root, 'dist/src/snapshot/check-in-child.js'))) as { checkTenantsInChild: (compact: unknown, settings: unknown) => Promise<unknown> };
+const { checkTenantsInChild } = (await import(join(root, 'dist/src/snapshot/check-in-child.js'))) as { checkTenantsInChild: (compact: unknown, settings: unknown, run: unknown) => Promise<unknown> };
 
 function children(): number[] {
   const found: number[] = [];
@@ -61,7 +61,8 @@ const settings = { policiesModule: join(root, 'dist/policies/index.js'), baseDir
 const started = performance.now();
 let peak: { t: number; rss: number; largest: ReturnType<typeof largest> } | undefined;
 let done = false;
-const answer = checkTenantsInChild(compact, settings).finally(() => (done = true));
+// As `node dist/src/server.js` runs it: not with this script's own loader (tsx), which the child would take from execArgv.
+const answer = checkTenantsInChild(compact, settings, { execArgv: [] }).finally(() => (done = true));
 const samples: string[] = [];
 while (!done) {
   const [pid] = children();

@@ -1,9 +1,9 @@
 // The child process of src/snapshot/check-in-child.ts: compiles each distinct file tenant of the table it is
 // sent, as the start's check does in the gateway, answers once with what the gateway must still compile, and ends.
-import { createApprovalService } from '../approvals/service.js';
-import { isConfigInvalid } from '../config/error-location.js';
 import { read } from 'node:fs';
 import { promisify } from 'node:util';
+import { createApprovalService } from '../approvals/service.js';
+import { isConfigInvalid } from '../config/error-location.js';
 import type { CompactTenantData } from '../config/compact-tenants.js';
 import { openCompactTenants } from '../config/load.js';
 import type { BuiltinPolicies, PolicyDeps } from '../pipeline/types.js';
@@ -11,7 +11,9 @@ import { createMemoryStore } from '../store/memory.js';
 import type { CheckAnswer, CheckRequest } from './check-in-child.js';
 import { compileTenantParts } from './compile-tenant.js';
 
-const readStdin = (into: Uint8Array, at: number, length: number) => promisify(read)(0, into, at, length, null);
+// Blocking reads of fd 0 on the thread pool (libuv leaves a child's stdio blocking), so no stream is made of it.
+const readAsync = promisify(read);
+const readStdin = (into: Uint8Array, at: number, length: number) => readAsync(0, into, at, length, null);
 
 /** The longest the check goes without a turn of the event loop (but for one tenant's compile). */
 const TURN_AFTER_MS = 50;

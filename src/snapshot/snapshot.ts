@@ -11,13 +11,14 @@ import { createOverrideApplier } from '../registry/overrides.js';
 import type { ShadowReport } from '../registry/pool.js';
 import type { ToolProvider } from '../registry/tool-provider.js';
 import type { Logger, Tool } from '../call/types.js';
-import { checkTenantsInChild, type CheckAnswer } from './check-in-child.js';
+import { checkTenantsInChild, type CheckOutcome } from './check-in-child.js';
 import { compileTenantParts, type CompileConfig } from './compile-tenant.js';
 import { TenantTable, type TenantParts, type TenantTableDeps } from './tenant-table.js';
 
-// Below this many distinct tenant texts the start's check runs here: a child's start (its modules loaded) costs
-// more than the compiles, and they leave the young generation as it was (bench/results.md, ten29).
-const CHECK_IN_CHILD_MIN = 10_000;
+// Below this many distinct tenant texts the start's check runs here. Measured (bench/results.md, ten31, Node 24): from
+// 2,000 the check here left the gateway 18-40 MiB larger after ready than the check in a child (20,000: 64-76), at
+// 500-1,000 1-10 MiB, and the child's own start cost 0.6-2 s.
+const CHECK_IN_CHILD_MIN = 2_000;
 
 /** A provider and the config it was built from: a reload reuses providers whose config did not change. */
 export interface ProviderSpec {
@@ -113,6 +114,8 @@ export async function buildSnapshot(
     await tenants.precompile(warm);
     return { config, providers, catalog, tenants };
   } catch (error) {
+    // A start that failed before the child's answer was awaited: no child checks on for nothing.
+    inChild?.stop.abort();
     await Promise.allSettled(started.map((provider) => provider.close?.()));
     throw inConfigFile(error, config.source);
   }
@@ -179,8 +182,9 @@ async function checkCompactTenants(compact: CompactTenants, ids: ReadonlySet<str
 
 /** The start's check under way in a child process. */
 interface ChildCheck {
-  readonly answer: Promise<CheckAnswer | undefined>;
+  readonly outcome: Promise<CheckOutcome>;
   readonly started: number;
+  readonly stop: AbortController;
 }
 
 /** The start's check in a child process, when the file's table has at least `CHECK_IN_CHILD_MIN` distinct texts. */
@@ -188,14 +192,15 @@ function startCheckInChild(config: GatewayConfig, deps: Pick<SnapshotDeps, 'buil
   const compact = compactOf(config.tenants);
   if (!compact || deps.builtinPoliciesModule === undefined || !hasDistinctTexts(compact, CHECK_IN_CHILD_MIN)) return undefined;
   const started = performance.now();
-  const answer = checkTenantsInChild(compact, {
+  const stop = new AbortController();
+  const outcome = checkTenantsInChild(compact, {
     policiesModule: deps.builtinPoliciesModule,
     baseDir: config.baseDir,
     guardrails: config.guardrails,
     auditEnabled: deps.policyDeps.audit.enabled,
     onStoreUnavailable: deps.policyDeps.onStoreUnavailable,
-  });
-  return { answer, started };
+  }, { signal: stop.signal });
+  return { outcome, started, stop };
 }
 
 /**
@@ -205,11 +210,14 @@ function startCheckInChild(config: GatewayConfig, deps: Pick<SnapshotDeps, 'buil
  * that failed there otherwise.
  */
 async function finishCheckInChild(compact: CompactTenants, inChild: ChildCheck, config: GatewayConfig, deps: Pick<SnapshotDeps, 'builtinPolicies' | 'policyDeps' | 'log'>, catalog: Catalog): Promise<number> {
-  const answer = await inChild.answer;
-  if (!answer) {
-    deps.log.warn('the file tenants could not be checked in a child process; checking them here');
+  const outcome = await inChild.outcome;
+  // Checked here instead, not refused: the child's failure says nothing about the tenants, and each is still
+  // checked before the gateway serves (at the memory cost the child saves).
+  if ('unanswered' in outcome) {
+    deps.log.warn({ reason: outcome.unanswered }, 'the file tenants could not be checked in a child process; checking them here');
     return 0;
   }
+  const { answer } = outcome;
   deps.log.info({ ms: Math.round(performance.now() - inChild.started), leftHere: answer.inCaller.length, failedAt: answer.failedAt === -1 ? undefined : compact.idAt(answer.failedAt) }, 'file tenants checked in a child process');
   const last = answer.failedAt === -1 ? compact.size : answer.failedAt;
   for (const position of answer.inCaller) {

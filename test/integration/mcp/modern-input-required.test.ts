@@ -136,7 +136,10 @@ describe('input_required to a modern caller', () => {
     // Sealed: nothing of the call, the caller or the replica is readable in it.
     expect(requestState).toMatch(/^v1\.k1\./);
     expect(requestState).not.toContain('alice');
-    const tampered = `${requestState.slice(0, -2)}${requestState.endsWith('A') ? 'B' : 'A'}${requestState.slice(-1)}`;
+    // One character changed: the one before last, to a letter it is not (choosing by the last one left it as it was when they differed and it was already 'A').
+    const at = requestState.length - 2;
+    const tampered = `${requestState.slice(0, at)}${requestState[at] === 'A' ? 'B' : 'A'}${requestState.slice(at + 1)}`;
+    expect(tampered).not.toBe(requestState);
     refusedAsInvalid(await call(alice, { requestState: tampered, inputResponses: accept(key, 'Mallory') }));
     // Another user of the same tenant, and another tenant, presenting alice's state: the same answer.
     refusedAsInvalid(await call(bob, { requestState, inputResponses: accept(key, 'Mallory') }));

@@ -27,6 +27,7 @@ import { auditPlugin } from './plugins/audit.js';
 import { identityPlugin } from './plugins/identity.js';
 import { liveConfigPlugin } from './plugins/live-config.js';
 import { policyDepsPlugin } from './plugins/policy-deps.js';
+import { lazySerializers } from './http/lazy-serializers.js';
 import { storePlugin } from './plugins/store.js';
 import { tasksPlugin } from './plugins/tasks.js';
 import { userServersPlugin } from './plugins/user-servers.js';
@@ -106,6 +107,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   });
 
   const env = options.env ?? process.env;

@@ -4,8 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AUDIT_EXIT, AuditUsageError, runAuditCli } from './audit/cli.js';
-import { POLICY_USAGE, PolicyConfigError, PolicyUsageError, runPolicyCli, type TenantLoader } from './policy-cli/cli.js';
+import type { TenantLoader } from './policy-cli/cli.js';
 import { apiKeyDigest, newApiKey } from './shared/api-key-digest.js';
 import { packageRoot } from './config/demo.js';
 import { firstLine } from './config/error-location.js';
@@ -138,6 +137,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
 
 /** `toolgate audit …`: exit codes of its own for CI jobs (0 OK, 1 a chain is broken, 2 usage). */
 async function audit(args: string[]): Promise<void> {
+  // Loaded when the command runs: the server imports this module too, and never runs it (ten30, bench/results.md).
+  const { AUDIT_EXIT, AuditUsageError, runAuditCli } = await import('./audit/cli.js');
   try {
     const { stdout, exitCode } = await runAuditCli(args);
     process.stdout.write(stdout);
@@ -150,39 +151,44 @@ async function audit(args: string[]): Promise<void> {
 }
 
 /** The TenantLoader of the real command: the config built as `toolgate check` builds it, on an in-memory store. */
-const tenantFromConfig: TenantLoader = async (configPath, tenant) => {
-  const [{ buildServer }, { createMemoryStore }, { loadConfigFile, ConfigError }] = await Promise.all([import('./app.js'), import('./store/memory.js'), import('./config/load.js')]);
-  let config: GatewayConfig;
-  try {
-    if (configPath === undefined) throw new PolicyUsageError(`give --config FILE (or TOOLGATE_CONFIG) to test a tenant\n${POLICY_USAGE}`);
-    config = await loadConfigFile(configPath);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new PolicyConfigError(error.message.split('\n', 1)[0]);
-    throw error;
-  }
-  const app = await buildServer(config, { logger: false, defaultMetrics: false, store: createMemoryStore() }).catch((error: unknown) => {
-    throw new PolicyConfigError((error as Error).message.split('\n', 1)[0]);
-  });
-  try {
-    const view = await app.gateway.loadTenant(tenant).catch((error: unknown) => {
+const tenantFromConfig =
+  ({ POLICY_USAGE, PolicyConfigError, PolicyUsageError }: typeof import('./policy-cli/cli.js')): TenantLoader =>
+  async (configPath, tenant) => {
+    const [{ buildServer }, { createMemoryStore }, { loadConfigFile, ConfigError }] = await Promise.all([import('./app.js'), import('./store/memory.js'), import('./config/load.js')]);
+    let config: GatewayConfig;
+    try {
+      if (configPath === undefined) throw new PolicyUsageError(`give --config FILE (or TOOLGATE_CONFIG) to test a tenant\n${POLICY_USAGE}`);
+      config = await loadConfigFile(configPath);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new PolicyConfigError(error.message.split('\n', 1)[0]);
+      throw error;
+    }
+    const app = await buildServer(config, { logger: false, defaultMetrics: false, store: createMemoryStore() }).catch((error: unknown) => {
       throw new PolicyConfigError((error as Error).message.split('\n', 1)[0]);
     });
-    if (!view) throw new PolicyConfigError(`tenant ${tenant} is not configured`);
-    if (!view.cedar) throw new PolicyConfigError(`tenant ${tenant} has no cedar policies`);
-    return { engine: view.cedar, tools: app.gateway.current().catalog.tools };
-  } finally {
-    await app.close();
-  }
-};
+    try {
+      const view = await app.gateway.loadTenant(tenant).catch((error: unknown) => {
+        throw new PolicyConfigError((error as Error).message.split('\n', 1)[0]);
+      });
+      if (!view) throw new PolicyConfigError(`tenant ${tenant} is not configured`);
+      if (!view.cedar) throw new PolicyConfigError(`tenant ${tenant} has no cedar policies`);
+      return { engine: view.cedar, tools: app.gateway.current().catalog.tools };
+    } finally {
+      await app.close();
+    }
+  };
 
 /** `toolgate policy …`: 0 every case passed, 1 a case failed, 64 usage, 78 a config or policy error. */
 async function policy(args: string[]): Promise<void> {
+  // Loaded when the command runs, as `audit`'s: its case-file validator is compiled at import.
+  const cli = await import('./policy-cli/cli.js');
+  const { POLICY_USAGE, PolicyConfigError, PolicyUsageError, runPolicyCli } = cli;
   if (args.length === 0 || isHelp(args[0])) {
     process.stdout.write(`${POLICY_USAGE}\n`);
     return;
   }
   try {
-    const { stdout, exitCode } = await runPolicyCli(args, process.env, tenantFromConfig);
+    const { stdout, exitCode } = await runPolicyCli(args, process.env, tenantFromConfig(cli));
     process.stdout.write(stdout);
     process.exitCode = exitCode;
   } catch (error) {

@@ -17,10 +17,23 @@ const NONE: JsonObject = Object.freeze({}) as JsonObject;
 
 /** `bindings`: tool name or glob → templates, as `mergeBindings` (src/bindings/merge.ts) gives them. */
 export function compileBindingRules(bindings: Record<string, JsonObject>): BindingRules {
-  const rules: Array<{ matches: NameMatcher; template: JsonObject }> = Object.entries(bindings).map(([glob, template]) => ({
-    matches: compileOptionGlobs(`bindings[${JSON.stringify(glob)}]`, [glob]),
-    template: template ?? NONE,
-  }));
+  // Most tenants bind nothing: their rules depend on the tool alone, so they share one set (and the chain can
+  // share their bind-arguments layer, src/pipeline/shared-layers.ts).
+  if (Object.keys(bindings).length === 0) return (noRules ??= rulesOf([]));
+  return rulesOf(
+    Object.entries(bindings).map(([glob, template]) => ({
+      matches: compileOptionGlobs(`bindings[${JSON.stringify(glob)}]`, [glob]),
+      template: template ?? NONE,
+    })),
+  );
+}
+
+let noRules: BindingRules | undefined;
+
+/** Whether `rules` are the ones every tenant that binds nothing shares. */
+export const bindsNothing = (rules: BindingRules): boolean => rules === noRules;
+
+function rulesOf(rules: ReadonlyArray<{ matches: NameMatcher; template: JsonObject }>): BindingRules {
   // Tools live as long as their snapshot, and so do these rules: each tool's template is worked out once. A
   // tool nothing binds gets the shared empty template and no entry (most tenants bind nothing: no map at all).
   let templates: WeakMap<Tool, JsonObject> | undefined;

@@ -2,7 +2,12 @@
 // sub-objects, one copy each, were most of an idle tenant's memory (docs/configuration.md#tenants). Equal
 // values become one frozen object; key order is part of equality, so nothing that reads an order changes.
 
-type Table = Map<string, unknown>;
+/** Where shared values are kept by their text: a Map for one load, or a bounded cache kept across them. */
+export interface ValueTable {
+  get(key: string): unknown;
+  set(key: string, value: never): unknown;
+}
+type Table = ValueTable;
 
 function share(value: unknown, table: Table | undefined): { value: unknown; key: string } {
   if (value === null || typeof value !== 'object') {
@@ -10,7 +15,7 @@ function share(value: unknown, table: Table | undefined): { value: unknown; key:
     if (typeof value !== 'string') return { value, key };
     // A string read from a file may be a slice of the file's whole text, keeping all of it alive: a copy of its own.
     let shared = table?.get(key);
-    if (shared === undefined) table?.set(key, (shared = JSON.parse(key) as string));
+    if (shared === undefined) table?.set(key, (shared = JSON.parse(key) as string) as never);
     return { value: shared, key };
   }
   let key: string;
@@ -30,7 +35,7 @@ function share(value: unknown, table: Table | undefined): { value: unknown; key:
   }
   if (!table) return { value: built(), key };
   let shared = table.get(key);
-  if (shared === undefined) table.set(key, (shared = built()));
+  if (shared === undefined) table.set(key, (shared = built()) as never);
   return { value: shared, key };
 }
 
@@ -38,10 +43,9 @@ function share(value: unknown, table: Table | undefined): { value: unknown; key:
  * A frozen copy of a JSON value (plain objects, arrays and scalars, as a parsed and validated config holds)
  * whose sub-values are shared with those of every value given to the same instance before. The value itself
  * is a copy of its own (a tenant's own object; its text would be kept for nothing). Keep an instance for one
- * load: its table holds the text of every distinct sub-value seen.
+ * load: its table holds the text of every distinct sub-value seen (or give it a bounded `table`).
  */
-export function createValueSharing(): <T>(value: T) => T {
-  const table: Table = new Map();
+export function createValueSharing(table: Table = new Map<string, unknown>()): <T>(value: T) => T {
   return <T>(value: T): T => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return share(value, table).value as T;
     const copy: Record<string, unknown> = {};

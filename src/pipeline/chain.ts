@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import Type from 'typebox';
 import type { CedarEngine } from '../cedar/engine.js';
 import { mergeBindings } from '../bindings/merge.js';
@@ -9,9 +10,10 @@ import { deriveContext } from '../call/call-context.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { isTracing, recordDecision } from '../observability/tracing.js';
 import type { JsonObject, Tool } from '../call/types.js';
-import { noopPolicyMetrics } from './policy-metrics.js';
-import type { BindingRules } from '../bindings/rules.js';
+import { noopPolicyMetrics, type PolicyMetrics } from './policy-metrics.js';
+import { bindsNothing, type BindingRules } from '../bindings/rules.js';
 import { parsePolicyOptions } from './options.js';
+import { builtinLayer } from './shared-layers.js';
 import { DEFAULT_POLICY_ORDER, REQUIRED_POLICIES, type BuiltinPolicyName } from './order.js';
 import type { Answer, BuiltinPolicies, Next, Policy, PolicyContext, PolicyDeps, PolicyLayer } from './types.js';
 
@@ -112,6 +114,8 @@ interface Slot {
   name: string;
   /** Undefined when its options leave the policy nothing to do: listed, but never composed. */
   layer: PolicyLayer | undefined;
+  /** A built-in's slot (a custom policy may be named like one). */
+  builtin?: true;
 }
 
 /**
@@ -145,7 +149,6 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
   }
 
   const slots: Slot[] = [];
-  const builtin = new Map<BuiltinPolicyName, PolicyLayer>();
   for (const name of DEFAULT_POLICY_ORDER) {
     const raw = name === 'bind-arguments' ? bindArgumentsOptions(tenantPolicies[name], options.tenantBindings) : tenantPolicies[name];
     slots.push(...customs.filter((entry) => entry.before === name));
@@ -153,26 +156,17 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
       if (REQUIRED_POLICIES.includes(name)) throw new errors.TG_CONFIG_INVALID(`policies.${name} cannot be switched off`);
     } else {
       const layerDeps = name === 'bind-arguments' && options.bindingRules ? { ...deps, bindings: options.bindingRules } : name === 'cedar' && options.cedar ? { ...deps, cedar: options.cedar } : deps;
-      const layer = options.builtins[name](raw, layerDeps);
-      if (layer) builtin.set(name, layer);
-      slots.push({ name, layer });
+      const layer = builtinLayer(name, options.builtins[name], raw, deps, layerDeps, !options.bindingRules || bindsNothing(options.bindingRules));
+      slots.push({ name, layer, builtin: true });
     }
     slots.push(...customs.filter((entry) => entry.after === name));
   }
 
   const metrics = deps.metrics ?? noopPolicyMetrics;
-  const layers = slots.flatMap(({ name, layer }) => {
-    if (!layer) return [];
-    const pass = metrics.decisionCell(name, 'pass');
-    const answer: Answer = (result) => {
-      const decision = result.status ?? result.error?.errorType ?? 'answered';
-      metrics.decision(name, decision);
-      // A policy that decided the call (refused, parked for approval) is a span of its own under the call.
-      if (isTracing()) recordDecision(name, decision);
-      return result;
-    };
-    return [{ layer, pass, answer }];
-  });
+  // The closures below keep what they read alive with the chain: the terminal, not every option it was built from.
+  const { terminal } = options;
+  const layers: Composed[] = [];
+  for (const slot of slots) if (slot.layer) layers.push(composedOf(metrics, slot.name, slot.layer, slot.builtin === true));
   // `tool` undefined: every layer. A layer left out for a tool still counts its `pass` where it would have run.
   const compose = (tool: Tool | undefined): Next =>
     layers.reduceRight<Next>((next, { layer, pass, answer }) => {
@@ -181,22 +175,64 @@ export async function createPolicyChain(options: PolicyChainOptions): Promise<Po
         return next(call, ctx);
       };
       return tool && layer.appliesTo?.(tool) === false ? handOn : layer.wrap(handOn, answer);
-    }, options.terminal);
+    }, terminal);
 
   // A custom policy may hand on another call, and `appliesTo` judges the tool by its own name: layers are
   // left out only in chains of built-ins, for calls under the tool's own name.
   const perTool = customs.length === 0;
   let everyLayer: Next | undefined;
-  const byTool = new WeakMap<Tool, Next>();
+  // Made on a tool's first call: a tenant that only lists never calls (ten30: what a warm tenant holds).
+  let byTool: WeakMap<Tool, Next> | undefined;
   const chain: Next = (call, ctx) => {
     if (!perTool || call.name !== call.tool.name) return (everyLayer ??= compose(undefined))(call, ctx);
-    let run = byTool.get(call.tool);
-    if (!run) byTool.set(call.tool, (run = compose(call.tool)));
+    let run = byTool?.get(call.tool);
+    if (!run) (byTool ??= new WeakMap()).set(call.tool, (run = compose(call.tool)));
     return run(call, ctx);
   };
   const applies = (policy: BuiltinPolicyName, tool: Tool): boolean => {
-    const layer = builtin.get(policy);
-    return layer !== undefined && layer.appliesTo?.(tool) !== false;
+    for (const entry of layers) if (entry.builtin && entry.name === policy) return entry.layer.appliesTo?.(tool) !== false;
+    return false;
   };
-  return Object.assign(chain, { policies: Object.freeze(slots.map((slot) => slot.name)), applies });
+  return Object.assign(chain, { policies: namesOf(slots), applies });
+}
+
+/** A layer as the chain composes it: its decision counters and the `answer` that counts a decision of its own. */
+interface Composed {
+  readonly name: string;
+  readonly builtin: boolean;
+  readonly layer: PolicyLayer;
+  readonly pass: ReturnType<PolicyMetrics['decisionCell']>;
+  readonly answer: Answer;
+}
+
+// A layer shared by tenants' chains (src/pipeline/shared-layers.ts) is composed with the same counters and
+// `answer` in each: made once per layer and metrics, not once per chain (a closure and a context each).
+const composedByMetrics = new WeakMap<PolicyMetrics, WeakMap<PolicyLayer, Composed>>();
+
+function composedOf(metrics: PolicyMetrics, name: string, layer: PolicyLayer, builtin: boolean): Composed {
+  let byLayer = composedByMetrics.get(metrics);
+  if (!byLayer) composedByMetrics.set(metrics, (byLayer = new WeakMap()));
+  const known = byLayer.get(layer);
+  if (known && known.name === name && known.builtin === builtin) return known;
+  const answer: Answer = (result) => {
+    const decision = result.status ?? result.error?.errorType ?? 'answered';
+    metrics.decision(name, decision);
+    // A policy that decided the call (refused, parked for approval) is a span of its own under the call.
+    if (isTracing()) recordDecision(name, decision);
+    return result;
+  };
+  const composed: Composed = { name, builtin, layer, pass: metrics.decisionCell(name, 'pass'), answer };
+  if (!known) byLayer.set(layer, composed);
+  return composed;
+}
+
+// The chains' lists of policy names: a handful of distinct ones (the default order, less what tenants switch off).
+const namesByKey = new LRUCache<string, readonly string[]>({ max: 256 });
+
+function namesOf(slots: readonly Slot[]): readonly string[] {
+  const names = slots.map((slot) => slot.name);
+  const key = names.join(' ');
+  let shared = namesByKey.get(key);
+  if (!shared) namesByKey.set(key, (shared = Object.freeze(names)));
+  return shared;
 }

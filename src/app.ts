@@ -88,6 +88,9 @@ export interface BuildOptions {
   resolve?: Resolve;
   /** Folder of the built console (default dist/console under the package root). */
   consoleRoot?: string;
+  /** Every response serializer built at start, as Fastify does by default (src/http/lazy-serializers.ts builds each on
+   * its first response): a test then sees a response schema that does not compile as a failed start. */
+  eagerSerializers?: boolean;
 }
 
 /** Builds the gateway as an un-listened Fastify instance (tests use inject; src/server.ts listens). */
@@ -107,7 +110,7 @@ export async function buildServer(config: GatewayConfig, options: BuildOptions =
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    ...(options.eagerSerializers ? {} : { schemaController: { compilersFactory: { buildSerializer: lazySerializers() } } }),
   });
 
   const env = options.env ?? process.env;

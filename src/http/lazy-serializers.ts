@@ -6,7 +6,8 @@ import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-s
  * MiB of code and closures made while the young generation was at its largest, copied twice by scavenges:
  * toward what grew Node 24's young generation to 128 MiB at 100,000 tenants (bench/results.md, ten30). Most
  * routes of a replica never answer most of their statuses. A schema Fastify cannot compile now fails that
- * response (500), not the start: the gateway's own schemas are compiled by the route tests.
+ * response (500), not the start: test/unit/http/lazy-serializers.test.ts builds every route's serializers at start
+ * (`eagerSerializers`), so one of the gateway's own that does not compile fails a test.
  */
 export function lazySerializers(): SerializerFactory {
   const eager = SerializerSelector();

@@ -512,6 +512,11 @@ export const tenantSchema = Section({
   cedar: Type.Optional(cedarSchema),
 });
 
+/** `tenants` as a mapping: its ids' bounds and default. */
+const TENANT_IDS: TSchemaOptions = { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } };
+/** `tenants` with its ids checked and each tenant not: src/config/load.ts checks every tenant with the one-tenant schema. */
+export const tenantIdsSchema = AnyObject(TENANT_IDS);
+
 export const configSchema = Section({
   server: serverSchema,
   auth: authSchema,
@@ -535,7 +540,7 @@ export const configSchema = Section({
   credentials: Section({
     keys: Type.Array(Section({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), key: Type.String({ minLength: 1 }) }), { default: [] }),
   }, { default: {} }),
-  tenants: Dict(tenantSchema, { default: {}, propertyNames: { type: 'string', minLength: 1, maxLength: 128 } }),
+  tenants: Dict(tenantSchema, TENANT_IDS),
   /** The guardrails of every tenant that sets none of its own (docs/governance.md#guardrails). */
   guardrails: Type.Optional(GuardrailsSchema),
   /**

@@ -65,7 +65,7 @@ if (port) {
   // The engine is compiled, and one trivial script run outside any slice, before the worker takes a script: its
   // start is not the script's time. WebAssembly compiles a function on its first call, so a worker's first script
   // paid for compiling the engine's code inside its first slice: on a machine busy starting a whole test run, a
-  // `return 1 + 1` ran past its CPU limit there and was stopped by force (a CI run, bench/results.md).
+  // `return 1 + 1` ran past its CPU limit there and was stopped by force (two CI runs, commit 148ef5e's message).
   void loadEngine(wasmMemoryBytes)
     .then(() => runInThisThread('return 1 + 1', () => Promise.reject(new Error('no tool calls while warming up')), DEFAULT_SANDBOX_LIMITS))
     .then(

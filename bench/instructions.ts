@@ -6,7 +6,11 @@
 // The split is by function name, and V8's collector also works inside other functions (write barriers,
 // marking steps): a window with a full collection counts more everywhere, so compare several runs per side
 // (bench/results.md records up to 20 % between runs of one build with 2,000 requests).
-// Usage: [BENCH_CHECKOUT=<dir>] npx tsx bench/instructions.ts <hot-path|hot-path-2k|guardrails|composition|bare|mcp|floor|mcp-modern|mcp-legacy|floor-modern|floor-legacy> [requests] [warm-up requests]
+// BENCH_CACHE_SIM=1 adds callgrind's cache simulation (a 32 KiB, 8-way first-level data and instruction cache and a
+// 512 KiB, 8-way last level: this machine's L1 and per-core L2, where a busy server's working sets compete) and
+// reports the misses per request beside the instructions: a change that runs fewer instructions but touches more
+// memory (or the reverse) shows there, still without the machine's load in the figure.
+// Usage: [BENCH_CHECKOUT=<dir>] [BENCH_CACHE_SIM=1] npx tsx bench/instructions.ts <hot-path|hot-path-2k|guardrails|composition|bare|mcp|floor|mcp-modern|mcp-legacy|floor-modern|floor-legacy> [requests] [warm-up requests]
 // (npm run build first: the toolgate targets run the compiled output).
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -72,6 +76,15 @@ async function load(url: string, amount: number, headers: Record<string, string>
   return result.requests.total;
 }
 
+/** The mutator's misses per request in the simulated caches (BENCH_CACHE_SIM=1): first level (instructions, data reads, data writes) and last level. */
+export interface CacheMisses {
+  l1i: number;
+  l1dRead: number;
+  l1dWrite: number;
+  /** Misses of the simulated last level (512 KiB: an L2), instructions and data. */
+  last: number;
+}
+
 export interface InstructionCounts {
   /** Everything the server's threads ran. */
   total: number;
@@ -81,6 +94,8 @@ export interface InstructionCounts {
   gc: number;
   /** The rest: the request path as it runs (JavaScript, builtins, Node and libuv), the steadiest paired figure. */
   mutator: number;
+  /** With BENCH_CACHE_SIM=1 only. */
+  misses?: CacheMisses;
 }
 
 const COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline|interpreter::BytecodeGenerator|Parser|Scanner|Compiler)\b|compiler::/;
@@ -91,6 +106,11 @@ function countsOf(file: string): InstructionCounts {
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (annotated.status !== 0) throw new Error(`callgrind_annotate: ${annotated.stderr}`);
   const counts: InstructionCounts = { total: 0, compiler: 0, gc: 0, mutator: 0 };
+  // With the cache simulation every line lists each event (Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw), each count
+  // followed by its share in parentheses (or a `.` for none): the mutator's misses are summed like its instructions.
+  const events = /^Events shown:\s+(.*)$/m.exec(annotated.stdout)?.[1]?.trim().split(/\s+/) ?? ['Ir'];
+  const simulated = events.includes('D1mr');
+  const misses: CacheMisses = { l1i: 0, l1dRead: 0, l1dWrite: 0, last: 0 };
   for (const line of annotated.stdout.split('\n')) {
     const match = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
     if (!match || match[2]!.includes('PROGRAM TOTALS')) continue;
@@ -98,8 +118,19 @@ function countsOf(file: string): InstructionCounts {
     counts.total += count;
     if (COMPILER.test(match[2]!)) counts.compiler += count;
     else if (GC.test(match[2]!)) counts.gc += count;
-    else counts.mutator += count;
+    else {
+      counts.mutator += count;
+      if (simulated) {
+        const values = line.replace(/\([ \d.]+%\)/g, ' ').trim().split(/\s+/).slice(0, events.length).map((value) => (value === '.' ? 0 : Number(value.replaceAll(',', ''))));
+        const of = (name: string): number => values[events.indexOf(name)] ?? 0;
+        misses.l1i += of('I1mr');
+        misses.l1dRead += of('D1mr');
+        misses.l1dWrite += of('D1mw');
+        misses.last += of('ILmr') + of('DLmr') + of('DLmw');
+      }
+    }
   }
+  if (simulated) counts.misses = misses;
   return counts;
 }
 
@@ -108,13 +139,15 @@ function countsOf(file: string): InstructionCounts {
 const checkout = resolve(process.env.BENCH_CHECKOUT ?? packageRoot());
 
 // V8 compiles and collects garbage on the main thread: the counts then depend less on thread timing.
-const v8Flags = ['--single-threaded'];
+// BENCH_SERVER_FLAGS adds node flags (e.g. `--perf-basic-prof`: /tmp/perf-<pid>.map names the JIT code callgrind shows as addresses).
+const v8Flags = ['--single-threaded', ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)];
 
 export async function countInstructions(name: string, requests: number, warmup: number): Promise<InstructionCounts> {
   const spec = TARGETS[name];
   if (!spec) throw new Error(`unknown target ${name} (one of ${Object.keys(TARGETS).join(', ')})`);
   const out = join(tmpdir(), `toolgate-callgrind-${process.pid}-${name}.out`);
-  const args = ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...v8Flags, '--import', 'tsx', resolve(checkout, spec.script), ...spec.args];
+  const cacheSim = process.env.BENCH_CACHE_SIM === '1' ? ['--cache-sim=yes', '--I1=32768,8,64', '--D1=32768,8,64', '--LL=524288,8,64'] : [];
+  const args = ['--tool=callgrind', ...cacheSim, '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...v8Flags, '--import', 'tsx', resolve(checkout, spec.script), ...spec.args];
   const child = spawn('valgrind', args, { cwd: checkout, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'ignore'] });
   try {
     // Generous: under valgrind on a busy machine a start-up takes minutes.
@@ -137,7 +170,8 @@ export async function countInstructions(name: string, requests: number, warmup: 
     control('--instr=off');
     // The dump is written to `<out>.<n>`; the first one after start is .1.
     const counts = countsOf(`${out}.1`);
-    return { total: counts.total / done, compiler: counts.compiler / done, gc: counts.gc / done, mutator: counts.mutator / done };
+    const perRequest = (misses: CacheMisses): CacheMisses => ({ l1i: misses.l1i / done, l1dRead: misses.l1dRead / done, l1dWrite: misses.l1dWrite / done, last: misses.last / done });
+    return { total: counts.total / done, compiler: counts.compiler / done, gc: counts.gc / done, mutator: counts.mutator / done, ...(counts.misses ? { misses: perRequest(counts.misses) } : {}) };
   } finally {
     await stopChild(child);
     if (process.env.KEEP_CALLGRIND === undefined) for (const suffix of ['', '.1', '.2']) rmSync(`${out}${suffix}`, { force: true });
@@ -152,6 +186,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const round = (value: number): string => String(Math.round(value));
   process.stdout.write(
     `${name}: instructions/request over ${requests} requests after ${warmup} warm-up: mutator ${round(counts.mutator)}, ` +
-      `GC ${round(counts.gc)}, compiler ${round(counts.compiler)}, total ${round(counts.total)}\n`,
+      `GC ${round(counts.gc)}, compiler ${round(counts.compiler)}, total ${round(counts.total)}` +
+      (counts.misses
+        ? `; misses/request L1i ${round(counts.misses.l1i)}, L1d read ${round(counts.misses.l1dRead)}, L1d write ${round(counts.misses.l1dWrite)}, last level (512 KiB) ${round(counts.misses.last)}`
+        : '') +
+      '\n',
   );
 }

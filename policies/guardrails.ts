@@ -2,7 +2,8 @@ import { attachGuardrailEvents } from '../src/audit/guardrail-events.js';
 import { compileGuardrails, GuardrailConfigError } from '../src/guardrails/compile.js';
 import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrails.js';
 import { Ajv } from 'ajv';
-import { guardedResult, refusedArguments, resultSurfaces, withheldResult } from '../src/guardrails/result.js';
+import { guardedResult, refusedArguments, resultSurfaces, withheldResult, type ResultSurfaces } from '../src/guardrails/result.js';
+import type { Cancellation } from '../src/shared/cancellation.js';
 import { scan, type ScanOutcome } from '../src/guardrails/scan.js';
 import type { GuardrailEvent } from '../src/guardrails/types.js';
 import { errors } from '../src/errors.js';
@@ -39,23 +40,28 @@ export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLaye
   const g = guardrails;
   const record = deps.guardrails?.record ?? (() => {});
   const NO_EVENTS: readonly GuardrailEvent[] = [];
+  /** What the result side's scan decided, as the result the caller gets. */
+  const judged = (call: ToolCall, tenant: string, result: ToolResult, surfaces: ResultSurfaces, argumentEvents: readonly GuardrailEvent[], answer: Answer, outcome: ScanOutcome): ToolResult => {
+    record(tenant, outcome.events);
+    const events = argumentEvents.length + surfaces.events.length === 0 ? outcome.events : [...argumentEvents, ...surfaces.events, ...outcome.events];
+    if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(withheldResult(call, result, outcome.kinds), events));
+    return attachGuardrailEvents(guardedResult(surfaces, outcome.values), events);
+  };
   /** The result side: scanned after the executor; a small result's scan answers at once (scan.ts), with no await of its own. */
-  const guardResult = (call: ToolCall, tenant: string, cancelled: () => boolean, result: ToolResult, argumentEvents: readonly GuardrailEvent[], answer: Answer): ToolResult | Promise<ToolResult> => {
+  const guardResult = (call: ToolCall, tenant: string, cancellation: Cancellation, result: ToolResult, argumentEvents: readonly GuardrailEvent[], answer: Answer): ToolResult | Promise<ToolResult> => {
     const resultRules = g.rulesFor(call.name, 'result');
     if (resultRules.length === 0 || result.status === 'pending_approval') return attachGuardrailEvents(result, argumentEvents);
-    const surfaces = resultSurfaces(result, g.limits, resultRules.some((rule) => rule.fields !== undefined));
-    const judged = (outcome: ScanOutcome): ToolResult => {
-      record(tenant, outcome.events);
-      const events = argumentEvents.length + surfaces.events.length === 0 ? outcome.events : [...argumentEvents, ...surfaces.events, ...outcome.events];
-      if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(withheldResult(call, result, outcome.kinds), events));
-      return attachGuardrailEvents(guardedResult(surfaces, outcome.values), events);
-    };
-    const outcome = scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
-    return outcome instanceof Promise ? outcome.then(judged) : judged(outcome);
+    let selectsFields = false;
+    for (const rule of resultRules) if (rule.fields !== undefined) selectsFields = true;
+    const surfaces = resultSurfaces(result, g.limits, selectsFields);
+    const outcome = scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancellation });
+    return outcome instanceof Promise
+      ? outcome.then((scanned) => judged(call, tenant, result, surfaces, argumentEvents, answer, scanned))
+      : judged(call, tenant, result, surfaces, argumentEvents, answer, outcome);
   };
   const wrap: PolicyLayer['wrap'] = (next, answer) => (call, ctx) => {
     const tenant = ctx.principal.tenant;
-    const cancelled = () => ctx.cancellation.aborted;
+    const cancellation = ctx.cancellation;
     const argumentRules = g.rulesFor(call.name, 'arguments');
     // No argument rules (most tools): the call goes on at once, and only its result waits for the scan.
     if (argumentRules.length === 0) {
@@ -65,15 +71,15 @@ export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLaye
       } catch (error) {
         return Promise.reject(error as Error); // as an async layer would: the chain's callers handle rejections
       }
-      return pending.then((result) => guardResult(call, tenant, cancelled, result, NO_EVENTS, answer));
+      return pending.then((result) => guardResult(call, tenant, cancellation, result, NO_EVENTS, answer));
     }
     return (async () => {
-      const outcome = await scan({ direction: 'arguments', surfaces: [{ value: call.arguments, selectable: true }], rules: argumentRules, limits: g.limits, hashKey: g.hashKey(tenant), cancelled });
+      const outcome = await scan({ direction: 'arguments', surfaces: [{ value: call.arguments, selectable: true }], rules: argumentRules, limits: g.limits, hashKey: g.hashKey(tenant), cancellation });
       record(tenant, outcome.events);
       if (outcome.kind === 'blocked') return answer(attachGuardrailEvents(refusedArguments(call, outcome.kinds), outcome.events));
       const rewritten = outcome.values[0];
       const sent = rewritten === undefined ? call : { ...call, arguments: rewritten as typeof call.arguments };
-      return guardResult(call, tenant, cancelled, await next(sent, ctx), outcome.events, answer);
+      return guardResult(call, tenant, cancellation, await next(sent, ctx), outcome.events, answer);
     })();
   };
   return {

@@ -1,17 +1,20 @@
 // A census of a text, taken before the built-in detectors read it (docs/governance.md#guardrails): one forward
-// pass over the text's bytes records which pairs of adjacent ASCII characters occur; whether any character lies
-// past ASCII, and whether an `@`, `:`, `=` or digit occurs, come from the encoder, `indexOf` and a one-class
-// regex. A detector whose every finding needs something the census did not see cannot find anything in the text
-// and is not run: the findings are the same, and a clean text is read once instead of once per detector. The
-// pass does the same loads, stores and shifts for every byte, with no branch on what the byte is, so it costs
-// about the same on a text the branch predictor has not learnt (a tool result in a busy server) as on one it
-// has; the detectors' regex searches and skipping scans do not. (A run-length count of digits in the same pass
-// measured as many instructions as the numbers detector it would have skipped.)
+// pass over the text's bytes records which pairs of adjacent ASCII characters occur and whether nine digits occur
+// in one run of number characters; whether any character lies past ASCII, and whether an `@`, `:`, `=` or digit
+// occurs, come from the encoder, `indexOf` and a one-class regex. A detector whose every finding needs something
+// the census did not see cannot find anything in the text and is not run: the findings are the same, and a clean
+// text is read once instead of once per detector. The pass does the same loads, stores and shifts for every
+// byte, with no branch on what the byte is, so it costs about the same on a text the branch predictor has not
+// learnt (a tool result in a busy server) as on one it has; the detectors' regex searches and skipping scans do not.
+
+import { CENSUS_WASM } from './census-wasm.js';
 
 /** What a gate reads: the census of the text a detector is about to scan. */
 export interface Census {
   /** Whether `first` is followed somewhere by `second` (ASCII codes); true for anything when the text was too long to count. */
   pair(first: number, second: number): boolean;
+  /** Whether `first` (an ASCII code) is followed somewhere by a digit; true when the text was too long to count. */
+  followedByDigit(first: number): boolean;
   /** Whether one of the set's literals may occur: the pairs of adjacent characters tested for one of them seen (see literalSet). */
   mayHold(set: LiteralSet): boolean;
   /** A character past ASCII occurs (lower-casing one may give ASCII letters; hidden text is all past it). */
@@ -22,16 +25,68 @@ export interface Census {
   readonly assignment: boolean;
   /** A digit occurs. */
   readonly digit: boolean;
+  /**
+   * Nine digits occur in one run of the characters numbers are written with (digits, space, `.`, `(`, `)`, `+`,
+   * `-`): a card, a social security number or a phone number needs it. True when the text was too long to count.
+   */
+  readonly nineDigits: boolean;
 }
 
 /** Texts whose UTF-8 is longer get no pairs counted (every pair then counts as seen): the census is for the many small results. */
 const MAX_CENSUS_BYTES = 64 * 1024;
 const DIGIT = /[0-9]/;
-/** One buffer for the pairs and the text's bytes: fewer arrays for V8 to keep at hand in the loop. */
 const PAIRS = 128 * 128;
+/** Where census.wat keeps its run table and the text's bytes (the pairs are at 0). */
+const RUN_TABLE_AT = 16384;
+const TEXT_AT = 20480;
 
 /** Whether a Uint32Array reads a word's first byte in its low bits (all platforms Node runs on today). */
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/** What counts a text's pairs: the pairs at `work[0, PAIRS)`, the text's UTF-8 written into `bytes` first. */
+interface Counter {
+  readonly work: Uint8Array;
+  readonly bytes: Uint8Array;
+  /** Stamps the pairs of the first `length` bytes; whether nine digits occur in one run of number characters (true: may). */
+  count(length: number, stamp: number): boolean;
+}
+
+const isDigit = (byte: number): boolean => byte >= 48 && byte <= 57;
+/** The characters besides digits that numbers are written with (src/guardrails/pii.ts reads the same runs). */
+const isSeparator = (byte: number): boolean => byte === 32 || byte === 46 || byte === 40 || byte === 41 || byte === 43 || byte === 45;
+
+/** The census pass in WebAssembly (census.wat): about a third of the instructions of the pairs alone in JavaScript, with the run of digits. */
+function wasmCounter(): Counter | undefined {
+  // `node --jitless` has no WebAssembly: the JavaScript pass below then counts the pairs.
+  if (typeof WebAssembly !== 'object') return undefined;
+  let exports: WebAssembly.Exports;
+  try {
+    exports = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(CENSUS_WASM, 'base64'))).exports;
+  } catch {
+    return undefined;
+  }
+  const { memory, count } = exports as { memory: WebAssembly.Memory; count: (length: number, stamp: number) => number };
+  const view = new Uint8Array(memory.buffer);
+  // The run table: the digits in the current run of number characters, 9 once nine were seen.
+  for (let state = 0; state <= 9; state += 1) {
+    for (let byte = 0; byte < 256; byte += 1) view[RUN_TABLE_AT + (state << 8) + byte] = state === 9 ? 9 : isDigit(byte) ? state + 1 : isSeparator(byte) ? state : 0;
+  }
+  return { work: view.subarray(0, PAIRS), bytes: view.subarray(TEXT_AT, TEXT_AT + MAX_CENSUS_BYTES), count: (length, stamp) => count(length, stamp) === 1 };
+}
+
+/** The census pass in JavaScript, where WebAssembly is missing: the pairs only (every text may then hold nine digits in a run). */
+function scriptCounter(): Counter {
+  const work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES + 4);
+  const words = new Uint32Array(work.buffer);
+  return {
+    work,
+    bytes: work.subarray(PAIRS, PAIRS + MAX_CENSUS_BYTES),
+    count: (length, stamp) => {
+      stampPairs(work, words, length, stamp);
+      return true;
+    },
+  };
+}
 
 /**
  * Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)` (`words`: the same memory, four bytes a word).
@@ -39,14 +94,14 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
  * V8 (bounds checks and address arithmetic per access). Up to three zero bytes past the text make its last turn
  * whole, adding pairs with NUL, which no literal holds.
  */
-function count(work: Uint8Array, words: Uint32Array, length: number, stamp: number): void {
+function stampPairs(work: Uint8Array, words: Uint32Array, length: number, stamp: number): void {
   const end = PAIRS + length;
   work[end] = 0;
   work[end + 1] = 0;
   work[end + 2] = 0;
   let previous = 0;
   // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs, so a
-  // gate sees more than the text holds, never less.
+  // gate sees more than the text holds, never less (census.wat does the same).
   if (LITTLE_ENDIAN) {
     const last = (end + 3) >>> 2;
     for (let k = PAIRS >>> 2; k < last; k += 1) {
@@ -71,10 +126,10 @@ function count(work: Uint8Array, words: Uint32Array, length: number, stamp: numb
 }
 
 class Taken implements Census {
-  /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it (no clearing between censuses); the text's bytes follow. */
-  private readonly work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES + 4);
-  private readonly words = new Uint32Array(this.work.buffer);
-  private readonly bytes = this.work.subarray(PAIRS, PAIRS + MAX_CENSUS_BYTES);
+  private readonly counter: Counter;
+  /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it (no clearing between censuses). */
+  private readonly work: Uint8Array;
+  private readonly bytes: Uint8Array;
   private readonly encoder = new TextEncoder();
   private stamp = 0;
   private complete = true;
@@ -82,11 +137,26 @@ class Taken implements Census {
   at = false;
   assignment = false;
   digit = false;
+  nineDigits = true;
   /** Counts the censuses taken, so a scan knows whether the shared one still describes its text. */
   generation = 0;
 
+  constructor(counter: Counter) {
+    this.counter = counter;
+    this.work = counter.work;
+    this.bytes = counter.bytes;
+  }
+
   pair(first: number, second: number): boolean {
     return !this.complete || this.work[(first << 7) | second] === this.stamp;
+  }
+
+  followedByDigit(first: number): boolean {
+    if (!this.complete) return true;
+    const { work, stamp } = this;
+    const from = (first << 7) | 48;
+    for (let pair = from; pair < from + 10; pair += 1) if (work[pair] === stamp) return true;
+    return false;
   }
 
   mayHold(set: LiteralSet): boolean {
@@ -103,14 +173,26 @@ class Taken implements Census {
     const { read, written } = this.encoder.encodeInto(text, this.bytes);
     this.complete = read === text.length;
     this.nonAscii = !this.complete || written !== read;
-    if (this.complete) count(this.work, this.words, written, this.stamp);
+    const nine = this.complete && this.counter.count(written, this.stamp);
+    this.nineDigits = this.digit && (!this.complete || nine);
     // The copy may hold a secret: it does not outlive the census.
     this.bytes.fill(0, 0, written);
   }
 }
 
 /** The one census there is: taking one is synchronous, and a scan checks the generation before reusing it. */
-const shared = new Taken();
+const shared = new Taken(wasmCounter() ?? scriptCounter());
+
+/** A census taker of its own, on the given pass (tests compare the two passes; the scans share the one above). */
+export function separateCensusTaker(pass: 'wasm' | 'script'): (text: string) => Census {
+  const counter = pass === 'wasm' ? wasmCounter() : scriptCounter();
+  if (!counter) throw new Error('WebAssembly is not available');
+  const taken = new Taken(counter);
+  return (text) => {
+    taken.take(text);
+    return taken;
+  };
+}
 
 /** Takes the census of `text` (overwriting the last one taken). */
 export function takeCensus(text: string): Census {
@@ -118,18 +200,28 @@ export function takeCensus(text: string): Census {
   return shared;
 }
 
-/** A census taker for one scan: the text it counted last is not read again while no one else took a census since. */
-export function censusTaker(): (text: string) => Census {
-  let last: string | undefined;
-  let generation = -1;
-  return (text) => {
-    if (text !== last || generation !== shared.generation) {
-      shared.take(text);
-      last = text;
-      generation = shared.generation;
-    }
-    return shared;
-  };
+/** Where `detect` gets a text's census: taken afresh, or kept by a scan for its next rule over the same text. */
+export interface CensusSource {
+  census(text: string): Census;
+}
+
+/** Takes every census afresh. */
+export const FRESH_CENSUS: CensusSource = { census: takeCensus };
+
+/** What a scan keeps of the census it took last: the text, and the shared census's generation then. */
+export interface KeptCensus {
+  censusText: string | undefined;
+  censusGeneration: number;
+}
+
+/** The census of `text`, taken again only when no one took one since `kept`'s, for another text or this one. */
+export function keptCensus(text: string, kept: KeptCensus): Census {
+  if (text !== kept.censusText || kept.censusGeneration !== shared.generation) {
+    shared.take(text);
+    kept.censusText = text;
+    kept.censusGeneration = shared.generation;
+  }
+  return shared;
 }
 
 const foldings = (code: number): number[] => (code >= 65 && code <= 90 ? [code, code + 32] : code >= 97 && code <= 122 ? [code - 32, code] : [code]);
@@ -218,9 +310,9 @@ export function mayHoldIn(set: LiteralSet, pairs: Uint8Array, stamp: number): bo
     const groupEnd = program[group]!;
     // The group's first pair, written any of its ways.
     const firstEnd = group + 2 + program[group + 1]!;
-    let seen = false;
-    for (let w = group + 2; w < firstEnd; w += 1) if (pairs[program[w]!] === stamp) seen = true;
-    if (seen) {
+    let found = false;
+    for (let w = group + 2; w < firstEnd; w += 1) if (pairs[program[w]!] === stamp) found = true;
+    if (found) {
       for (let rest = firstEnd; rest < groupEnd; ) {
         const restEnd = program[rest]!;
         let all = true;

@@ -2,7 +2,7 @@
 // operator's custom ones, compiled for the linear-time engine (src/patterns/).
 import { compileLinear, isRefusal, MatchBudgetError, MAX_MATCH_WORK, type LinearRegex } from '../patterns/linear-regex.js';
 import type { CustomDetectorConfig } from '../config/guardrails.js';
-import { takeCensus, type Census } from './census.js';
+import { FRESH_CENSUS, type Census, type CensusSource } from './census.js';
 import { INJECTION_DETECTORS } from './injection.js';
 import { PII_DETECTORS } from './pii.js';
 import { SECRET_DETECTORS } from './secrets.js';
@@ -23,15 +23,15 @@ const GENERIC_KINDS = new Set(['generic_secret', 'bearer_token']);
 /**
  * Runs the detectors over `text` into `out`, dropping a generic finding that overlaps a specific one
  * (`api_key = "sk_live_…"` is a stripe_key, not also a generic_secret). A detector whose gate rules the text out
- * is not run (texts of MIN_CENSUS_CHARS or more); `censusOf` gives the text's census (a scan's taker reuses it
- * across rules), taken once at most.
+ * is not run (texts of MIN_CENSUS_CHARS or more); `censuses` gives the text's census (a scan reuses it across
+ * rules), taken once at most.
  */
-export function detect(detectors: readonly Detector[], text: string, out: Finding[], censusOf: (text: string) => Census = takeCensus): void {
+export function detect(detectors: readonly Detector[], text: string, out: Finding[], censuses: CensusSource = FRESH_CENSUS): void {
   const from = out.length;
   const gated = text.length >= MIN_CENSUS_CHARS;
   let census: Census | undefined;
   for (const detector of detectors) {
-    if (gated && detector.gate && !detector.gate((census ??= censusOf(text)))) continue;
+    if (gated && detector.gate && !detector.gate((census ??= censuses.census(text)))) continue;
     detector.find(text, out, census);
   }
   if (out.length - from < 2) return;

@@ -189,9 +189,10 @@ function digitsAhead(text: string, at: number): { digits: number; end: number } 
 function numbers(text: string, out: Finding[], census?: Census): void {
   // The next candidate of each kind at or after the cursor, kept while the cursor has not passed it (the
   // cursor only moves forward): each search runs over the text once in all. No IBAN can start where the census
-  // saw no country code followed by a digit: its search is skipped (a failed IBAN candidate never moves the
+  // saw no country code followed by a digit, and no card, social security or phone number where it saw no nine
+  // digits in one run of number characters: that search is skipped (a failed IBAN candidate never moves the
   // cursor past a digit candidate, so the other findings are the same).
-  let digitAt = -2;
+  let digitAt = census && !census.nineDigits ? -1 : -2;
   let ibanStart = census && !mayHoldIban(census) ? -1 : -2;
   for (let from = 0; ; ) {
     if (digitAt !== -1 && digitAt < from) digitAt = nextDigitWindow(text, from);
@@ -264,13 +265,26 @@ function endAfter(text: string, from: number, count: number): number {
   return at;
 }
 
-const COUNTRIES = Object.keys(IBAN_LENGTHS).map((code) => [code.charCodeAt(0), code.charCodeAt(1)] as const);
+/** IBAN country codes by their second letter: the second letters, and for each the first letters that go before it (flat arrays: the gate runs on every text with digits). */
+const IBAN_SECONDS: number[] = [];
+const IBAN_FIRSTS: number[][] = [];
+for (const code of Object.keys(IBAN_LENGTHS)) {
+  const at = IBAN_SECONDS.indexOf(code.charCodeAt(1));
+  if (at >= 0) IBAN_FIRSTS[at]!.push(code.charCodeAt(0));
+  else {
+    IBAN_SECONDS.push(code.charCodeAt(1));
+    IBAN_FIRSTS.push([code.charCodeAt(0)]);
+  }
+}
 
 /** Whether an IBAN may start in the counted text: a country code of IBAN_LENGTHS, its second letter followed by a digit. */
 function mayHoldIban(census: Census): boolean {
-  for (const [first, second] of COUNTRIES) {
-    if (!census.pair(first, second)) continue;
-    for (let digit = 48; digit <= 57; digit += 1) if (census.pair(second, digit)) return true;
+  // The second letter followed by a digit first: a few reads rule most texts out.
+  for (let i = 0; i < IBAN_SECONDS.length; i += 1) {
+    const second = IBAN_SECONDS[i]!;
+    if (!census.followedByDigit(second)) continue;
+    const firsts = IBAN_FIRSTS[i]!;
+    for (let k = 0; k < firsts.length; k += 1) if (census.pair(firsts[k]!, second)) return true;
   }
   return false;
 }
@@ -278,5 +292,6 @@ function mayHoldIban(census: Census): boolean {
 export const PII_DETECTORS: readonly Detector[] = [
   { name: 'email', group: 'pii', kinds: ['email'], find: emails, gate: (census) => census.at },
   // One pass over the digits finds cards, SSNs, phones and IBANs (whose check digits follow the country code).
-  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.digit },
+  // Cards, social security and phone numbers need nine digits in one run of number characters; an IBAN a country code.
+  { name: 'numbers', group: 'pii', kinds: ['credit_card', 'us_ssn', 'phone', 'iban'], find: numbers, gate: (census) => census.digit && (census.nineDigits || mayHoldIban(census)) },
 ];

@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { GuardrailLimits } from '../config/guardrails.js';
-import { censusTaker } from './census.js';
+import { keptCensus, type Census, type CensusSource, type KeptCensus } from './census.js';
 import type { CompiledRule } from './compile.js';
 import { detect } from './detectors.js';
 import { injectionScore } from './injection.js';
@@ -30,8 +30,8 @@ export interface ScanRequest {
   readonly rules: readonly CompiledRule[];
   readonly limits: GuardrailLimits;
   readonly hashKey: Buffer;
-  /** Scanning stops (as blocked) once this reports true: the call was cancelled or timed out. */
-  readonly cancelled?: () => boolean;
+  /** Scanning stops (as blocked) once this is aborted: the call was cancelled or timed out. */
+  readonly cancellation?: { readonly aborted: boolean };
 }
 
 export type ScanOutcome =
@@ -173,6 +173,18 @@ function setAt(root: unknown, path: readonly Key[], value: unknown): unknown {
 /** What a clean scan reports: one list for every scan (the policy and the audit only read it). */
 const NO_EVENTS: readonly GuardrailEvent[] = Object.freeze([]);
 
+/** A clean scan's outcome, one per number of surfaces (frozen, shared: nothing to allocate for the common case). */
+const CLEAN: ScanOutcome[] = [];
+function cleanOutcome(surfaces: number): ScanOutcome {
+  return (CLEAN[surfaces] ??= Object.freeze({ kind: 'scanned', values: Object.freeze(new Array<undefined>(surfaces).fill(undefined)), events: NO_EVENTS }));
+}
+
+/**
+ * The findings of the text being read, on the synchronous path: judged before anything else can scan, and
+ * emptied after (only when something was found: setting an array's length goes through V8's runtime).
+ */
+const scratch: Finding[] = [];
+
 class Events {
   /** Made at the first event: most scans find nothing. */
   private counts: Map<string, { detector: string; action: GuardrailEvent['action']; count: number; score?: number }> | undefined;
@@ -201,7 +213,7 @@ export function scan(request: ScanRequest): ScanOutcome | Promise<ScanOutcome> {
 }
 
 /** One scan's state: the texts, the events, the time and characters read since the clock and the last yield. */
-class Scanner {
+class Scanner implements CensusSource, KeptCensus {
   private readonly events: Events;
   private readonly doc: Document;
   /** The texts as they were, kept at the first rewrite (until then the texts are the originals). */
@@ -211,14 +223,19 @@ class Scanner {
   private mark = 0;
   private sinceClock = 0;
   private sinceYield = 0;
-  /** One census per text for all the rules (a rewritten text gets its own). */
-  private readonly censusOf = censusTaker();
+  /** One census per text for all the rules (a rewritten text gets its own): the text counted last, and when. */
+  censusText: string | undefined = undefined;
+  censusGeneration = -1;
   /** The current rule's leaves when it selects fields (undefined: every text). */
   private leaves: number[] | undefined;
 
   constructor(private readonly request: ScanRequest) {
     this.events = new Events(request.direction);
     this.doc = new Document(request.surfaces);
+  }
+
+  census(text: string): Census {
+    return keptCensus(text, this);
   }
 
   run(): ScanOutcome | Promise<ScanOutcome> {
@@ -262,8 +279,9 @@ class Scanner {
         if (text.length === 0) continue;
         // A text within one chunk, read before the next turn is due, is scanned without a turn of its own.
         if (text.length > CHUNK_CHARS || this.sinceYield >= CHUNK_CHARS) return this.afterTurns(r, n, i, text, rule);
-        const found: Finding[] = [];
-        const outcome = this.judge(i, text, rule, this.findChunk(text, 0, rule, found) ? 'timeout' : found);
+        if (scratch.length > 0) scratch.length = 0; // left by a detector that threw
+        const outcome = this.judge(i, text, rule, this.findChunk(text, 0, rule, scratch) ? 'timeout' : scratch);
+        if (scratch.length > 0) scratch.length = 0;
         if (outcome) return outcome;
       }
     }
@@ -330,7 +348,7 @@ class Scanner {
         await yieldToLoop();
         this.mark = performance.now();
         this.sinceClock = 0;
-        if (this.request.cancelled?.()) return 'cancelled';
+        if (this.request.cancellation?.aborted === true) return 'cancelled';
       }
       if (this.findChunk(text, from, rule, found)) return 'timeout';
       if (text.length <= CHUNK_CHARS) break;
@@ -343,7 +361,7 @@ class Scanner {
     const whole = text.length <= CHUNK_CHARS;
     const chunk = whole ? text : text.slice(from, from + CHUNK_CHARS + CHUNK_OVERLAP);
     const before = found.length;
-    detect(rule.detectors, chunk, found, this.censusOf);
+    detect(rule.detectors, chunk, found, this);
     this.sinceYield += chunk.length;
     this.sinceClock += chunk.length;
     if (this.sinceClock >= CLOCK_CHARS) {
@@ -369,8 +387,11 @@ class Scanner {
   /** Writes the rewritten texts back into copies of the surfaces they came from. */
   private finish(): ScanOutcome {
     const { doc, request, original } = this;
+    if (original === undefined && doc.replaced.length === 0) {
+      const events = this.events.list();
+      return events === NO_EVENTS ? cleanOutcome(request.surfaces.length) : { kind: 'scanned', values: request.surfaces.map(() => undefined), events };
+    }
     const values: unknown[] = request.surfaces.map(() => undefined);
-    if (original === undefined && doc.replaced.length === 0) return { kind: 'scanned', values, events: this.events.list() };
     const copy = (surface: number): unknown => (values[surface] ??= structuredClone(request.surfaces[surface]!.value));
     doc.texts.forEach((text, i) => {
       if (original === undefined || text === original[i]) return;

@@ -3,7 +3,9 @@
 // from its pieces; the bench's clean listing is read by no detector at all.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { literalsMayOccur, takeCensus } from '../../../src/guardrails/census.js';
+import { literalsMayOccur, separateCensusTaker, takeCensus } from '../../../src/guardrails/census.js';
+// @ts-expect-error: a script without types of its own
+import { assembleCensus } from '../../../scripts/build-census-wasm.mjs';
 import { ibanValid } from '../../../src/guardrails/checksums.js';
 import { BUILTIN_DETECTORS, detect } from '../../../src/guardrails/detectors.js';
 import type { Detector, Finding } from '../../../src/guardrails/types.js';
@@ -32,7 +34,7 @@ function randomTexts(count: number, seed: number): string[] {
   };
   // Corpus texts, whole or cut at random places, joined by characters the detectors care about, some past ASCII
   // (the Kelvin sign lower-cases to `k`: `JAILBREA\u212a` is a phrase only once lower-cased).
-  const joins = [' ', '\n', '"', ':', '=', '@', '-', '.', '(', ')', '+', '1', '9', 'A', 'Z', '://', 'é', '\u212a', '\u0130', '\u200b', '\ufeff', 'DE', 'GB82', 'JAILBREA\u212a', ` ${LETTERED_IBAN} `];
+  const joins = [' ', '\n', '"', ':', '=', '@', '-', '.', '(', ')', '+', '1', '9', '1234', '555-01', '4111 1111', 'A', 'Z', '://', 'é', '\u212a', '\u0130', '\u200b', '\ufeff', 'DE', 'GB82', 'JAILBREA\u212a', ` ${LETTERED_IBAN} `];
   const out: string[] = [];
   for (let i = 0; i < count; i += 1) {
     let text = '';
@@ -62,9 +64,16 @@ describe('the census gates', () => {
   it('skip detectors on texts without what they need', () => {
     const skipped = (text: string) => BUILTIN_DETECTORS.filter((detector) => detector.gate && !detector.gate(takeCensus(text))).map((detector) => detector.name);
     const listing = JSON.stringify({ items: [{ id: 1000, name: 'Item number 0', url: 'https://shop.example.com/items/1000', price: 12.5, updated: '2026-12-01T10:00:00Z' }], next: null });
-    // Only the numbers detector reads the listing (it has digits), without its IBAN search.
-    expect(skipped(listing)).toEqual(BUILTIN_DETECTORS.map((detector) => detector.name).filter((name) => name !== 'numbers'));
+    // No detector reads the listing: it has digits, but never nine in one run of number characters, nor a country code.
+    expect(skipped(listing)).toEqual(BUILTIN_DETECTORS.map((detector) => detector.name));
     expect(skipped('no digits here')).toContain('numbers');
+    // Nine digits in one run of digits, spaces, dots, dashes, parentheses and pluses: the numbers detector reads it.
+    for (const run of ['123456789', '+1 (555) 010-99', '4111 1111 1', '078-05-1120', '1.2.3.4.5.6.7.8.9']) {
+      expect(skipped(`${listing} ${run}`), run).not.toContain('numbers');
+      expect(skipped(`${listing}${'é'.repeat(3)}${run}é`), run).not.toContain('numbers');
+    }
+    // Eight, or nine split by another character: not read.
+    for (const run of ['12345678', '1234-5678', '1234/56789', '12345678x9', '1234\u00a056789']) expect(skipped(`${listing} ${run}`), run).toContain('numbers');
     // An `@` lets the e-mail detector run; a character past ASCII the injection ones.
     expect(skipped(`${listing} a@b.example`)).not.toContain('email');
     expect(skipped(`${listing} café`)).not.toContain('hidden_text');
@@ -88,5 +97,45 @@ describe('the census gates', () => {
   it('rule nothing out by pairs past the bytes a census counts (64 KiB)', () => {
     const padding = 'x'.repeat(64 * 1024);
     for (const text of texts) expect(findings(BUILTIN_DETECTORS, padding + text)).toEqual(findings(UNGATED, padding + text));
+  });
+
+  it('count the same pairs and runs of digits in WebAssembly as in JavaScript, as the texts hold them', () => {
+    const wasm = separateCensusTaker('wasm');
+    const script = separateCensusTaker('script');
+    /** Nine digits in one run of digits, spaces, dots, parentheses, pluses and dashes, read character by character. */
+    const nineInRun = (text: string): boolean => {
+      let run = 0;
+      for (const c of text) {
+        if (c >= '0' && c <= '9') run += 1;
+        else if (!' .()+-'.includes(c)) run = 0;
+        if (run >= 9) return true;
+      }
+      return false;
+    };
+    const ascii = (text: string) => [...text].every((c) => c.charCodeAt(0) < 128);
+    for (const text of [...texts, ...randomTexts(600, 17), '', '1', '12345678', '123456789', '1234 5678 9', '1234-5678x9']) {
+      const fromWasm = wasm(text);
+      expect(fromWasm.nineDigits, text.slice(0, 80)).toBe(nineInRun(text));
+      // The script pass counts no runs: it lets every text with a digit through.
+      const fromScript = script(text);
+      expect(fromScript.nineDigits).toBe(fromScript.digit);
+      // Every pair of printable characters, as one string per pass (one comparison per text).
+      const seen = (census: ReturnType<typeof wasm>) => {
+        let out = '';
+        for (let first = 32; first < 127; first += 1) for (let second = 32; second < 127; second += 1) out += census.pair(first, second) ? '1' : '0';
+        return out;
+      };
+      const pairs = seen(fromWasm);
+      expect(pairs === seen(script(text)), text.slice(0, 80)).toBe(true);
+      if (ascii(text)) {
+        let expected = '';
+        for (let first = 32; first < 127; first += 1) for (let second = 32; second < 127; second += 1) expected += text.includes(String.fromCharCode(first, second)) ? '1' : '0';
+        expect(pairs === expected, text.slice(0, 80)).toBe(true);
+      }
+    }
+  });
+
+  it('run the WebAssembly assembled from census.wat (node scripts/build-census-wasm.mjs after a change)', async () => {
+    expect(readFileSync(new URL('../../../src/guardrails/census-wasm.ts', import.meta.url), 'utf8')).toBe(await assembleCensus());
   });
 });

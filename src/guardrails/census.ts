@@ -35,15 +35,14 @@ export interface Census {
 /** Texts whose UTF-8 is longer get no pairs counted (every pair then counts as seen): the census is for the many small results. */
 const MAX_CENSUS_BYTES = 64 * 1024;
 const DIGIT = /[0-9]/;
-const PAIRS = 128 * 128;
+/** Pair (a, b) of bytes is at `a | b << 8`: the two bytes as they lie in memory, read as one little-endian u16. */
+const PAIRS = 256 * 256;
+const pairAt = (first: number, second: number): number => first | (second << 8);
 /** Where census.wat keeps its run table and the text's bytes (the pairs are at 0). */
-const RUN_TABLE_AT = 16384;
-const TEXT_AT = 20480;
+const RUN_TABLE_AT = 65536;
+const TEXT_AT = 69632;
 
-/** Whether a Uint32Array reads a word's first byte in its low bits (all platforms Node runs on today). */
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-
-/** What counts a text's pairs: the pairs at `work[0, PAIRS)`, the text's UTF-8 written into `bytes` first. */
+/** What counts a text's pairs: the pairs at `work[0, PAIRS)`, the text's UTF-8 written into `bytes` first (with four bytes of room after it). */
 interface Counter {
   readonly work: Uint8Array;
   readonly bytes: Uint8Array;
@@ -55,7 +54,7 @@ const isDigit = (byte: number): boolean => byte >= 48 && byte <= 57;
 /** The characters besides digits that numbers are written with (src/guardrails/pii.ts reads the same runs). */
 const isSeparator = (byte: number): boolean => byte === 32 || byte === 46 || byte === 40 || byte === 41 || byte === 43 || byte === 45;
 
-/** The census pass in WebAssembly (census.wat): about a third of the instructions of the pairs alone in JavaScript, with the run of digits. */
+/** The census pass in WebAssembly (census.wat): fewer instructions for the pairs and the run of digits than JavaScript spends on the pairs alone. */
 function wasmCounter(): Counter | undefined {
   // `node --jitless` has no WebAssembly: the JavaScript pass below then counts the pairs.
   if (typeof WebAssembly !== 'object') return undefined;
@@ -77,57 +76,26 @@ function wasmCounter(): Counter | undefined {
 /** The census pass in JavaScript, where WebAssembly is missing: the pairs only (every text may then hold nine digits in a run). */
 function scriptCounter(): Counter {
   const work = new Uint8Array(PAIRS + MAX_CENSUS_BYTES + 4);
-  const words = new Uint32Array(work.buffer);
   return {
     work,
     bytes: work.subarray(PAIRS, PAIRS + MAX_CENSUS_BYTES),
     count: (length, stamp) => {
-      stampPairs(work, words, length, stamp);
+      stampPairs(work, length, stamp);
       return true;
     },
   };
 }
 
-/**
- * Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)` (`words`: the same memory, four bytes a word).
- * Four bytes a turn, read as one word: a quarter of the loads and about half the instructions of a byte a turn in
- * V8 (bounds checks and address arithmetic per access). Up to three zero bytes past the text make its last turn
- * whole, adding pairs with NUL, which no literal holds.
- */
-function stampPairs(work: Uint8Array, words: Uint32Array, length: number, stamp: number): void {
+/** Stamps the pairs of the bytes in `work[PAIRS, PAIRS + length)`; the one after the last is zero (a pair with NUL, which no literal holds). */
+function stampPairs(work: Uint8Array, length: number, stamp: number): void {
   const end = PAIRS + length;
   work[end] = 0;
-  work[end + 1] = 0;
-  work[end + 2] = 0;
-  let previous = 0;
-  // A byte past ASCII (a piece of a longer character) takes its low seven bits: it can only add pairs, so a
-  // gate sees more than the text holds, never less (census.wat does the same).
-  if (LITTLE_ENDIAN) {
-    const last = (end + 3) >>> 2;
-    for (let k = PAIRS >>> 2; k < last; k += 1) {
-      const word = words[k]!;
-      const a = word & 127;
-      const b = (word >>> 8) & 127;
-      const c = (word >>> 16) & 127;
-      const d = (word >>> 24) & 127;
-      work[previous | a] = stamp;
-      work[(a << 7) | b] = stamp;
-      work[(b << 7) | c] = stamp;
-      work[(c << 7) | d] = stamp;
-      previous = d << 7;
-    }
-    return;
-  }
-  for (let i = PAIRS; i < end; i += 1) {
-    const byte = work[i]! & 127;
-    work[previous | byte] = stamp;
-    previous = byte << 7;
-  }
+  for (let i = PAIRS; i < end; i += 1) work[pairAt(work[i]!, work[i + 1]!)] = stamp;
 }
 
 class Taken implements Census {
   private readonly counter: Counter;
-  /** Pair (a, b) at `(a << 7) | b` holds the stamp of the census that saw it (no clearing between censuses). */
+  /** Pair (a, b) at `a | b << 8` holds the stamp of the census that saw it (no clearing between censuses). */
   private readonly work: Uint8Array;
   private readonly bytes: Uint8Array;
   private readonly encoder = new TextEncoder();
@@ -148,14 +116,13 @@ class Taken implements Census {
   }
 
   pair(first: number, second: number): boolean {
-    return !this.complete || this.work[(first << 7) | second] === this.stamp;
+    return !this.complete || this.work[pairAt(first, second)] === this.stamp;
   }
 
   followedByDigit(first: number): boolean {
     if (!this.complete) return true;
     const { work, stamp } = this;
-    const from = (first << 7) | 48;
-    for (let pair = from; pair < from + 10; pair += 1) if (work[pair] === stamp) return true;
+    for (let digit = 48; digit <= 57; digit += 1) if (work[pairAt(first, digit)] === stamp) return true;
     return false;
   }
 
@@ -271,7 +238,7 @@ export function literalSet(literals: readonly string[], ignoreCase = false): Lit
     for (let i = 1; i < literal.length; i += 1) {
       const a = literal.charCodeAt(i - 1);
       const b = literal.charCodeAt(i);
-      const ways = [...new Set((ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => ((first & 127) << 7) | (second & 127))))].sort((x, y) => x - y);
+      const ways = [...new Set((ignoreCase ? foldings(a) : [a]).flatMap((first) => (ignoreCase ? foldings(b) : [b]).map((second) => pairAt(first, second))))].sort((x, y) => x - y);
       pairs.set(ways.join(), { key: ways.join(), ways, rarity: Math.max(rarity(a), rarity(b)) });
     }
     tested.push([...pairs.values()].sort((x, y) => y.rarity - x.rarity).slice(0, PAIRS_TESTED));

@@ -150,7 +150,11 @@ describe('inner calls end with their script', () => {
     Object.assign(probe(), { started: 0, active: 0, maxActive: 0, abortedAtStart: 0 });
   });
 
-  it('starts no inner call after its script answered, aborts the running ones, and never hands a handler an aborted signal', async () => {
+  // Retried like the first test above, for the same reason: under the whole suite with the demo serving beside it, CI
+  // runs of ccc99e6 and 9f59f6f (Node 20) read the victim's plain call at 1,862 ms and its trivial script at 2,134 ms
+  // against the 1 s bound, once each; alone and in the other runs it passed. The bound is unchanged, and a victim
+  // that really waits on the attack fails every try.
+  it('starts no inner call after its script answered, aborts the running ones, and never hands a handler an aborted signal', { retry: 2 }, async () => {
     // Fire and forget: each script starts 40 slow calls (far past its tenant's in-flight bound) and returns.
     const attack = async (): Promise<void> => {
       for (let round = 0; round < 5; round++) {

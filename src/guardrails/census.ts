@@ -1,13 +1,14 @@
 // A census of a text, taken before the built-in detectors read it (docs/governance.md#guardrails): one forward
-// pass over the text's bytes records which pairs of adjacent ASCII characters occur and whether nine digits occur
-// in one run of number characters; whether any character lies past ASCII, and whether an `@`, `:`, `=` or digit
-// occurs, come from the encoder, `indexOf` and a one-class regex. A detector whose every finding needs something
-// the census did not see cannot find anything in the text and is not run: the findings are the same, and a clean
-// text is read once instead of once per detector. The pass does the same loads, stores and shifts for every
+// pass over the text's bytes records which pairs of adjacent bytes occur (a pair of ASCII characters is a pair of
+// bytes, exactly) and whether nine digits occur in one run of number characters; whether any character lies past
+// ASCII, and whether an `@`, `:`, `=` or digit occurs, come from the encoder, `indexOf` and a one-class regex. A
+// detector whose every finding needs something the census did not see cannot find anything in the text and is not
+// run: the findings are the same, and a clean text is read once instead of once per detector. The pass does the same loads, stores and shifts for every
 // byte, with no branch on what the byte is, so it costs about the same on a text the branch predictor has not
 // learnt (a tool result in a busy server) as on one it has; the detectors' regex searches and skipping scans do not.
 
 import { CENSUS_WASM } from './census-wasm.js';
+import { inClass, NUMBER_CHARS } from './text.js';
 
 /** What a gate reads: the census of the text a detector is about to scan. */
 export interface Census {
@@ -51,8 +52,6 @@ interface Counter {
 }
 
 const isDigit = (byte: number): boolean => byte >= 48 && byte <= 57;
-/** The characters besides digits that numbers are written with (src/guardrails/pii.ts reads the same runs). */
-const isSeparator = (byte: number): boolean => byte === 32 || byte === 46 || byte === 40 || byte === 41 || byte === 43 || byte === 45;
 
 /** The census pass in WebAssembly (census.wat): fewer instructions for the pairs and the run of digits than JavaScript spends on the pairs alone. */
 function wasmCounter(): Counter | undefined {
@@ -68,7 +67,7 @@ function wasmCounter(): Counter | undefined {
   const view = new Uint8Array(memory.buffer);
   // The run table: the digits in the current run of number characters, 9 once nine were seen.
   for (let state = 0; state <= 9; state += 1) {
-    for (let byte = 0; byte < 256; byte += 1) view[RUN_TABLE_AT + (state << 8) + byte] = state === 9 ? 9 : isDigit(byte) ? state + 1 : isSeparator(byte) ? state : 0;
+    for (let byte = 0; byte < 256; byte += 1) view[RUN_TABLE_AT + (state << 8) + byte] = state === 9 ? 9 : isDigit(byte) ? state + 1 : inClass(NUMBER_CHARS, byte) ? state : 0;
   }
   return { work: view.subarray(0, PAIRS), bytes: view.subarray(TEXT_AT, TEXT_AT + MAX_CENSUS_BYTES), count: (length, stamp) => count(length, stamp) === 1 };
 }

@@ -24,6 +24,12 @@ export const inClass = (table: CharClass, code: number): boolean => code < 128 &
 
 export const ALNUM = charClass('A-Za-z0-9');
 
+/**
+ * The characters a phone, card or social security number is written with: digits and the separators between their
+ * groups. The numbers detector (pii.ts) reads runs of them and the census (census.ts) counts digits in each run.
+ */
+export const NUMBER_CHARS = charClass('0-9 .()+-');
+
 /** How many characters of `table` follow `from`, at most `max`. */
 export function runOf(text: string, from: number, table: CharClass, max: number): number {
   let n = 0;

@@ -84,7 +84,7 @@ function hiddenText(text: string, out: Finding[]): void {
   if (count >= 3) out.push({ kind: 'injection', start: first, end: last, weight: Math.min(0.8, 0.2 + count * 0.05) });
 }
 
-const mayHoldPhrase = literalsMayOccur([...SIGNAL_OF.keys()], true);
+const mayHoldPhrase = literalsMayOccur([...SIGNAL_OF.keys()]);
 
 export const INJECTION_DETECTORS: readonly Detector[] = [
   // Gate (census.ts): a phrase's character pairs; any character past ASCII lets the phrases run, since

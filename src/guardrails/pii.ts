@@ -2,7 +2,7 @@
 // cards (Luhn), IBANs (mod-97) and US social security numbers (the ranges the SSA never issues are
 // refused). Hand-written forward scans around a trigger character: linear in the text, no regex over it.
 import { IBAN_LENGTHS, ibanValid, luhnValid } from './checksums.js';
-import type { Census } from './census.js';
+import { pairAt, pairSet, type Census } from './census.js';
 import { ALNUM, charClass, inClass, NUMBER_CHARS, runOf } from './text.js';
 import type { Detector, Finding } from './types.js';
 
@@ -264,7 +264,9 @@ function endAfter(text: string, from: number, count: number): number {
   return at;
 }
 
-/** IBAN country codes by their second letter: the second letters, and for each the first letters that go before it (flat arrays: the gate runs on every text with digits). */
+/** The codes of the digits 0 to 9. */
+const DIGIT_CODES = Array.from({ length: 10 }, (_, digit) => 48 + digit);
+/** IBAN country codes by their second letter: the second letters, and for each the first letters that go before it. */
 const IBAN_SECONDS: number[] = [];
 const IBAN_FIRSTS: number[][] = [];
 for (const code of Object.keys(IBAN_LENGTHS)) {
@@ -276,17 +278,18 @@ for (const code of Object.keys(IBAN_LENGTHS)) {
   }
 }
 
-/** Whether an IBAN may start in the counted text: a country code of IBAN_LENGTHS, its second letter followed by a digit. */
-function mayHoldIban(census: Census): boolean {
-  // The second letter followed by a digit first: a few reads rule most texts out.
-  for (let i = 0; i < IBAN_SECONDS.length; i += 1) {
-    const second = IBAN_SECONDS[i]!;
-    if (!census.followedByDigit(second)) continue;
-    const firsts = IBAN_FIRSTS[i]!;
-    for (let k = 0; k < firsts.length; k += 1) if (census.pair(firsts[k]!, second)) return true;
-  }
-  return false;
-}
+/**
+ * Whether an IBAN may start in the counted text: two capitals followed by two digits (census.wat sees them), and
+ * a country code of IBAN_LENGTHS whose second letter is followed by a digit. One group per second letter: its
+ * country codes first, then the letter followed by a digit.
+ */
+const IBAN_GATE = pairSet(
+  IBAN_SECONDS.map((second, i) => ({
+    first: IBAN_FIRSTS[i]!.map((first) => pairAt(first, second)),
+    rests: [[DIGIT_CODES.map((digit) => pairAt(second, digit))]],
+  })),
+);
+const mayHoldIban = (census: Census): boolean => census.ibanShape && census.mayHold(IBAN_GATE);
 
 export const PII_DETECTORS: readonly Detector[] = [
   { name: 'email', group: 'pii', kinds: ['email'], find: emails, gate: (census) => census.at },

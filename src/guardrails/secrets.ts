@@ -171,8 +171,8 @@ function genericAssignments(text: string, out: Finding[]): void {
 const mayHoldPrefix = literalsMayOccur([...rulesByPrefix.keys()]);
 const mayHoldPem = literalsMayOccur(['-----BEGIN ']);
 const mayHoldScheme = literalsMayOccur(['://']);
-const mayHoldBearer = literalsMayOccur(['bearer '], true);
-const mayHoldAssignKeyword = literalsMayOccur(ASSIGN_KEYWORDS, true);
+const mayHoldBearer = literalsMayOccur(['bearer ']);
+const mayHoldAssignKeyword = literalsMayOccur(ASSIGN_KEYWORDS);
 
 export const SECRET_DETECTORS: readonly Detector[] = [
   {

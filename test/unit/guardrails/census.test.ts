@@ -50,6 +50,17 @@ function randomTexts(count: number, seed: number): string[] {
   return out;
 }
 
+/** Nine digits in one run of digits, spaces, dots, parentheses, pluses and dashes, read character by character. */
+function nineInRun(text: string): boolean {
+  let run = 0;
+  for (const c of text) {
+    if (c >= '0' && c <= '9') run += 1;
+    else if (!' .()+-'.includes(c)) run = 0;
+    if (run >= 9) return true;
+  }
+  return false;
+}
+
 describe('the census gates', () => {
   it('leave the findings as every detector run finds them, on the corpus and on 20,000 texts made of its pieces', () => {
     let found = 0;
@@ -82,16 +93,14 @@ describe('the census gates', () => {
 
   it('never rule out a literal that is there, in any case, wherever it lies', () => {
     const literals = ['ignore previous', '<|im_start|>', 'sk_live_', 'AKIA', '-----BEGIN '];
-    const folded = literalsMayOccur(literals, true);
-    const exact = literalsMayOccur(literals);
+    const mayOccur = literalsMayOccur(literals);
     for (const text of randomTexts(2_000, 5)) {
       const at = text.length >> 1;
       for (const literal of literals) {
-        expect(exact(takeCensus(text.slice(0, at) + literal + text.slice(at)))).toBe(true);
-        expect(folded(takeCensus(text.slice(0, at) + literal.toUpperCase() + text.slice(at)))).toBe(true);
+        for (const written of [literal, literal.toUpperCase(), literal.toLowerCase()]) expect(mayOccur(takeCensus(text.slice(0, at) + written + text.slice(at)))).toBe(true);
       }
     }
-    expect(exact(takeCensus('sk live akia'))).toBe(false);
+    expect(mayOccur(takeCensus('sk live akla'))).toBe(false);
   });
 
   it('rule nothing out by pairs past the bytes a census counts (64 KiB)', () => {
@@ -99,19 +108,9 @@ describe('the census gates', () => {
     for (const text of texts) expect(findings(BUILTIN_DETECTORS, padding + text)).toEqual(findings(UNGATED, padding + text));
   });
 
-  it('count the same pairs and runs of digits in WebAssembly as in JavaScript, as the texts hold them', () => {
+  it('count the same pairs in WebAssembly as in JavaScript, and the runs of digits and IBAN starts, as the texts hold them', () => {
     const wasm = separateCensusTaker('wasm');
     const script = separateCensusTaker('script');
-    /** Nine digits in one run of digits, spaces, dots, parentheses, pluses and dashes, read character by character. */
-    const nineInRun = (text: string): boolean => {
-      let run = 0;
-      for (const c of text) {
-        if (c >= '0' && c <= '9') run += 1;
-        else if (!' .()+-'.includes(c)) run = 0;
-        if (run >= 9) return true;
-      }
-      return false;
-    };
     const ascii = (text: string) => [...text].every((c) => c.charCodeAt(0) < 128);
     for (const text of [...texts, ...randomTexts(600, 17), '', '1', '12345678', '123456789', '1234 5678 9', '1234-5678x9']) {
       const fromWasm = wasm(text);
@@ -128,14 +127,71 @@ describe('the census gates', () => {
       const pairs = seen(fromWasm);
       expect(pairs === seen(script(text)), text.slice(0, 80)).toBe(true);
       if (ascii(text)) {
+        // The census folds a letter to its low five bits and any other character to its low six; the last
+        // character pairs with the NUL after the text, and the pair (0, 0) is always seen.
+        const fold = (code: number) => (/[a-z]/i.test(String.fromCharCode(code)) ? code & 31 : code & 63);
+        const held = new Set<number>([0]);
+        for (let i = 0; i < text.length; i += 1) held.add(fold(text.charCodeAt(i)) * 64 + (i + 1 < text.length ? fold(text.charCodeAt(i + 1)) : 0));
         let expected = '';
-        for (let first = 32; first < 127; first += 1) for (let second = 32; second < 127; second += 1) expected += text.includes(String.fromCharCode(first, second)) ? '1' : '0';
+        for (let first = 32; first < 127; first += 1) for (let second = 32; second < 127; second += 1) expected += held.has(fold(first) * 64 + fold(second)) ? '1' : '0';
         expect(pairs === expected, text.slice(0, 80)).toBe(true);
       }
+      // Two capitals followed by two digits: an IBAN's start.
+      expect(fromWasm.ibanShape, text.slice(0, 80)).toBe(/[A-Z]{2}[0-9]{2}/.test(text));
+      expect(fromScript.ibanShape).toBe(fromScript.digit);
     }
   });
 
   it('run the WebAssembly assembled from census.wat (node scripts/build-census-wasm.mjs after a change)', async () => {
     expect(readFileSync(new URL('../../../src/guardrails/census-wasm.ts', import.meta.url), 'utf8')).toBe(await assembleCensus());
+  });
+
+  it("find nine digits in a run wherever it lies against the WebAssembly pass's blocks of sixteen bytes", () => {
+    const wasm = separateCensusTaker('wasm');
+    // Short texts of digits, separators and other characters (one past ASCII: two bytes), so runs start, end and
+    // cross every place in a block: inside one, over one edge or several, after a carried run.
+    const pieces = ['1', '1', '1', '1', '22', '333', ' ', '-', '.', '(', ')', '+', 'x', '"', 'é', '/', 'A', 'Z', 'GB'];
+    let seed = 23;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n;
+    };
+    let found = 0;
+    for (let i = 0; i < 20_000; i += 1) {
+      let text = 'x'.repeat(random(17));
+      for (let n = random(40); n > 0; n -= 1) text += pieces[random(pieces.length)]!;
+      const expected = nineInRun(text);
+      const census = wasm(text);
+      expect(census.nineDigits, JSON.stringify(text)).toBe(expected);
+      expect(census.ibanShape, JSON.stringify(text)).toBe(/[A-Z]{2}[0-9]{2}/.test(text));
+      if (expected) found += 1;
+    }
+    expect(found).toBeGreaterThan(1_000);
+    // Nine digits between two other characters inside one block, at each offset; eight never.
+    for (let offset = 0; offset < 16; offset += 1) {
+      const pad = 'x'.repeat(offset);
+      expect(wasm(`${pad}x1234 56789x`).nineDigits, `offset ${offset}`).toBe(true);
+      expect(wasm(`${pad}x1234 5678x9`).nineDigits, `offset ${offset}`).toBe(false);
+      expect(wasm(`${pad}12x345678x9`).nineDigits, `offset ${offset}`).toBe(false);
+      // An IBAN's start across every place in a block; three of its four characters never.
+      expect(wasm(`${pad}x DE89 x 1`).ibanShape, `offset ${offset}`).toBe(true);
+      expect(wasm(`${pad}x De89 xDE8x 1`).ibanShape, `offset ${offset}`).toBe(false);
+    }
+  });
+
+  it('run every gate alike in WebAssembly and in JavaScript', () => {
+    const wasm = separateCensusTaker('wasm');
+    const script = separateCensusTaker('script');
+    // The numbers gate reads the run of digits, which only the WebAssembly pass counts; the others read pairs.
+    const gated = BUILTIN_DETECTORS.filter((detector) => detector.gate && detector.name !== 'numbers');
+    let passed = 0;
+    for (const text of [...texts, ...randomTexts(3_000, 29)]) {
+      const fromWasm = wasm(text);
+      const inWasm = gated.map((detector) => detector.gate!(fromWasm));
+      const fromScript = script(text);
+      expect(gated.map((detector) => detector.gate!(fromScript)), text.slice(0, 80)).toEqual(inWasm);
+      passed += inWasm.filter(Boolean).length;
+    }
+    expect(passed).toBeGreaterThan(1_000);
   });
 });

@@ -2,9 +2,9 @@ import { attachGuardrailEvents } from '../src/audit/guardrail-events.js';
 import { compileGuardrails, GuardrailConfigError } from '../src/guardrails/compile.js';
 import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrails.js';
 import { Ajv } from 'ajv';
-import { guardedResult, refusedArguments, resultSurfaces, withheldResult, type ResultSurfaces } from '../src/guardrails/result.js';
+import { guardedResult, onlyOutput, refusedArguments, resultSurfaces, withheldResult, type ResultSurfaces } from '../src/guardrails/result.js';
 import type { Cancellation } from '../src/shared/cancellation.js';
-import { scan, type ScanOutcome } from '../src/guardrails/scan.js';
+import { nothingToFind, scan, type ScanOutcome } from '../src/guardrails/scan.js';
 import type { GuardrailEvent } from '../src/guardrails/types.js';
 import { errors } from '../src/errors.js';
 import type { ToolCall, ToolResult } from '../src/call/types.js';
@@ -51,6 +51,9 @@ export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLaye
   const guardResult = (call: ToolCall, tenant: string, cancellation: Cancellation, result: ToolResult, argumentEvents: readonly GuardrailEvent[], answer: Answer): ToolResult | Promise<ToolResult> => {
     const resultRules = g.rulesFor(call.name, 'result');
     if (resultRules.length === 0 || result.status === 'pending_approval') return attachGuardrailEvents(result, argumentEvents);
+    // The common answer: an output alone, in which the census rules every rule's detectors out (no surfaces, no scan).
+    const output = onlyOutput(result);
+    if (output !== undefined && nothingToFind(output, resultRules, g.limits)) return attachGuardrailEvents(result, argumentEvents);
     let selectsFields = false;
     for (const rule of resultRules) if (rule.fields !== undefined) selectsFields = true;
     const surfaces = resultSurfaces(result, g.limits, selectsFields);

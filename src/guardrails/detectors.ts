@@ -43,6 +43,17 @@ export function detect(detectors: readonly Detector[], text: string, out: Findin
   }
 }
 
+/**
+ * Whether `detect` may find something in `text`: false only when the text is long enough to be counted and every
+ * detector's gate rules it out (a detector without a gate, such as a custom one, always may).
+ */
+export function mayFind(detectors: readonly Detector[], text: string, censuses: CensusSource = FRESH_CENSUS): boolean {
+  if (text.length < MIN_CENSUS_CHARS) return detectors.length > 0;
+  let census: Census | undefined;
+  for (const detector of detectors) if (!detector.gate || detector.gate((census ??= censuses.census(text)))) return true;
+  return false;
+}
+
 /** Windows a pattern without keywords is run over: long enough to amortise a search, short enough to bound its work. */
 const WINDOW_CHARS = 4096;
 

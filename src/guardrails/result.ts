@@ -49,6 +49,11 @@ function contentChars(result: ToolResult, content: McpContent | undefined): numb
   return result.output.length + traceChars + (content ? JSON.stringify(content).length : 0);
 }
 
+/** The result's output when it is the result's only surface (no error, trace or MCP content): a function tool's common answer. */
+export function onlyOutput(result: ToolResult): string | undefined {
+  return result.error === undefined && (result.trace === null || result.trace === undefined) && mcpContentOf(result) === undefined ? result.output : undefined;
+}
+
 export function resultSurfaces(original: ToolResult, limits: GuardrailLimits, wantsJson: boolean): ResultSurfaces {
   let result = original;
   const events: GuardrailEvent[] = [];

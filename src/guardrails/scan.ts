@@ -8,7 +8,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { GuardrailLimits } from '../config/guardrails.js';
 import { keptCensus, type Census, type CensusSource, type KeptCensus } from './census.js';
 import type { CompiledRule } from './compile.js';
-import { detect } from './detectors.js';
+import { detect, mayFind } from './detectors.js';
 import { injectionScore } from './injection.js';
 import { selectPlaces, type Segment } from './json-path.js';
 import type { Direction, Finding, GuardrailAction, GuardrailEvent } from './types.js';
@@ -210,6 +210,31 @@ class Events {
  */
 export function scan(request: ScanRequest): ScanOutcome | Promise<ScanOutcome> {
   return new Scanner(request).run();
+}
+
+/** The census the clean-text check takes once for all its rules (let go of the text once it answered). */
+const CHECKED: KeptCensus & CensusSource = {
+  censusText: undefined,
+  censusGeneration: -1,
+  census(text: string): Census {
+    return keptCensus(text, this);
+  },
+};
+
+/**
+ * Whether no rule can find anything in `text`, a side's only surface: each rule's detectors are ruled out by the
+ * text's census (scanning it would change nothing, count nothing and need no turn of the event loop). False when
+ * unsure: a rule selecting fields, a detector without a gate, a text too short to be counted, or one long enough
+ * for a scan to read its clock (so the answer is the scan's, whatever the bounds).
+ */
+export function nothingToFind(text: string, rules: readonly CompiledRule[], limits: GuardrailLimits): boolean {
+  if (text.length >= CLOCK_CHARS || text.length > limits.maxScanChars) return false;
+  try {
+    for (const rule of rules) if (rule.fields !== undefined || mayFind(rule.detectors, text, CHECKED)) return false;
+    return true;
+  } finally {
+    CHECKED.censusText = undefined;
+  }
 }
 
 /** One scan's state: the texts, the events, the time and characters read since the clock and the last yield. */

@@ -7,7 +7,9 @@ import { literalsMayOccur, separateCensusTaker, takeCensus } from '../../../src/
 // @ts-expect-error: a script without types of its own
 import { assembleCensus } from '../../../scripts/build-census-wasm.mjs';
 import { ibanValid } from '../../../src/guardrails/checksums.js';
+import { compileGuardrails } from '../../../src/guardrails/compile.js';
 import { BUILTIN_DETECTORS, detect } from '../../../src/guardrails/detectors.js';
+import { nothingToFind, scan } from '../../../src/guardrails/scan.js';
 import type { Detector, Finding } from '../../../src/guardrails/types.js';
 
 const corpus = JSON.parse(readFileSync(new URL('../../fixtures/guardrails/corpus.json', import.meta.url), 'utf8')) as {
@@ -173,6 +175,9 @@ describe('the census gates', () => {
       expect(wasm(`${pad}x1234 56789x`).nineDigits, `offset ${offset}`).toBe(true);
       expect(wasm(`${pad}x1234 5678x9`).nineDigits, `offset ${offset}`).toBe(false);
       expect(wasm(`${pad}12x345678x9`).nineDigits, `offset ${offset}`).toBe(false);
+      // A run cut by a block of letters alone, or carried through a block of separators alone.
+      expect(wasm(`${pad}12345${'x'.repeat(16)}6789`).nineDigits, `offset ${offset}`).toBe(false);
+      expect(wasm(`${pad}12345${' - '.repeat(7)}6789`).nineDigits, `offset ${offset}`).toBe(true);
       // An IBAN's start across every place in a block; three of its four characters never.
       expect(wasm(`${pad}x DE89 x 1`).ibanShape, `offset ${offset}`).toBe(true);
       expect(wasm(`${pad}x De89 xDE8x 1`).ibanShape, `offset ${offset}`).toBe(false);
@@ -193,5 +198,37 @@ describe('the census gates', () => {
       passed += inWasm.filter(Boolean).length;
     }
     expect(passed).toBeGreaterThan(1_000);
+  });
+
+  it('say a text holds nothing to find only when a scan of it finds nothing (the policy then skips the scan)', () => {
+    // The bench's rules, with a custom detector in a rule of its own (no gate: its rule may always find).
+    const guardrails = compileGuardrails([
+      { tools: ['*'], on: 'result', detect: ['secrets', 'pii'], action: 'mask' },
+      { tools: ['*'], on: 'result', detect: ['injection'], action: 'flag' },
+    ])!;
+    const rules = guardrails.rulesFor('any', 'result');
+    const withCustom = compileGuardrails({ rules: [{ detect: ['secrets'], action: 'mask' }, { detect: ['ticket'], action: 'flag' }], detectors: { ticket: { pattern: 'TICKET-[0-9]+' } } })!;
+    const listing = JSON.stringify({ items: Array.from({ length: 12 }, (_, i) => ({ id: 1000 + i, name: `Item number ${i}`, url: `https://shop.example.com/items/${1000 + i}`, price: 12.5, updated: '2026-12-01T10:00:00Z' })), next: null });
+    // Listings of other shapes (mostly clean), and texts made of the corpus's pieces (mostly not).
+    const listings = Array.from({ length: 500 }, (_, n) =>
+      JSON.stringify({ seq: n * 7919, items: Array.from({ length: 4 + (n % 9) }, (_, i) => ({ id: n * 31 + i, sku: `SKU-${(n * 17 + i) % 100_000}`, note: i % 3 === 0 ? 'ships in 2-3 days' : 'in stock', price: ((n + i) % 977) / 10, at: `2026-${String((n % 12) + 1).padStart(2, '0')}-0${(i % 9) + 1}` })) }),
+    );
+    let clean = 0;
+    for (const text of [listing, ...listings, ...texts, ...randomTexts(3_000, 31)]) {
+      const outcome = scan({ direction: 'result', surfaces: [{ value: text, selectable: false }], rules, limits: guardrails.limits, hashKey: guardrails.hashKey('t') });
+      if (outcome instanceof Promise) throw new Error('a small text is scanned at once');
+      if (nothingToFind(text, rules, guardrails.limits)) {
+        clean += 1;
+        expect(outcome.kind, text.slice(0, 80)).toBe('scanned');
+        expect(outcome.events, text.slice(0, 80)).toEqual([]);
+        expect(outcome.kind === 'scanned' && outcome.values.every((value) => value === undefined)).toBe(true);
+      }
+    }
+    expect(clean).toBeGreaterThan(400);
+    expect(nothingToFind(listing, rules, guardrails.limits)).toBe(true);
+    // A rule the census cannot rule out, a short text, one long enough for a scan's clock: the scan decides.
+    expect(nothingToFind(listing, withCustom.rulesFor('any', 'result'), withCustom.limits)).toBe(false);
+    expect(nothingToFind('{"id": 1}', rules, guardrails.limits)).toBe(false);
+    expect(nothingToFind(listing.repeat(Math.ceil((16 * 1024) / listing.length)), rules, guardrails.limits)).toBe(false);
   });
 });

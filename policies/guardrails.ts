@@ -4,7 +4,7 @@ import { GuardrailsSchema, type GuardrailsConfig } from '../src/config/guardrail
 import { Ajv } from 'ajv';
 import { guardedResult, onlyOutput, refusedArguments, resultSurfaces, withheldResult, type ResultSurfaces } from '../src/guardrails/result.js';
 import type { Cancellation } from '../src/shared/cancellation.js';
-import { nothingToFind, scan, type ScanOutcome } from '../src/guardrails/scan.js';
+import { CheckedCensus, nothingToFind, scan, type ScanOutcome } from '../src/guardrails/scan.js';
 import type { GuardrailEvent } from '../src/guardrails/types.js';
 import { errors } from '../src/errors.js';
 import type { ToolCall, ToolResult } from '../src/call/types.js';
@@ -52,12 +52,17 @@ export function guardrailsPolicy(options: unknown, deps: PolicyDeps): PolicyLaye
     const resultRules = g.rulesFor(call.name, 'result');
     if (resultRules.length === 0 || result.status === 'pending_approval') return attachGuardrailEvents(result, argumentEvents);
     // The common answer: an output alone, in which the census rules every rule's detectors out (no surfaces, no scan).
+    // The census the check took is handed to the scan: a text the check could not clear is not counted twice.
     const output = onlyOutput(result);
-    if (output !== undefined && nothingToFind(output, resultRules, g.limits)) return attachGuardrailEvents(result, argumentEvents);
+    let checked: CheckedCensus | undefined;
+    if (output !== undefined) {
+      checked = new CheckedCensus();
+      if (nothingToFind(output, resultRules, g.limits, checked)) return attachGuardrailEvents(result, argumentEvents);
+    }
     let selectsFields = false;
     for (const rule of resultRules) if (rule.fields !== undefined) selectsFields = true;
     const surfaces = resultSurfaces(result, g.limits, selectsFields);
-    const outcome = scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancellation });
+    const outcome = scan({ direction: 'result', surfaces: surfaces.list, rules: resultRules, limits: g.limits, hashKey: g.hashKey(tenant), cancellation, checked });
     return outcome instanceof Promise
       ? outcome.then((scanned) => judged(call, tenant, result, surfaces, argumentEvents, answer, scanned))
       : judged(call, tenant, result, surfaces, argumentEvents, answer, outcome);

@@ -32,6 +32,8 @@ export interface ScanRequest {
   readonly hashKey: Buffer;
   /** Scanning stops (as blocked) once this is aborted: the call was cancelled or timed out. */
   readonly cancellation?: { readonly aborted: boolean };
+  /** A census the caller already took (nothingToFind's): reused for the same text while no other was taken since. */
+  readonly checked?: KeptCensus;
 }
 
 export type ScanOutcome =
@@ -212,29 +214,29 @@ export function scan(request: ScanRequest): ScanOutcome | Promise<ScanOutcome> {
   return new Scanner(request).run();
 }
 
-/** The census the clean-text check takes once for all its rules (let go of the text once it answered). */
-const CHECKED: KeptCensus & CensusSource = {
-  censusText: undefined,
-  censusGeneration: -1,
+/**
+ * A census kept for one text: the clean-text check's, handed on to the scan of the same call, which then takes no
+ * second census of a text the check already counted (the shared census's generation says whether it still holds).
+ */
+export class CheckedCensus implements KeptCensus, CensusSource {
+  censusText: string | undefined = undefined;
+  censusGeneration = -1;
   census(text: string): Census {
     return keptCensus(text, this);
-  },
-};
+  }
+}
 
 /**
  * Whether no rule can find anything in `text`, a side's only surface: each rule's detectors are ruled out by the
  * text's census (scanning it would change nothing, count nothing and need no turn of the event loop). False when
  * unsure: a rule selecting fields, a detector without a gate, a text too short to be counted, or one long enough
- * for a scan to read its clock (so the answer is the scan's, whatever the bounds).
+ * for a scan to read its clock (so the answer is the scan's, whatever the bounds). The census it took is kept in
+ * `checked` for the scan that follows.
  */
-export function nothingToFind(text: string, rules: readonly CompiledRule[], limits: GuardrailLimits): boolean {
+export function nothingToFind(text: string, rules: readonly CompiledRule[], limits: GuardrailLimits, checked: CheckedCensus = new CheckedCensus()): boolean {
   if (text.length >= CLOCK_CHARS || text.length > limits.maxScanChars) return false;
-  try {
-    for (const rule of rules) if (rule.fields !== undefined || mayFind(rule.detectors, text, CHECKED)) return false;
-    return true;
-  } finally {
-    CHECKED.censusText = undefined;
-  }
+  for (const rule of rules) if (rule.fields !== undefined || mayFind(rule.detectors, text, checked)) return false;
+  return true;
 }
 
 /** One scan's state: the texts, the events, the time and characters read since the clock and the last yield. */
@@ -255,6 +257,10 @@ class Scanner implements CensusSource, KeptCensus {
   private leaves: number[] | undefined;
 
   constructor(private readonly request: ScanRequest) {
+    if (request.checked) {
+      this.censusText = request.checked.censusText;
+      this.censusGeneration = request.checked.censusGeneration;
+    }
     this.events = new Events(request.direction);
     this.doc = new Document(request.surfaces);
   }

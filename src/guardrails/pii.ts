@@ -266,17 +266,9 @@ function endAfter(text: string, from: number, count: number): number {
 
 /** The codes of the digits 0 to 9. */
 const DIGIT_CODES = Array.from({ length: 10 }, (_, digit) => 48 + digit);
-/** IBAN country codes by their second letter: the second letters, and for each the first letters that go before it. */
-const IBAN_SECONDS: number[] = [];
-const IBAN_FIRSTS: number[][] = [];
-for (const code of Object.keys(IBAN_LENGTHS)) {
-  const at = IBAN_SECONDS.indexOf(code.charCodeAt(1));
-  if (at >= 0) IBAN_FIRSTS[at]!.push(code.charCodeAt(0));
-  else {
-    IBAN_SECONDS.push(code.charCodeAt(1));
-    IBAN_FIRSTS.push([code.charCodeAt(0)]);
-  }
-}
+/** IBAN country codes by their second letter: for each, the first letters that go before it. */
+const IBAN_FIRSTS = new Map<number, number[]>();
+for (const code of Object.keys(IBAN_LENGTHS)) IBAN_FIRSTS.set(code.charCodeAt(1), [...(IBAN_FIRSTS.get(code.charCodeAt(1)) ?? []), code.charCodeAt(0)]);
 
 /**
  * Whether an IBAN may start in the counted text: two capitals followed by two digits (census.wat sees them), and
@@ -284,8 +276,8 @@ for (const code of Object.keys(IBAN_LENGTHS)) {
  * country codes first, then the letter followed by a digit.
  */
 const IBAN_GATE = pairSet(
-  IBAN_SECONDS.map((second, i) => ({
-    first: IBAN_FIRSTS[i]!.map((first) => pairAt(first, second)),
+  [...IBAN_FIRSTS].map(([second, firsts]) => ({
+    first: firsts.map((first) => pairAt(first, second)),
     rests: [[DIGIT_CODES.map((digit) => pairAt(second, digit))]],
   })),
 );

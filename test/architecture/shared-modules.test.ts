@@ -15,7 +15,7 @@ describe('the default test run shares modules between test files', () => {
     const vitest = await createVitest('test', { root, config: join(root, 'vitest.config.ts'), watch: false });
     let files: string[];
     try {
-      expect(vitest.config.isolate).toBe(false);
+      expect(vitest.projects.map((project) => [project.name, project.config.isolate])).toEqual([['suite', false], ['under-attack', false]]);
       files = (await vitest.globTestSpecifications()).map((specification) => specification.moduleId);
     } finally {
       await vitest.close();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { createTestState, echoTool, notifyToolsChanged, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
 import { API_KEY, buildTestApp, OPERATOR_KEY, signToken } from '../helpers/build.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, signedInConsole } from '../helpers/chromium.js';
 import { governedConfig } from '../helpers/governed.js';
 
 // Real headless Chromium (Debian's package) against a real listening gateway. Never downloads a browser.
@@ -49,17 +49,7 @@ async function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, tok
 }
 
 /** A fresh tab (its own sessionStorage) signed in with `token`, showing the Approvals page. */
-async function signedIn(token: string, width = 1280, height = 800, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-  const page = await context!.newPage();
-  await page.setViewportSize({ width, height });
-  await page.emulateMedia({ colorScheme });
-  page.on('pageerror', (error) => console.warn('[console page error]', error.message));
-  await page.goto(`${base}/console/`);
-  await page.getByLabel(/token|API key/i).fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
-  return page;
-}
+const signedIn = (token: string, width = 1280, height = 800, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> => signedInConsole({ base, context: context! }, token, { width, height }, colorScheme);
 
 const open = async (page: Page, name: string): Promise<void> => {
   await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
@@ -430,6 +420,19 @@ describe.skipIf(skipReason !== undefined)('the console at 390 px and 1280 px, li
           expect(box.x + box.width).toBeLessThanOrEqual(viewport.width + 0.5);
         }
         await expect(row.locator('td[data-label="Outcome"]').innerText()).resolves.toMatch(/ok|TOOL_EXCEPTION/);
+        if (viewport.width < 720) {
+          // On a card every value starts in the same column, a number's too (it is right-aligned only in a table).
+          const starts = await page.getByRole('table', { name: 'Audit events' }).evaluate((table) =>
+            [...table.querySelectorAll('tbody td')].flatMap((td) => {
+              const range = document.createRange();
+              range.selectNodeContents(td);
+              const box = range.getBoundingClientRect();
+              return box.width > 0 ? [{ label: (td as HTMLElement).dataset.label, x: Math.round(box.x) }] : [];
+            }),
+          );
+          expect(new Set(starts.map((start) => start.label))).toContain('ms');
+          expect(starts.filter((start) => start.x !== starts[0]!.x), JSON.stringify(starts.filter((start) => start.x !== starts[0]!.x))).toEqual([]);
+        }
         // Lines without a duration (the page's own reads of the audit among them) show none, not NaN.
         await page.getByRole('table', { name: 'Audit events' }).getByText('audit read: ok').first().waitFor();
         expect(await page.getByRole('table', { name: 'Audit events' }).innerText()).not.toContain('NaN');

@@ -12,21 +12,11 @@ import type { ToolResult } from '../../../src/call/types.js';
 import { readAuditLines } from '../../helpers/audit-file.js';
 import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../../helpers/build.js';
 import { startMcpUpstream, type TestUpstream } from '../../helpers/mcp-upstream.js';
+import { AWS, EMAIL, GH, ISSUE_RULES, SSN } from '../../fixtures/guardrails/planted.js';
 
-// Planted secrets, assembled at run time (synthetic: they open nothing).
-const AWS = ['AKIA', 'Q3ZJ7YH2WLXK5MNB'].join('');
-const GH = ['ghp_', 'x7Rk2LmQ9vTzA4bN8cW1dE6fG3hJ5kP0sU2y'].join('');
-const EMAIL = ['jane.doe', 'example.com'].join('@');
-const SSN = ['078', '05', '1121'].join('-');
 const PLANTED = [AWS, GH, EMAIL, SSN];
 
 const received = ((globalThis as { __guardrailsReceived?: Array<Record<string, unknown>> }).__guardrailsReceived ??= []);
-
-const ISSUE_RULES = [
-  { tools: ['*'], on: 'result', detect: ['secrets', 'pii'], action: 'mask' },
-  { tools: ['*'], on: 'result', detect: ['injection'], action: 'flag' },
-  { tools: ['send_*'], on: 'arguments', detect: ['secrets'], action: 'block' },
-];
 
 let app: FastifyInstance;
 let upstream: TestUpstream;

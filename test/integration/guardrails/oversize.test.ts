@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../../src/call/types.js';
 import { bearer, buildTestApp, signToken, testConfig } from '../../helpers/build.js';
 import { expectVictimServedDuring, repeatUntil, VICTIM_FUNCTIONS, VICTIM_TENANT, VICTIM_TENANT_CONFIG, victimOf } from '../../helpers/victim-tenant.js';
+import { AWS } from '../../fixtures/guardrails/planted.js';
 
-const AWS = ['AKIA', 'Q3ZJ7YH2WLXK5MNB'].join('');
 const MASK = [{ tools: ['*'], on: 'result', detect: ['secrets', 'pii'], action: 'mask' }];
 const TEN_MIB = 10;
 

@@ -5,7 +5,8 @@
 /** Where shared values are kept by their text: a Map for one load, or a bounded cache kept across them. */
 export interface ValueTable {
   get(key: string): unknown;
-  set(key: string, value: never): unknown;
+  /** Every shared value is a string or a frozen object or array (`{}`: what an LRUCache of `NonNullable<unknown>` takes). */
+  set(key: string, value: NonNullable<unknown>): unknown;
 }
 type Table = ValueTable;
 
@@ -15,11 +16,11 @@ function share(value: unknown, table: Table | undefined): { value: unknown; key:
     if (typeof value !== 'string') return { value, key };
     // A string read from a file may be a slice of the file's whole text, keeping all of it alive: a copy of its own.
     let shared = table?.get(key);
-    if (shared === undefined) table?.set(key, (shared = JSON.parse(key) as string) as never);
+    if (shared === undefined) table?.set(key, (shared = JSON.parse(key) as string));
     return { value: shared, key };
   }
   let key: string;
-  let built: () => unknown;
+  let built: () => object;
   if (Array.isArray(value)) {
     const items = value.map((item) => share(item, table));
     key = `[${items.map((item) => item.key).join(',')}]`;
@@ -35,7 +36,7 @@ function share(value: unknown, table: Table | undefined): { value: unknown; key:
   }
   if (!table) return { value: built(), key };
   let shared = table.get(key);
-  if (shared === undefined) table.set(key, (shared = built()) as never);
+  if (shared === undefined) table.set(key, (shared = built()));
   return { value: shared, key };
 }
 

@@ -4,17 +4,17 @@
 // small, metrics scrapes stay cheap, and the other tenant is answered within a second throughout. The
 // gateway runs as its own process (the built dist/src/server.js), so the RSS read is the gateway's alone
 // (the kernel's high-water mark, VmHWM), not the test's own 1 MB request bodies nor tsx's compiler.
-import { type ChildProcess, execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { bearer, JWT_SECRET, signToken } from '../helpers/build.js';
 import { whileAttacked } from '../helpers/liveness.js';
 import { freePort, startServer } from '../helpers/server-process.js';
+import { builtServer } from '../helpers/built-server.js';
 
 const agent = new Agent({ connections: 32 });
 const children: ChildProcess[] = [];
@@ -30,8 +30,8 @@ const PER_USER = 20; // maxPendingPerUser (the default)
 const PER_TENANT = 200; // maxPendingPerTenant (the default)
 
 beforeAll(async () => {
-  // The server half of `npm run build`: the process measured is the gateway that ships, not tsx's.
-  await promisify(execFile)(process.execPath, [join(packageRoot(), 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: packageRoot() });
+  // What ships: dist/ built from these sources (test/helpers/built-server.ts).
+  await builtServer();
   dir = await mkdtemp(join(tmpdir(), 'toolgate-approval-flood-'));
   const fixture = (name: string) => ({ module: join(packageRoot(), 'test/fixtures/functions', name) });
   const config = {

@@ -1,23 +1,22 @@
 // MCP sessions across two real gateway processes (the built dist/src/server.js) sharing one Redis: a session
 // made on one replica serves on the other, and what one replica must tell the other (cancel that call, end
 // that stream, that user's pool changed) travels over Redis pub/sub.
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { packageRoot } from '../../src/config/demo.js';
 import { createTestState, echoTool, sleepTool, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
 import { expectCancelledUpstream } from '../helpers/mcp-cancel.js';
 import { bearer, JWT_SECRET, signToken } from '../helpers/build.js';
 import { startMcpUpstream, textTool, type TestUpstream } from '../helpers/mcp-upstream.js';
 import { deleteRedisKeys, testRedisUrl } from '../helpers/redis.js';
 import { freePort, startServer } from '../helpers/server-process.js';
+import { builtServer } from '../helpers/built-server.js';
 
 const REDIS_URL = testRedisUrl();
 const prefix = `tg-test-mcp-sessions:${randomBytes(6).toString('hex')}:`;
@@ -33,8 +32,8 @@ let bob: string;
 
 beforeAll(async () => {
   if (!REDIS_URL) return;
-  // The server half of `npm run build`: the test runs what ships, never a stale dist.
-  await promisify(execFile)(process.execPath, [join(packageRoot(), 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: packageRoot() });
+  // What ships: dist/ built from these sources (test/helpers/built-server.ts).
+  await builtServer();
   upstreamState = createTestState([echoTool, sleepTool]);
   upstream = await startHttpTestServer(upstreamState);
   userServer = await startMcpUpstream([textTool('lookup', (args) => `found ${String(args.text)}`)]);

@@ -10,6 +10,7 @@ import { packageRoot } from '../../../src/config/demo.js';
 import { API_KEY, sha256 } from '../../helpers/build.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
 import { freePort, startServer } from '../../helpers/server-process.js';
+import { builtServer } from '../../helpers/built-server.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const children: ChildProcess[] = [];
@@ -17,8 +18,8 @@ let dir: string;
 let receiver: OtlpReceiver;
 
 beforeAll(async () => {
-  // The server half of `npm run build` (the console is not needed): the test runs what ships, never a stale dist.
-  await promisify(execFile)(process.execPath, [join(packageRoot(), 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: packageRoot() });
+  // What ships: dist/ built from these sources (test/helpers/built-server.ts).
+  await builtServer();
   dir = await mkdtemp(join(tmpdir(), 'toolgate-otel-'));
   receiver = await startOtlpReceiver();
 }, 240_000);

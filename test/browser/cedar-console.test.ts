@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { buildTestApp, signToken, testConfig } from '../helpers/build.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { consoleBrowser, signedInConsole, type ConsoleBrowser } from '../helpers/chromium.js';
 
 // The Tools page explains the tenant's Cedar listing for a chosen principal (tenant admins, read-only), in
 // real headless Chromium against a listening gateway. Never downloads a browser.
@@ -22,9 +21,7 @@ const POLICIES = `
 `;
 
 let app: FastifyInstance;
-let base: string;
-let context: BrowserContext | undefined;
-let profile: string | undefined;
+let browser: ConsoleBrowser | undefined;
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -36,27 +33,17 @@ beforeAll(async () => {
       tenants: { acme: { cedar: { policies: POLICIES, claims: { region: 'String' } } }, globex: {} },
     }),
   );
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  base = `http://127.0.0.1:${address.port}`;
-  ({ context, profile } = await launchChromium(CHROMIUM));
+  browser = await consoleBrowser(app, CHROMIUM);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await app?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await (browser?.close() ?? app?.close());
 });
 
 describe.skipIf(skipReason !== undefined)('Cedar on the console Tools page', () => {
   it('shows which policy holds a tool back for a chosen principal', { timeout: 120_000 }, async () => {
     const admin = await signToken({ sub: 'ada', roles: ['admin'] }, { expiresIn: '10m' });
-    const page = await context!.newPage();
-    await page.goto(`${base}/console/`);
-    await page.getByLabel(/token|API key/i).fill(admin);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+    const page = await signedInConsole(browser!, admin, { width: 1280, height: 800 });
     await page.getByRole('navigation').getByRole('link', { name: 'Tools', exact: true }).click();
     await page.getByRole('heading', { level: 2, name: 'Cedar policies for a principal' }).waitFor();
     await page.getByLabel('User', { exact: true }).fill('zed');

@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/demo.js';
 import { createTestState, echoTool, notifyToolsChanged, startHttpTestServer, type HttpTestServer, type TestServerState } from '../fixtures/mcp/test-server.js';
 import { API_KEY, buildTestApp, OPERATOR_KEY, signToken } from '../helpers/build.js';
-import { launchChromium, signedInConsole } from '../helpers/chromium.js';
+import { consoleBrowser, signedInConsole, type ConsoleBrowser } from '../helpers/chromium.js';
 import { governedConfig } from '../helpers/governed.js';
 
 // Real headless Chromium (Debian's package) against a real listening gateway. Never downloads a browser.
@@ -25,10 +25,9 @@ if (skipReason) console.warn(`[toolgate tests] console browser tests SKIPPED: ${
 const PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><b>bold?</b>';
 
 let app: FastifyInstance;
+let browser: ConsoleBrowser | undefined;
 let base: string;
 let context: BrowserContext | undefined;
-let browser: Browser | undefined;
-let profile: string;
 let upstream: HttpTestServer | undefined;
 let upstreamState: TestServerState;
 const tokens: Record<string, string> = {};
@@ -72,23 +71,16 @@ beforeAll(async () => {
     functions: [{ module: './test/fixtures/functions/basic.mjs' }, { module: './test/fixtures/functions/governed.mjs' }, { module: './test/fixtures/functions/hostile.mjs' }, { module: './test/fixtures/functions/lists.mjs' }],
   });
   app = await buildTestApp(config);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  base = `http://127.0.0.1:${address.port}`;
+  browser = await consoleBrowser(app, CHROMIUM);
+  ({ base, context } = browser);
   tokens.alice = await signToken({ sub: 'alice', roles: [] }, { expiresIn: '10m' });
   tokens.bob = await signToken({ sub: 'bob', roles: ['approver'] }, { expiresIn: '10m' });
   tokens.erin = await signToken({ sub: 'erin', tenant: 'globex', roles: ['approver', 'admin'] }, { expiresIn: '10m' });
-  ({ context, profile } = await launchChromium(CHROMIUM));
-  browser = context.browser() ?? undefined;
 });
 
 afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await app?.close();
+  await (browser?.close() ?? app?.close());
   await upstream?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe.skipIf(skipReason !== undefined)('the console in headless Chromium', () => {

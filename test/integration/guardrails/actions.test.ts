@@ -12,6 +12,7 @@ import type { ToolResult } from '../../../src/call/types.js';
 import { readAuditLines } from '../../helpers/audit-file.js';
 import { bearer, buildTestApp, scrapeMetrics, signToken, testConfig } from '../../helpers/build.js';
 import { startMcpUpstream, type TestUpstream } from '../../helpers/mcp-upstream.js';
+import { modernPost } from '../../helpers/mcp-modern.js';
 import { AWS, EMAIL, GH, ISSUE_RULES, SSN } from '../../fixtures/guardrails/planted.js';
 
 const PLANTED = [AWS, GH, EMAIL, SSN];
@@ -211,6 +212,31 @@ describe('code mode', () => {
     const result = await execute('acme', 'run_script', { code }, { toolset: 'code' });
     expect(result.ok, result.output).toBe(true);
     expect(result.output).toContain('GUARDRAIL_BLOCKED');
+    expect(received.length).toBe(before);
+  });
+});
+
+describe('both MCP eras', () => {
+  it('answers a 2026-07-28 tools/call (stateless, _meta envelope) exactly as a 2025-11-25 one: masked, withheld, refused', async () => {
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const before = received.length;
+    for (const [tenant, name, args] of [
+      ['acme', 'lookup', {}],
+      ['blocker', 'lookup', {}],
+      ['acme', 'send_message', { to: 'bob', body: `use ${GH}` }],
+    ] as const) {
+      const legacy = await mcpCall(tenant, name, args);
+      const modern = await modernPost(base, tokens[tenant]!, 'tools/call', { name, arguments: args });
+      expect(modern.status, JSON.stringify(modern.body)).toBe(200);
+      // The era's own envelope (serverInfo in _meta, resultType) and each call's own id aside, the same result.
+      const { _meta, resultType, ...result } = modern.body.result ?? {};
+      expect(resultType).toBe('complete');
+      expect(_meta).toBeDefined();
+      const sameCall = (value: unknown) => JSON.parse(JSON.stringify(value).replace(/call_[0-9a-f-]{36}/g, 'call_…')) as unknown;
+      expect(sameCall(result), `${tenant} ${name}`).toEqual(sameCall(legacy.result));
+      expect(JSON.stringify(result)).toMatch(/\[REDACTED:aws_access_key\]|GUARDRAIL_BLOCKED/);
+      for (const secret of PLANTED) expect(JSON.stringify(modern.body)).not.toContain(secret);
+    }
     expect(received.length).toBe(before);
   });
 });

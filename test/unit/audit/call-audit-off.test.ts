@@ -1,5 +1,5 @@
 // The call's audit wrap computes the arguments' digest for the event it writes, and only then: with the sink
-// off nothing reads the arguments (a hostile tenant's megabyte of arguments is not hashed for nothing).
+// off nothing reads the arguments (a megabyte of them is ~2 ms of hashing).
 import { describe, expect, it } from 'vitest';
 import { auditAround } from '../../../src/audit/call-audit.js';
 import { argumentsHash } from '../../../src/audit/events.js';
